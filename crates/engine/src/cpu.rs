@@ -1,0 +1,135 @@
+//! Simulated CPU cores with contention.
+//!
+//! A thread books a slice of work (`run`) at the time it becomes ready; the slice goes to the core
+//! that frees up first (ties → lowest index), starts when that core is free, and takes
+//! `work / speed` of wall time. The gap between ready and start is recorded as runnable wait
+//! ("waiting for CPU"). Slices are not preempted, so callers keep them short (a reclaim batch, a
+//! chunk of mutator work). Threads never block each other except through cores, so a stalled
+//! thread leaves its core to the others.
+
+use crate::time::Nanos;
+
+/// Identifies a simulated thread (an app thread, a GC thread, kswapd, lmkd…).
+pub type ThreadId = u32;
+
+/// Where and when a slice of work ran.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Slot {
+    pub core: usize,
+    pub start: Nanos,
+    pub end: Nanos,
+    /// Time spent runnable but waiting for a core.
+    pub wait: Nanos,
+}
+
+/// Per-thread CPU accounting.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ThreadStats {
+    pub cpu_ns: Nanos,
+    pub runnable_wait_ns: Nanos,
+    pub slices: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct CpuSet {
+    busy_until: Vec<Nanos>,
+    /// Relative speed of each core (1.0 = the reference big core the cost model is written for).
+    speed: Vec<f64>,
+    busy_ns: Vec<Nanos>,
+    threads: Vec<ThreadStats>,
+}
+
+impl CpuSet {
+    /// `n` identical cores of speed 1.0.
+    pub fn new(n: usize) -> Self {
+        Self::with_speeds(vec![1.0; n.max(1)])
+    }
+
+    pub fn with_speeds(speed: Vec<f64>) -> Self {
+        assert!(!speed.is_empty());
+        let n = speed.len();
+        Self { busy_until: vec![0; n], speed, busy_ns: vec![0; n], threads: Vec::new() }
+    }
+
+    pub fn cores(&self) -> usize {
+        self.busy_until.len()
+    }
+
+    /// Book `work` ns (at reference speed) for `thread`, ready at `ready`.
+    pub fn run(&mut self, thread: ThreadId, ready: Nanos, work: Nanos) -> Slot {
+        // Earliest available core; among cores already free at `ready`, the fastest.
+        let mut best = 0;
+        let mut best_key = (self.busy_until[0].max(ready), ordered(-self.speed[0]));
+        for c in 1..self.busy_until.len() {
+            let key = (self.busy_until[c].max(ready), ordered(-self.speed[c]));
+            if key < best_key {
+                best = c;
+                best_key = key;
+            }
+        }
+        let start = best_key.0;
+        let dur = ((work as f64) / self.speed[best]).ceil() as Nanos;
+        let end = start + dur;
+        self.busy_until[best] = end;
+        self.busy_ns[best] += dur;
+        let t = self.thread_mut(thread);
+        t.cpu_ns += dur;
+        t.runnable_wait_ns += start - ready;
+        t.slices += 1;
+        Slot { core: best, start, end, wait: start - ready }
+    }
+
+    fn thread_mut(&mut self, id: ThreadId) -> &mut ThreadStats {
+        let i = id as usize;
+        if i >= self.threads.len() {
+            self.threads.resize(i + 1, ThreadStats::default());
+        }
+        &mut self.threads[i]
+    }
+
+    pub fn thread(&self, id: ThreadId) -> ThreadStats {
+        self.threads.get(id as usize).copied().unwrap_or_default()
+    }
+
+    /// Busy time per core.
+    pub fn busy_ns(&self) -> &[Nanos] {
+        &self.busy_ns
+    }
+}
+
+/// Total order on f64 keys that are never NaN.
+#[inline]
+fn ordered(x: f64) -> i64 {
+    (x * 1e6) as i64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_threads_one_core_contend() {
+        let mut c = CpuSet::new(1);
+        let a = c.run(0, 0, 100);
+        let b = c.run(1, 50, 100);
+        assert_eq!((a.start, a.end, a.wait), (0, 100, 0));
+        assert_eq!((b.start, b.end, b.wait), (100, 200, 50));
+        assert_eq!(c.thread(1).runnable_wait_ns, 50);
+    }
+
+    #[test]
+    fn two_cores_run_in_parallel() {
+        let mut c = CpuSet::new(2);
+        let a = c.run(0, 0, 100);
+        let b = c.run(1, 0, 100);
+        assert_ne!(a.core, b.core);
+        assert_eq!(b.wait, 0);
+    }
+
+    #[test]
+    fn slow_core_takes_longer() {
+        let mut c = CpuSet::with_speeds(vec![0.5]);
+        let a = c.run(0, 0, 100);
+        assert_eq!(a.end, 200);
+    }
+}

@@ -1,0 +1,22 @@
+//! The discrete-event engine every mobmem layer runs on.
+//!
+//! - [`time`]: simulated time in nanoseconds.
+//! - [`queue`]: an event queue ordered by (time, insertion sequence), so ties break
+//!   deterministically in FIFO order.
+//! - [`rng`]: seeded, independent random streams per entity (a process, a device, a swap device),
+//!   so adding an entity does not perturb the draws of the others.
+//! - [`cpu`]: simulated CPU cores with contention: threads book work on the earliest-free core and
+//!   wait when all are busy; a thread that stalls does not stop the others.
+//!
+//! What is left out: preemption inside a booked slice (slices are short: one reclaim batch, one
+//! chunk of mutator work), priorities and CFS fairness, DVFS (a core has a fixed speed factor).
+
+pub mod cpu;
+pub mod queue;
+pub mod rng;
+pub mod time;
+
+pub use cpu::{CpuSet, Slot, ThreadId, ThreadStats};
+pub use queue::EventQueue;
+pub use rng::{stream, Stream};
+pub use time::Nanos;

@@ -1,0 +1,475 @@
+//! The kernel model's state and its clock: one `Kernel` per simulated device.
+//!
+//! Mechanisms live in their own modules as `impl Kernel` blocks (`memory` for faults,
+//! `page_alloc` for allocation and watermarks, `vmscan` for reclaim and kswapd, `workingset` for
+//! refaults, `madvise`, `psi`, `lmkd`, `oom_kill`); this module holds the state they share, the
+//! process/VMA API, and the event loop that runs kernel threads (kswapd, lmkd, the reaper,
+//! writeback completion, the time-series sampler) between the callers' operations.
+//!
+//! Time: callers run threads with their own clocks (`Task::now`); before a thread acts at time
+//! `t`, the caller runs `advance_to(t)` so that every kernel event due by `t` has happened.
+
+use crate::config::{KernelConfig, LruMode, ReclaimScope, SwapKind};
+use crate::lmkd::{self, KillPolicy, KillRecord};
+use crate::lru::LruLists;
+use crate::madvise::HintRegistry;
+use crate::mm::{Mapping, MappingKind, ProcStats, Process, Pte, Vma};
+use crate::page::{lru, Frames, Pfn};
+use crate::page_alloc::Watermarks;
+use crate::psi::Psi;
+use crate::series::Series;
+use crate::swap::SwapDevice;
+use crate::task::Task;
+use crate::vmscan::{KswapdState, ScanBalance};
+use crate::vmstat::VmStat;
+use mobmem_engine::{CpuSet, EventQueue, Nanos, ThreadId};
+use std::collections::HashMap;
+
+/// Thread ids of kernel threads; process threads start at `FIRST_USER_THREAD`.
+pub const KSWAPD_THREAD: ThreadId = 0;
+pub const LMKD_THREAD: ThreadId = 1;
+pub const FIRST_USER_THREAD: ThreadId = 2;
+
+#[derive(Debug)]
+pub enum Event {
+    /// One kswapd reclaim batch.
+    Kswapd,
+    /// Writeback of these frames (with their generations) completes.
+    WritebackDone(Vec<(Pfn, u32)>),
+    /// lmkd wakes (PSI trigger or poll timer).
+    Lmkd,
+    /// A killed process's memory is released.
+    Reap(u32),
+    /// Take a time-series sample.
+    Sample,
+}
+
+/// An error from a kernel operation on behalf of a caller.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum KernelError {
+    #[error("no process with pid {0}")]
+    NoProcess(u32),
+    #[error("process {0} already exists")]
+    ProcessExists(u32),
+    #[error("process {pid} has no mapping named {vma:?}")]
+    NoVma { pid: u32, vma: String },
+    #[error("mapping {vma:?} of process {pid} already exists")]
+    VmaExists { pid: u32, vma: String },
+    #[error("pages [{first}, {end}) are beyond mapping {vma:?} of {npages} pages")]
+    BeyondVma { vma: String, first: u64, end: u64, npages: u32 },
+    #[error("file {name:?} is mapped as {pages} pages here but has {existing} pages")]
+    FileSize { name: String, pages: u32, existing: u32 },
+    #[error("{0}")]
+    Invalid(String),
+}
+
+pub struct Kernel {
+    pub cfg: KernelConfig,
+    pub frames: Frames,
+    pub lru: LruLists,
+    pub mappings: Vec<Mapping>,
+    pub files: HashMap<String, u32>,
+    pub vmas: Vec<Vma>,
+    pub procs: Vec<Process>,
+    pub pid_index: HashMap<u32, u32>,
+    pub swap: SwapDevice,
+    pub wmark: Watermarks,
+    pub vmstat: VmStat,
+    /// workingset: `lruvec->nonresident_age` (`inactive_age` before 5.9).
+    pub nonresident_age: u64,
+    /// File refaults seen by the last reclaim cycle (`target_lruvec->refaults`), for
+    /// may_deactivate / inactive_list_is_low.
+    pub snapshot_refaults_file: u64,
+    pub balance: ScanBalance,
+    pub kswapd: KswapdState,
+    pub psi: Psi,
+    pub cpus: CpuSet,
+    pub queue: EventQueue<Event>,
+    /// Time of the last processed event.
+    pub now: Nanos,
+    pub killer: Option<Box<dyn KillPolicy>>,
+    pub lmkd_scheduled: bool,
+    pub kills: Vec<KillRecord>,
+    pub hints: HintRegistry,
+    /// zsmalloc pool pages taken from RAM.
+    pub zram_pool_pages: u64,
+    /// Pool frames (so they can be returned).
+    pub zram_pool_frames: Vec<Pfn>,
+    /// Memory-cgroup charge in pages (scope = memcg).
+    pub memcg_charged: u64,
+    /// Global allocation counter giving each allocated frame a unique generation.
+    pub alloc_gen: u32,
+    pub series: Series,
+    /// Ops skipped because their process had been killed.
+    pub ops_after_kill: u64,
+    /// Writeback started by the current reclaim call, completed by one event.
+    pub pending_writeback: Vec<(Pfn, u32)>,
+    /// When the flash device finishes the writes queued so far.
+    pub flash_busy_until: Nanos,
+}
+
+impl Kernel {
+    pub fn new(cfg: KernelConfig) -> Result<Self, KernelError> {
+        let mut cfg = cfg;
+        if cfg.scope == ReclaimScope::MemcgLimit {
+            if cfg.memcg_limit_pages == 0 {
+                return Err(KernelError::Invalid("scope=memcg needs kernel.memcg_limit_mib".into()));
+            }
+            // The host has far more RAM than the cgroup: give the model enough frames that global
+            // watermarks never bind (limit + the whole swap's worth of zram pool + slack).
+            cfg.ram_pages = cfg.ram_pages.max(cfg.memcg_limit_pages + cfg.swap_pages + 16 * 256);
+        }
+        if cfg.reserved_pages >= cfg.ram_pages {
+            return Err(KernelError::Invalid("reserved memory is not smaller than RAM".into()));
+        }
+        if cfg.swap != SwapKind::None && cfg.swap_pages == 0 {
+            return Err(KernelError::Invalid("swap enabled with size 0".into()));
+        }
+        if cfg.ram_pages > (1 << 30) {
+            return Err(KernelError::Invalid("RAM above 4 TiB is not supported".into()));
+        }
+        let n = cfg.ram_pages as usize;
+        let mut frames = Frames::new(n);
+        // Reserved kernel memory: frames taken out up front, never on an LRU list.
+        for _ in 0..cfg.reserved_pages {
+            let p = frames.take().expect("reserved < ram");
+            frames.lru[p as usize] = lru::RESERVED;
+        }
+        let managed = cfg.ram_pages - cfg.reserved_pages;
+        let wmark = Watermarks::compute(&cfg, managed);
+        let swap = SwapDevice::new(cfg.swap, cfg.swap_pages);
+        let killer = lmkd::create(&cfg.lmkd).map_err(KernelError::Invalid)?;
+        let mut k = Self {
+            cpus: CpuSet::new(cfg.cores),
+            frames,
+            lru: LruLists::default(),
+            mappings: Vec::new(),
+            files: HashMap::new(),
+            vmas: Vec::new(),
+            procs: Vec::new(),
+            pid_index: HashMap::new(),
+            swap,
+            wmark,
+            vmstat: VmStat::default(),
+            nonresident_age: 0,
+            snapshot_refaults_file: 0,
+            balance: ScanBalance::default(),
+            kswapd: KswapdState::default(),
+            psi: Psi::new(),
+            queue: EventQueue::new(),
+            now: 0,
+            killer: Some(killer),
+            lmkd_scheduled: false,
+            kills: Vec::new(),
+            hints: HintRegistry::with_builtins(),
+            zram_pool_pages: 0,
+            zram_pool_frames: Vec::new(),
+            memcg_charged: 0,
+            alloc_gen: 0,
+            series: Series::default(),
+            ops_after_kill: 0,
+            pending_writeback: Vec::new(),
+            flash_busy_until: 0,
+            cfg,
+        };
+        if k.cfg.sample_interval_ns > 0 {
+            k.queue.push(0, Event::Sample);
+        }
+        let first = k.killer.as_ref().and_then(|p| p.first_poll());
+        if let Some(t) = first {
+            k.queue.push(t, Event::Lmkd);
+            k.lmkd_scheduled = true;
+        }
+        Ok(k)
+    }
+
+    pub fn pure_lru(&self) -> bool {
+        self.cfg.lru == LruMode::Pure
+    }
+
+    /// Frames managed by the page allocator (RAM minus reserved).
+    pub fn managed_pages(&self) -> u64 {
+        self.cfg.ram_pages - self.cfg.reserved_pages
+    }
+
+    // ---------------------------------------------------------------- processes and mappings
+
+    /// Create a process. `now` is its creation time.
+    pub fn create_process(&mut self, pid: u32, name: &str, adj: i32, now: Nanos) -> Result<u32, KernelError> {
+        if self.pid_index.contains_key(&pid) {
+            return Err(KernelError::ProcessExists(pid));
+        }
+        if !(-1000..=1000).contains(&adj) {
+            return Err(KernelError::Invalid(format!("oom_score_adj {adj} outside [-1000, 1000]")));
+        }
+        let idx = self.procs.len() as u32;
+        self.procs.push(Process {
+            pid,
+            name: name.into(),
+            oom_score_adj: adj,
+            alive: true,
+            vmas: Vec::new(),
+            vma_by_name: HashMap::new(),
+            last_active_ns: now,
+            created_ns: now,
+            stats: ProcStats::default(),
+            nr_zero: 0,
+        });
+        self.pid_index.insert(pid, idx);
+        Ok(idx)
+    }
+
+    pub fn proc_index(&self, pid: u32) -> Result<u32, KernelError> {
+        self.pid_index.get(&pid).copied().ok_or(KernelError::NoProcess(pid))
+    }
+
+    pub fn thread_of(&self, proc_idx: u32) -> ThreadId {
+        FIRST_USER_THREAD + proc_idx
+    }
+
+    /// Change a process's oom_score_adj; entering a new adj slot makes it the most recent there.
+    pub fn set_adj(&mut self, proc_idx: u32, adj: i32, now: Nanos) -> Result<(), KernelError> {
+        if !(-1000..=1000).contains(&adj) {
+            return Err(KernelError::Invalid(format!("oom_score_adj {adj} outside [-1000, 1000]")));
+        }
+        let p = &mut self.procs[proc_idx as usize];
+        if p.oom_score_adj != adj {
+            p.oom_score_adj = adj;
+            p.last_active_ns = now;
+        }
+        Ok(())
+    }
+
+    /// Map a private anonymous area of `npages`.
+    pub fn map_anon(&mut self, proc_idx: u32, name: &str, npages: u32) -> Result<u32, KernelError> {
+        self.check_new_vma(proc_idx, name, npages)?;
+        let m = self.mappings.len() as u32;
+        self.mappings.push(Mapping {
+            kind: MappingKind::Anon,
+            name: format!("{}:{}", self.procs[proc_idx as usize].pid, name),
+            pages: vec![Pte::NONE; npages as usize],
+            owner: proc_idx,
+            nr_present: 0,
+            nr_swapped: 0,
+            nr_vmas: 1,
+        });
+        Ok(self.add_vma(proc_idx, name, m, npages, false, false))
+    }
+
+    /// Map a shared file of `npages` (its page cache is shared with every other mapper).
+    pub fn map_file(&mut self, proc_idx: u32, name: &str, file: &str, npages: u32, exec: bool) -> Result<u32, KernelError> {
+        self.check_new_vma(proc_idx, name, npages)?;
+        let m = match self.files.get(file) {
+            Some(&m) => {
+                let existing = self.mappings[m as usize].pages.len() as u32;
+                if existing != npages {
+                    return Err(KernelError::FileSize { name: file.into(), pages: npages, existing });
+                }
+                m
+            }
+            None => {
+                let m = self.mappings.len() as u32;
+                self.mappings.push(Mapping {
+                    kind: MappingKind::File,
+                    name: file.into(),
+                    pages: vec![Pte::NONE; npages as usize],
+                    owner: u32::MAX,
+                    nr_present: 0,
+                    nr_swapped: 0,
+                    nr_vmas: 0,
+                });
+                self.files.insert(file.into(), m);
+                m
+            }
+        };
+        self.mappings[m as usize].nr_vmas += 1;
+        Ok(self.add_vma(proc_idx, name, m, npages, true, exec))
+    }
+
+    fn check_new_vma(&self, proc_idx: u32, name: &str, npages: u32) -> Result<(), KernelError> {
+        let p = &self.procs[proc_idx as usize];
+        if p.vma_by_name.contains_key(name) {
+            return Err(KernelError::VmaExists { pid: p.pid, vma: name.into() });
+        }
+        if npages == 0 {
+            return Err(KernelError::Invalid(format!("mapping {name:?} has 0 pages")));
+        }
+        Ok(())
+    }
+
+    fn add_vma(&mut self, proc_idx: u32, name: &str, mapping: u32, npages: u32, file: bool, exec: bool) -> u32 {
+        let v = self.vmas.len() as u32;
+        self.vmas.push(Vma {
+            name: name.into(),
+            proc_idx,
+            mapping,
+            npages,
+            file,
+            exec,
+            mapgen: if file { vec![0; npages as usize] } else { Vec::new() },
+            live: true,
+        });
+        let p = &mut self.procs[proc_idx as usize];
+        p.vmas.push(v);
+        p.vma_by_name.insert(name.into(), v);
+        v
+    }
+
+    pub fn vma_index(&self, proc_idx: u32, name: &str) -> Result<u32, KernelError> {
+        let p = &self.procs[proc_idx as usize];
+        p.vma_by_name.get(name).copied().ok_or_else(|| KernelError::NoVma { pid: p.pid, vma: name.into() })
+    }
+
+    /// Tear down a process's address space: anon pages and swap slots freed, file pages unmapped
+    /// (they stay in the page cache). Used by exit, lmkd reaping and the OOM killer.
+    pub fn release_process_memory(&mut self, proc_idx: u32) {
+        let vmas = std::mem::take(&mut self.procs[proc_idx as usize].vmas);
+        for &v in &vmas {
+            let n = self.vmas[v as usize].npages;
+            if self.vmas[v as usize].file {
+                self.unmap_file_range(v, 0, n);
+                let m = self.vmas[v as usize].mapping as usize;
+                self.mappings[m].nr_vmas -= 1;
+            } else {
+                self.zap_anon_range(v, 0, n);
+                let m = self.vmas[v as usize].mapping as usize;
+                self.mappings[m].nr_vmas = 0;
+                self.mappings[m].pages = Vec::new();
+            }
+            let vm = &mut self.vmas[v as usize];
+            vm.live = false;
+            vm.mapgen = Vec::new();
+        }
+        self.procs[proc_idx as usize].vmas = vmas;
+        self.procs[proc_idx as usize].nr_zero = 0;
+        self.zram_pool_shrink();
+    }
+
+    /// A process exits on its own.
+    pub fn exit_process(&mut self, proc_idx: u32) {
+        if self.procs[proc_idx as usize].alive {
+            self.procs[proc_idx as usize].alive = false;
+            self.release_process_memory(proc_idx);
+        }
+    }
+
+    // ---------------------------------------------------------------- events
+
+    /// Earliest pending kernel event.
+    pub fn next_event_time(&self) -> Option<Nanos> {
+        self.queue.peek_time()
+    }
+
+    /// Run every kernel event due at or before `t`.
+    pub fn advance_to(&mut self, t: Nanos) {
+        while let Some((at, ev)) = self.queue.pop_until(t) {
+            self.now = self.now.max(at);
+            match ev {
+                Event::Kswapd => self.kswapd_run(at),
+                Event::WritebackDone(pages) => self.writeback_done(&pages),
+                Event::Lmkd => self.lmkd_run(at),
+                Event::Reap(p) => self.reap(p),
+                Event::Sample => {
+                    self.sample(at);
+                    if self.cfg.sample_interval_ns > 0 {
+                        self.queue.push(at + self.cfg.sample_interval_ns, Event::Sample);
+                    }
+                }
+            }
+        }
+        self.now = self.now.max(t);
+    }
+
+    /// Book a task's pending CPU time on a core (called at synchronisation points). Waiting for a
+    /// core delays the task.
+    pub fn book_cpu(&mut self, t: &mut Task) {
+        if t.unbooked_cpu_ns == 0 {
+            return;
+        }
+        let ready = t.now - t.unbooked_cpu_ns;
+        let slot = self.cpus.run(t.thread, ready, t.unbooked_cpu_ns);
+        t.unbooked_cpu_ns = 0;
+        if slot.wait > 0 {
+            t.now += slot.wait;
+            t.bd.cpu_wait_ns += slot.wait;
+        }
+    }
+
+    fn reap(&mut self, proc_idx: u32) {
+        self.release_process_memory(proc_idx);
+        if let Some(k) = self.kills.iter_mut().rev().find(|k| k.proc_idx == proc_idx) {
+            k.reaped_ns = Some(self.now);
+        }
+        if let Some(mut p) = self.killer.take() {
+            p.on_reaped(self, proc_idx);
+            self.killer = Some(p);
+        }
+    }
+
+    /// Mark a process killed; its memory is released by the reaper after `delay`.
+    pub fn kill_process(&mut self, proc_idx: u32, reason: &str, min_adj: i32, by: &str, now: Nanos, delay: Nanos) {
+        let (rss, swap) = self.proc_rss_swap(proc_idx);
+        let p = &mut self.procs[proc_idx as usize];
+        if !p.alive {
+            return;
+        }
+        p.alive = false;
+        self.kills.push(KillRecord {
+            time_ns: now,
+            pid: p.pid,
+            proc_idx,
+            name: p.name.clone(),
+            oom_score_adj: p.oom_score_adj,
+            min_score_adj: min_adj,
+            reason: reason.into(),
+            killer: by.into(),
+            rss_kb: rss * 4,
+            swap_kb: swap * 4,
+            reaped_ns: None,
+        });
+        if delay == 0 {
+            self.reap(proc_idx);
+        } else {
+            self.queue.push(now + delay, Event::Reap(proc_idx));
+        }
+    }
+
+    /// Resident (anon + mapped file) and swapped pages of a process.
+    pub fn proc_rss_swap(&self, proc_idx: u32) -> (u64, u64) {
+        let mut rss = 0;
+        let mut swap = 0;
+        for &v in &self.procs[proc_idx as usize].vmas {
+            let vm = &self.vmas[v as usize];
+            if !vm.live {
+                continue;
+            }
+            let m = &self.mappings[vm.mapping as usize];
+            if vm.file {
+                rss += self.file_mapped_pages(v).0;
+            } else {
+                rss += m.nr_present;
+                swap += m.nr_swapped;
+            }
+        }
+        (rss, swap)
+    }
+
+    /// (mapped pages, PSS in pages) of a file VMA.
+    pub fn file_mapped_pages(&self, v: u32) -> (u64, f64) {
+        let vm = &self.vmas[v as usize];
+        let m = &self.mappings[vm.mapping as usize];
+        let mut n = 0;
+        let mut pss = 0.0;
+        for (i, &g) in vm.mapgen.iter().enumerate() {
+            if g == 0 {
+                continue;
+            }
+            let e = m.pages[i];
+            if e.is_present() && self.frames.gen[e.pfn() as usize] == g {
+                n += 1;
+                pss += 1.0 / self.frames.mapcount[e.pfn() as usize].max(1) as f64;
+            }
+        }
+        (n, pss)
+    }
+}

@@ -1,0 +1,35 @@
+//! mobmem's model of Linux memory management on a phone.
+//!
+//! The folder reads like `mm/`: [`page`] (struct page), [`lru`] (the LRU lists), [`mm`] (address
+//! spaces, VMAs, processes), [`memory`] (faults), [`page_alloc`] (watermarks, allocation slow
+//! path), [`vmscan`] (reclaim, kswapd), [`workingset`] (refaults), [`swap`] and [`zram`],
+//! [`madvise`], [`psi`], [`lmkd`], [`oom_kill`], [`vmstat`] (counters), plus the trace format
+//! ([`trace`]) and its replayer ([`replay`]). [`kernel`] holds the shared state and the event loop.
+//! See each module's documentation for what it models and what it leaves out.
+
+pub mod config;
+pub mod invariants;
+pub mod kernel;
+pub mod lmkd;
+pub mod lru;
+pub mod madvise;
+pub mod memory;
+pub mod mm;
+pub mod oom_kill;
+pub mod page;
+pub mod page_alloc;
+pub mod psi;
+pub mod replay;
+pub mod report;
+pub mod series;
+pub mod swap;
+pub mod task;
+pub mod trace;
+pub mod vmscan;
+pub mod vmstat;
+pub mod workingset;
+pub mod zram;
+
+pub use config::{KernelConfig, KernelSemantics, LruMode, ReclaimScope, SwapKind};
+pub use kernel::{Kernel, KernelError};
+pub use task::{Breakdown, Task};

@@ -1,0 +1,253 @@
+//! Android's low-memory killer daemon (AOSP `system/memory/lmkd/lmkd.cpp`) as kill policies.
+//!
+//! A kill policy is a [`KillPolicy`] plus one entry in [`POLICIES`]:
+//! - `psi` (Android 10+): woken by PSI triggers (some ≥ 70 ms or full ≥ 700 ms per 1 s window),
+//!   then polls every 10 ms for one window. Each poll computes thrashing
+//!   (Δworkingset_refault_file × 100 / file LRU at the window start, windows of 1 s, limit
+//!   decaying 10% per kill), swap low (free swap < 10%), the watermark free memory is below and
+//!   whether direct reclaim ran, and the first matching rule gives the lowest oom_score_adj it
+//!   may kill: critical PSI → 0; swap low and thrashing → 201; swap low and below high → 201;
+//!   below high and thrashing → 201; direct reclaim and thrashing → 201; below high → 701.
+//!   Victim: adj slots from 1000 down; within a slot the least recently used process (largest RSS
+//!   at adj ≤ 200). One kill per cycle; it waits for the victim to be reaped.
+//! - `minfree` (legacy): polls every 100 ms; kills at adj ≥ the first minfree level where both
+//!   free memory and file cache are below the threshold.
+//! - `off`: no userspace killer (how the Fleet and Marvin evaluations ran).
+//! Left out: lmkd's memcg/per-app limits, swap-utilisation rule, the process-group kill timing.
+
+use crate::kernel::{Event, Kernel};
+use crate::page::lru;
+use crate::page_alloc::WmarkLevel;
+use mobmem_engine::Nanos;
+use serde::Serialize;
+
+/// A recorded kill.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct KillRecord {
+    pub time_ns: u64,
+    pub pid: u32,
+    #[serde(skip)]
+    pub proc_idx: u32,
+    pub name: String,
+    pub oom_score_adj: i32,
+    pub min_score_adj: i32,
+    pub reason: String,
+    pub killer: String,
+    pub rss_kb: u64,
+    pub swap_kb: u64,
+    pub reaped_ns: Option<u64>,
+}
+
+/// A policy that removes processes under memory pressure.
+pub trait KillPolicy: Send {
+    fn name(&self) -> &'static str;
+    /// The first timer wake-up, for policies that poll from boot.
+    fn first_poll(&self) -> Option<Nanos> {
+        None
+    }
+    /// Woken by PSI triggers.
+    fn psi_triggered(&self) -> bool {
+        false
+    }
+    /// Run at `now`; returns the next timer wake-up it wants.
+    fn run(&mut self, k: &mut Kernel, now: Nanos) -> Option<Nanos>;
+    fn on_reaped(&mut self, _k: &Kernel, _proc_idx: u32) {}
+}
+
+type Ctor = fn() -> Box<dyn KillPolicy>;
+
+/// The registry of kill policies.
+pub const POLICIES: &[(&str, Ctor)] = &[
+    ("psi", || Box::new(PsiLmkd::default())),
+    ("minfree", || Box::new(MinfreeLmkd::default())),
+    ("off", || Box::new(Off)),
+];
+
+pub fn create(name: &str) -> Result<Box<dyn KillPolicy>, String> {
+    POLICIES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, c)| c())
+        .ok_or_else(|| format!("unknown lmkd mode {name:?}"))
+}
+
+/// Pick the victim: adj slots from 1000 down to `min_adj`; LRU within a slot, or the heaviest at
+/// adj ≤ 200 when `heaviest_low` is set.
+pub fn find_victim(k: &Kernel, min_adj: i32, heaviest_low: bool) -> Option<u32> {
+    let mut best: Option<(i32, i64, u32)> = None; // (adj, key, idx): higher adj first, then key
+    for (i, p) in k.procs.iter().enumerate() {
+        if !p.alive || p.oom_score_adj < min_adj {
+            continue;
+        }
+        let key = if heaviest_low && p.oom_score_adj <= 200 {
+            k.proc_rss_swap(i as u32).0 as i64
+        } else {
+            -(p.last_active_ns as i64)
+        };
+        let cand = (p.oom_score_adj, key, i as u32);
+        if best.is_none_or(|b| (cand.0, cand.1) > (b.0, b.1)) {
+            best = Some(cand);
+        }
+    }
+    best.map(|b| b.2)
+}
+
+#[derive(Default)]
+pub struct PsiLmkd {
+    poll_until: Nanos,
+    kill_pending: Option<u32>,
+    kill_time: Nanos,
+    window_start: Option<Nanos>,
+    init_ws_refault: u64,
+    base_file_lru: u64,
+    thrashing_limit: u32,
+    prev_pgscan_direct: u64,
+}
+
+const PSI_POLL_PERIOD_NS: Nanos = 10_000_000;
+const PSI_WINDOW_NS: Nanos = 1_000_000_000;
+/// lmkd waits this long for a victim to die before considering another kill.
+const KILL_TIMEOUT_NS: Nanos = 100_000_000;
+
+impl KillPolicy for PsiLmkd {
+    fn name(&self) -> &'static str {
+        "psi"
+    }
+    fn psi_triggered(&self) -> bool {
+        true
+    }
+    fn on_reaped(&mut self, _k: &Kernel, proc_idx: u32) {
+        if self.kill_pending == Some(proc_idx) {
+            self.kill_pending = None;
+        }
+    }
+    fn run(&mut self, k: &mut Kernel, now: Nanos) -> Option<Nanos> {
+        k.psi.advance(now);
+        let (some, full) = k.psi.window();
+        let triggered = k.psi.last_trigger.is_some_and(|t| t + PSI_WINDOW_NS > now && t <= now);
+        if triggered {
+            self.poll_until = self.poll_until.max(k.psi.last_trigger.unwrap_or(now) + PSI_WINDOW_NS);
+        }
+        let next = if now + PSI_POLL_PERIOD_NS <= self.poll_until { Some(now + PSI_POLL_PERIOD_NS) } else { None };
+        if let Some(v) = self.kill_pending {
+            if now < self.kill_time + KILL_TIMEOUT_NS && k.procs[v as usize].vmas.iter().any(|&x| k.vmas[x as usize].live) {
+                return next.or(Some(now + PSI_POLL_PERIOD_NS));
+            }
+            self.kill_pending = None;
+        }
+        // Thrashing over 1 s windows of file refaults against the file LRU size.
+        let refaults = k.vmstat.workingset_refault_file;
+        let file_lru = k.lru.len[lru::INACTIVE_FILE as usize] + k.lru.len[lru::ACTIVE_FILE as usize];
+        if self.window_start.is_none_or(|w| now >= w + 1_000_000_000) {
+            self.window_start = Some(now);
+            self.init_ws_refault = refaults;
+            self.base_file_lru = file_lru;
+            self.thrashing_limit = k.cfg.lmkd_thrashing_limit;
+        }
+        let thrashing = (refaults - self.init_ws_refault) * 100 / (self.base_file_lru + 1);
+        let thrashing_hit = thrashing > self.thrashing_limit as u64;
+        let swap_low = k.swap.enabled() && k.swap.nr_free() * 100 < k.cfg.lmkd_swap_free_low_pct as u64 * k.swap.nr_slots as u64;
+        let below_high = k.wmark_level() < WmarkLevel::AboveHigh;
+        let direct = k.vmstat.pgscan_direct > self.prev_pgscan_direct;
+        self.prev_pgscan_direct = k.vmstat.pgscan_direct;
+        let critical = full >= k.cfg.lmkd_psi_full_ms * 1_000_000;
+        let medium = some >= k.cfg.lmkd_psi_some_ms * 1_000_000;
+        let decision: Option<(i32, &str)> = if critical {
+            Some((0, "critical_pressure"))
+        } else if swap_low && thrashing_hit {
+            Some((201, "low_swap_and_thrashing"))
+        } else if swap_low && below_high {
+            Some((201, "low_mem_and_swap"))
+        } else if below_high && thrashing_hit {
+            Some((201, "low_mem_and_thrashing"))
+        } else if direct && thrashing_hit {
+            Some((201, "direct_reclaim_and_thrashing"))
+        } else if below_high && medium {
+            Some((701, "low_mem"))
+        } else {
+            None
+        };
+        if let Some((min_adj, reason)) = decision {
+            if let Some(v) = find_victim(k, min_adj, true) {
+                k.vmstat.lmkd_kills += 1;
+                let delay = k.cfg.reap_delay_ns;
+                k.kill_process(v, reason, min_adj, "lmkd", now, delay);
+                self.kill_pending = Some(v);
+                self.kill_time = now;
+                self.thrashing_limit = self.thrashing_limit * 9 / 10;
+            }
+        }
+        next
+    }
+}
+
+#[derive(Default)]
+pub struct MinfreeLmkd {
+    kill_pending: Option<u32>,
+    kill_time: Nanos,
+}
+
+const MINFREE_POLL_NS: Nanos = 100_000_000;
+
+impl KillPolicy for MinfreeLmkd {
+    fn name(&self) -> &'static str {
+        "minfree"
+    }
+    fn first_poll(&self) -> Option<Nanos> {
+        Some(MINFREE_POLL_NS)
+    }
+    fn on_reaped(&mut self, _k: &Kernel, proc_idx: u32) {
+        if self.kill_pending == Some(proc_idx) {
+            self.kill_pending = None;
+        }
+    }
+    fn run(&mut self, k: &mut Kernel, now: Nanos) -> Option<Nanos> {
+        let next = Some(now + MINFREE_POLL_NS);
+        if self.kill_pending.is_some() && now < self.kill_time + KILL_TIMEOUT_NS {
+            return next;
+        }
+        self.kill_pending = None;
+        // other_free excludes the reserves; other_file is the file LRU.
+        let other_free = k.nr_free().saturating_sub(k.wmark.high);
+        let other_file = k.lru.file();
+        let mut levels = k.cfg.minfree.clone();
+        levels.sort_by_key(|&(_, mb)| mb);
+        let min_adj = levels.iter().find(|&&(_, mb)| other_free < mb * 256 && other_file < mb * 256).map(|&(adj, _)| adj);
+        if let Some(min_adj) = min_adj {
+            if let Some(v) = find_victim(k, min_adj, false) {
+                k.vmstat.lmkd_kills += 1;
+                let delay = k.cfg.reap_delay_ns;
+                k.kill_process(v, "minfree", min_adj, "lmkd", now, delay);
+                self.kill_pending = Some(v);
+                self.kill_time = now;
+            }
+        }
+        next
+    }
+}
+
+pub struct Off;
+
+impl KillPolicy for Off {
+    fn name(&self) -> &'static str {
+        "off"
+    }
+    fn run(&mut self, _k: &mut Kernel, _now: Nanos) -> Option<Nanos> {
+        None
+    }
+}
+
+impl Kernel {
+    pub(crate) fn lmkd_run(&mut self, now: Nanos) {
+        self.lmkd_scheduled = false;
+        let Some(mut p) = self.killer.take() else { return };
+        let next = p.run(self, now);
+        self.killer = Some(p);
+        // lmkd's own work is small; it still takes a core briefly.
+        self.cpus.run(crate::kernel::LMKD_THREAD, now, 20_000);
+        if let Some(t) = next {
+            self.lmkd_scheduled = true;
+            self.queue.push(t.max(now + 1), Event::Lmkd);
+        }
+    }
+}

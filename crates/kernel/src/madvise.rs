@@ -1,0 +1,245 @@
+//! `madvise` / `process_madvise` (`mm/madvise.c`) and a registry of custom hints.
+//!
+//! - DONTNEED: anon pages and their swap slots are freed; file pages are unmapped from this
+//!   process (the page cache keeps them).
+//! - COLD: pages mapped only here lose their young/referenced state and are moved to the head of
+//!   their inactive list (`deactivate_page`).
+//! - PAGEOUT: pages mapped only here are reclaimed at once, ignoring references (anon swapped out,
+//!   clean file dropped, dirty file written back) — what Android's CachedAppOptimizer does.
+//! - WILLNEED: swapped anon pages are read into the swap cache (not mapped; a later touch is a
+//!   minor fault); uncached file pages are read ahead into the page cache.
+//! - Custom hints: policies register a [`MadviseHint`] under a name (e.g. Fleet's "hot": mark
+//!   pages referenced and move them to the active list). A hint is a module plus one registry
+//!   entry.
+//! Left out: MADV_FREE (lazy free), MADV_REMOVE, hugepage advice.
+
+use crate::kernel::{Kernel, KernelError};
+use crate::mm::Pte;
+use crate::page::{lru, pg, Pfn, NO_PFN, NO_SLOT};
+use crate::task::Task;
+
+/// A custom madvise hint applied to pages [first, first+count) of a VMA.
+pub trait MadviseHint: Send {
+    fn apply(&self, k: &mut Kernel, t: &mut Task, vma: u32, first: u32, count: u32);
+}
+
+/// Fleet's "hot" hint: pages become referenced and move to the head of their active list.
+pub struct HotHint;
+
+impl MadviseHint for HotHint {
+    fn apply(&self, k: &mut Kernel, _t: &mut Task, vma: u32, first: u32, count: u32) {
+        let m = k.vmas[vma as usize].mapping as usize;
+        for idx in first..first + count {
+            let e = k.mappings[m].pages[idx as usize];
+            if !e.is_present() {
+                continue;
+            }
+            let p = e.pfn();
+            let i = p as usize;
+            if (k.frames.lru[i] as usize) >= lru::NR_LRU - 1 {
+                continue;
+            }
+            k.frames.flags[i] |= pg::REFERENCED;
+            let file = k.frames.flags[i] & pg::SWAPBACKED == 0;
+            if k.frames.lru[i] != lru::list(file, true) {
+                k.lru.move_head(&mut k.frames, lru::list(file, true), p);
+                k.vmstat.pgactivate += 1;
+            }
+        }
+    }
+}
+
+/// Named custom hints.
+pub struct HintRegistry {
+    hints: Vec<(String, Box<dyn MadviseHint>)>,
+}
+
+impl HintRegistry {
+    pub fn with_builtins() -> Self {
+        let mut r = Self { hints: Vec::new() };
+        r.register("hot", Box::new(HotHint));
+        r
+    }
+    pub fn register(&mut self, name: &str, h: Box<dyn MadviseHint>) {
+        self.hints.retain(|(n, _)| n != name);
+        self.hints.push((name.into(), h));
+    }
+    pub fn names(&self) -> Vec<String> {
+        self.hints.iter().map(|(n, _)| n.clone()).collect()
+    }
+    fn take(&mut self, name: &str) -> Option<(String, Box<dyn MadviseHint>)> {
+        let i = self.hints.iter().position(|(n, _)| n == name)?;
+        Some(self.hints.swap_remove(i))
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Advice {
+    DontNeed,
+    Cold,
+    PageOut,
+    WillNeed,
+}
+
+impl Advice {
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "dontneed" => Self::DontNeed,
+            "cold" => Self::Cold,
+            "pageout" => Self::PageOut,
+            "willneed" => Self::WillNeed,
+            _ => return None,
+        })
+    }
+}
+
+impl Kernel {
+    fn check_range(&self, v: u32, first: u32, count: u32) -> Result<(), KernelError> {
+        let vm = &self.vmas[v as usize];
+        if first as u64 + count as u64 > vm.npages as u64 {
+            return Err(KernelError::BeyondVma { vma: vm.name.clone(), first: first as u64, end: first as u64 + count as u64, npages: vm.npages });
+        }
+        Ok(())
+    }
+
+    /// `madvise` (or `process_madvise` when `t` belongs to another process than the VMA's).
+    pub fn madvise(&mut self, t: &mut Task, v: u32, first: u32, count: u32, advice: Advice) -> Result<(), KernelError> {
+        self.check_range(v, first, count)?;
+        if !self.vmas[v as usize].live {
+            return Ok(());
+        }
+        let file = self.vmas[v as usize].file;
+        t.cpu(self.cfg.costs.minor_fault_ns / 4 + count as u64 * 20);
+        match advice {
+            Advice::DontNeed => {
+                if file {
+                    self.unmap_file_range(v, first, count);
+                } else {
+                    self.zap_anon_range(v, first, count);
+                }
+            }
+            Advice::Cold => {
+                for p in self.exclusive_pages(v, first, count) {
+                    let i = p as usize;
+                    self.frames.flags[i] &= !(pg::YOUNG | pg::REFERENCED);
+                    let l = self.frames.lru[i];
+                    if lru::is_active(l) {
+                        self.lru.remove(&mut self.frames, p);
+                        self.lru.add_head(&mut self.frames, l - 1, p);
+                        self.vmstat.pgdeactivate += 1;
+                    }
+                    self.vmstat.madvise_cold_pages += 1;
+                }
+            }
+            Advice::PageOut => {
+                let pages = self.exclusive_pages(v, first, count);
+                for &p in &pages {
+                    self.frames.flags[p as usize] &= !pg::YOUNG;
+                    self.lru.remove(&mut self.frames, p);
+                }
+                self.vmstat.madvise_pageout_pages += pages.len() as u64;
+                for chunk in pages.chunks(32) {
+                    self.reclaim_pages(t, chunk);
+                }
+            }
+            Advice::WillNeed => self.willneed(t, v, first, count),
+        }
+        Ok(())
+    }
+
+    /// Apply a registered custom hint.
+    pub fn madvise_custom(&mut self, t: &mut Task, v: u32, first: u32, count: u32, hint: &str) -> Result<(), KernelError> {
+        self.check_range(v, first, count)?;
+        let Some((name, h)) = self.hints.take(hint) else {
+            return Err(KernelError::Invalid(format!("unknown madvise hint {hint:?}; registered: {}", self.hints.names().join(", "))));
+        };
+        h.apply(self, t, v, first, count);
+        self.hints.register(&name, h);
+        Ok(())
+    }
+
+    /// Present pages of the range that are on an LRU list and mapped only by this VMA.
+    fn exclusive_pages(&self, v: u32, first: u32, count: u32) -> Vec<Pfn> {
+        let vm = &self.vmas[v as usize];
+        let m = &self.mappings[vm.mapping as usize];
+        let mut out = Vec::new();
+        for idx in first..first + count {
+            let e = m.pages[idx as usize];
+            if !e.is_present() {
+                continue;
+            }
+            let p = e.pfn();
+            let i = p as usize;
+            if vm.file && (vm.mapgen[idx as usize] != self.frames.gen[i] || self.frames.mapcount[i] != 1) {
+                continue;
+            }
+            if (self.frames.lru[i] as usize) < lru::UNEVICTABLE as usize && self.frames.flags[i] & pg::WRITEBACK == 0 {
+                out.push(p);
+            }
+        }
+        out
+    }
+
+    fn willneed(&mut self, t: &mut Task, v: u32, first: u32, count: u32) {
+        let m = self.vmas[v as usize].mapping as usize;
+        let proc_idx = self.vmas[v as usize].proc_idx as usize;
+        let file = self.vmas[v as usize].file;
+        for idx in first..first + count {
+            if self.mappings[m].pages.is_empty() {
+                return;
+            }
+            let e = self.mappings[m].pages[idx as usize];
+            if file {
+                if e.is_present() {
+                    continue;
+                }
+                let Some(p) = self.alloc_page(t) else { return };
+                let i = p as usize;
+                self.frames.mapping[i] = m as u32;
+                self.frames.index[i] = idx;
+                self.frames.flags[i] = 0;
+                self.frames.mapcount[i] = 0;
+                self.frames.swap_slot[i] = NO_SLOT;
+                let (active, ws) = self.workingset_refault(e, true, proc_idx);
+                if ws {
+                    self.frames.flags[i] |= pg::WORKINGSET;
+                }
+                self.mappings[m].pages[idx as usize] = Pte::present(p);
+                self.mappings[m].nr_present += 1;
+                self.lru_add(p, true, active);
+                self.vmstat.pgpgin += 4;
+                // Asynchronous read: the caller does not wait for the device.
+            } else if e.is_swap() {
+                let slot = e.slot();
+                if self.swap.cache[slot as usize] != NO_PFN {
+                    continue;
+                }
+                let Some(p) = self.alloc_page(t) else { return };
+                if self.mappings[m].pages.is_empty() {
+                    self.frames.lru[p as usize] = u8::MAX;
+                    self.free_page(p);
+                    return;
+                }
+                let i = p as usize;
+                self.frames.mapping[i] = m as u32;
+                self.frames.index[i] = idx;
+                self.frames.flags[i] = pg::SWAPBACKED;
+                self.frames.mapcount[i] = 0;
+                let shadow = Pte(self.swap.shadow[slot as usize]);
+                let (active, ws) = self.workingset_refault(shadow, false, proc_idx);
+                if ws {
+                    self.frames.flags[i] |= pg::WORKINGSET;
+                }
+                self.frames.swap_slot[i] = slot;
+                self.swap.cache[slot as usize] = p;
+                self.swap.shadow[slot as usize] = 0;
+                self.vmstat.pswpin += 1;
+                self.vmstat.pgpgin += 4;
+                self.lru_add(p, false, active);
+                if self.swap.kind == crate::config::SwapKind::Zram {
+                    t.cpu(self.cfg.costs.zram_decompress_ns);
+                }
+            }
+        }
+    }
+}

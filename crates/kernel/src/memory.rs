@@ -1,0 +1,411 @@
+//! Page accesses and page faults (`mm/memory.c`, `mm/filemap.c`, the swap-in path).
+//!
+//! Every access by any thread goes through [`Kernel::touch`]: a present, mapped page only gets its
+//! accessed (young) bit set; anything else faults:
+//! - anon, never touched: a read maps the shared zero page, a write allocates a zeroed page
+//!   (`do_anonymous_page`); a write to the zero page allocates one (COW);
+//! - anon, swapped: found in the swap cache → minor fault; otherwise a major fault that reads the
+//!   slot (zram: decompress on the faulting thread; flash: device latency), runs the refault check
+//!   against the slot's shadow entry, and adds the page to the LRU. zram swap-ins skip the swap
+//!   cache (SWP_SYNCHRONOUS_IO), so their slot is freed at once; flash swap-ins keep the slot
+//!   (swap cache) unless the access is a write or swap is more than half full (`vm_swap_full`);
+//! - file, cached but not mapped by this process: minor fault, plus fault-around mapping of
+//!   neighbouring cached pages (without their young bit, as on arm64);
+//! - file, not cached: major fault with mmap read-around of `read_ahead_kb` centred on the fault;
+//!   every page read in with a shadow entry is a refault.
+//!
+//! Costs go to the faulting `Task`. Left out: THP, userfaultfd, mmap_miss readahead back-off,
+//! swap readahead (Android sets page-cluster 0; the setting is read but only 0 is modelled).
+
+use crate::config::SwapKind;
+use crate::kernel::Kernel;
+use crate::mm::{MappingKind, Pte};
+use crate::page::{lru, pg, Pfn, NO_PFN, NO_SLOT};
+use crate::task::Task;
+
+impl Kernel {
+    /// Access one page of VMA `v` on behalf of `t`.
+    #[inline]
+    pub fn touch(&mut self, t: &mut Task, v: u32, page: u32, write: bool) {
+        let vm = &self.vmas[v as usize];
+        let e = self.mappings[vm.mapping as usize].pages[page as usize];
+        if e.is_present() {
+            let p = e.pfn() as usize;
+            if !vm.file || vm.mapgen[page as usize] == self.frames.gen[p] {
+                let f = self.frames.flags[p];
+                if write && f & pg::DIRTY == 0 {
+                    self.mark_dirty(p as Pfn);
+                }
+                self.frames.flags[p] = f | pg::YOUNG;
+                if self.cfg.lru == crate::config::LruMode::Pure {
+                    self.lru.move_head(&mut self.frames, lru::INACTIVE_ANON, p as Pfn);
+                }
+                t.cpu(self.cfg.costs.touch_ns);
+                return;
+            }
+        } else if e.is_zero() && !write {
+            t.cpu(self.cfg.costs.touch_ns);
+            return;
+        }
+        self.handle_mm_fault(t, v, page, write);
+    }
+
+    /// First write to a clean page: anon pages lose their swap copy (the slot is freed, as
+    /// do_wp_page's reuse_swap_page does); file pages become dirty and need writeback.
+    fn mark_dirty(&mut self, p: Pfn) {
+        let i = p as usize;
+        self.frames.flags[i] |= pg::DIRTY;
+        let slot = self.frames.swap_slot[i];
+        if slot != NO_SLOT {
+            self.frames.swap_slot[i] = NO_SLOT;
+            self.swap.free(slot);
+            self.zram_pool_shrink();
+        }
+    }
+
+    #[cold]
+    fn handle_mm_fault(&mut self, t: &mut Task, v: u32, page: u32, write: bool) {
+        if t.killed {
+            return;
+        }
+        self.vmstat.pgfault += 1;
+        if self.vmas[v as usize].file {
+            self.filemap_fault(t, v, page, write);
+        } else {
+            self.anon_fault(t, v, page, write);
+        }
+    }
+
+    fn anon_fault(&mut self, t: &mut Task, v: u32, page: u32, write: bool) {
+        let m = self.vmas[v as usize].mapping as usize;
+        let proc_idx = self.vmas[v as usize].proc_idx as usize;
+        let e = self.mappings[m].pages[page as usize];
+        let pure = self.pure_lru();
+        if e.is_swap() {
+            let slot = e.slot();
+            let cached = self.swap.cache[slot as usize];
+            if cached != NO_PFN {
+                // Minor fault: the page is still in the swap cache.
+                self.mappings[m].pages[page as usize] = Pte::present(cached);
+                self.mappings[m].nr_swapped -= 1;
+                self.mappings[m].nr_present += 1;
+                self.frames.flags[cached as usize] |= pg::YOUNG;
+                if write {
+                    self.mark_dirty(cached);
+                }
+                self.minor(t, proc_idx, self.cfg.costs.minor_fault_ns);
+                return;
+            }
+            self.do_swap_page(t, v, page, slot, write);
+            return;
+        }
+        if e.is_zero() {
+            debug_assert!(write);
+            self.procs[proc_idx].nr_zero -= 1;
+        } else if !write && !pure {
+            // Read of a never-touched page: map the shared zero page (no memory used).
+            self.mappings[m].pages[page as usize] = Pte::ZERO;
+            self.procs[proc_idx].nr_zero += 1;
+            self.minor(t, proc_idx, self.cfg.costs.minor_fault_ns);
+            return;
+        }
+        let start = t.now;
+        let Some(p) = self.alloc_page(t) else { return };
+        self.install_anon(p, m as u32, page, pg::DIRTY | pg::YOUNG);
+        self.mappings[m].pages[page as usize] = Pte::present(p);
+        self.mappings[m].nr_present += 1;
+        let active = !self.cfg.semantics.is_59_plus();
+        self.lru_add(p, false, active);
+        let alloc_ns = t.now - start;
+        let _ = alloc_ns;
+        self.minor(t, proc_idx, self.cfg.costs.minor_fault_ns);
+    }
+
+    #[inline]
+    fn minor(&mut self, t: &mut Task, proc_idx: usize, ns: u64) {
+        t.now += ns;
+        t.unbooked_cpu_ns += ns;
+        t.bd.minor_faults += 1;
+        t.bd.minor_fault_ns += ns;
+        self.procs[proc_idx].stats.minflt += 1;
+    }
+
+    fn install_anon(&mut self, p: Pfn, m: u32, index: u32, flags: u16) {
+        let i = p as usize;
+        self.frames.mapping[i] = m;
+        self.frames.index[i] = index;
+        self.frames.flags[i] = pg::SWAPBACKED | flags;
+        self.frames.mapcount[i] = 1;
+        self.frames.swap_slot[i] = NO_SLOT;
+    }
+
+    /// Put a new page on an LRU list (`lru_cache_add`). Pure-LRU mode has one list.
+    pub(crate) fn lru_add(&mut self, p: Pfn, file: bool, active: bool) {
+        if self.pure_lru() {
+            self.lru.add_head(&mut self.frames, lru::INACTIVE_ANON, p);
+            return;
+        }
+        if active {
+            self.frames.flags[p as usize] |= 0; // PG_active is the list itself
+        }
+        self.lru.add_head(&mut self.frames, lru::list(file, active), p);
+    }
+
+    fn do_swap_page(&mut self, t: &mut Task, v: u32, page: u32, slot: u32, write: bool) {
+        let m = self.vmas[v as usize].mapping as usize;
+        let proc_idx = self.vmas[v as usize].proc_idx as usize;
+        let start = t.now;
+        let Some(p) = self.alloc_page(t) else { return };
+        // The mapping may have been torn down while we reclaimed (process killed under us).
+        if t.killed || self.mappings[m].pages.is_empty() {
+            self.frames.lru[p as usize] = u8::MAX;
+            self.free_page(p);
+            return;
+        }
+        self.vmstat.pgmajfault += 1;
+        self.vmstat.pswpin += 1;
+        self.vmstat.pgpgin += 4;
+        let ps = &mut self.procs[proc_idx].stats;
+        ps.majflt += 1;
+        ps.swapin += 1;
+        self.install_anon(p, m as u32, page, pg::YOUNG);
+        let shadow = Pte(self.swap.shadow[slot as usize]);
+        let (active, workingset) = self.workingset_refault(shadow, false, proc_idx);
+        // Device time: zram decompresses on this CPU (same-filled pages are a memset);
+        // a flash read waits for the device.
+        let c = &self.cfg.costs;
+        let (dev_ns, is_zram) = match self.swap.kind {
+            SwapKind::Zram => {
+                let bytes = self.swap.size[slot as usize];
+                (if bytes == 0 { c.minor_fault_ns / 2 } else { c.zram_decompress_ns }, true)
+            }
+            _ => (c.flash_read_ns, false),
+        };
+        let ns = c.major_fault_overhead_ns + dev_ns;
+        let keep_slot = self.swap.kind == SwapKind::File && !write && self.swap.nr_used() * 2 <= self.swap.nr_slots as u64;
+        if keep_slot {
+            self.frames.swap_slot[p as usize] = slot;
+            self.swap.cache[slot as usize] = p;
+            self.swap.shadow[slot as usize] = 0;
+        } else {
+            self.swap.free(slot);
+            self.frames.flags[p as usize] |= pg::DIRTY;
+            self.zram_pool_shrink();
+        }
+        if write {
+            self.frames.flags[p as usize] |= pg::DIRTY;
+        }
+        self.mappings[m].pages[page as usize] = Pte::present(p);
+        self.mappings[m].nr_swapped -= 1;
+        self.mappings[m].nr_present += 1;
+        if workingset {
+            self.frames.flags[p as usize] |= pg::WORKINGSET;
+        }
+        self.lru_add(p, false, active);
+        // zram decompression is CPU work; flash is waiting on I/O.
+        if is_zram {
+            t.cpu(ns);
+            t.bd.major_faults_zram += 1;
+        } else {
+            t.now += ns;
+            t.bd.major_faults_flash_swap += 1;
+        }
+        let total = t.now - start;
+        if is_zram {
+            t.bd.major_fault_zram_ns += total;
+        } else {
+            t.bd.major_fault_flash_swap_ns += total;
+        }
+        if workingset {
+            // Reading a workingset page back is a memory stall (thrashing) for PSI.
+            self.psi_memstall(t, t.now - ns, ns, true);
+        }
+    }
+
+    fn filemap_fault(&mut self, t: &mut Task, v: u32, page: u32, write: bool) {
+        let m = self.vmas[v as usize].mapping as usize;
+        let proc_idx = self.vmas[v as usize].proc_idx as usize;
+        let e = self.mappings[m].pages[page as usize];
+        if e.is_present() {
+            // Cached, not mapped here: minor fault, then fault-around.
+            let p = e.pfn();
+            self.map_file_page(v, page, p);
+            self.frames.flags[p as usize] |= pg::YOUNG;
+            if write {
+                self.mark_dirty(p);
+            }
+            if !write {
+                self.fault_around(v, page);
+            }
+            self.minor(t, proc_idx, self.cfg.costs.file_minor_fault_ns);
+            return;
+        }
+        // Major fault: read-around window.
+        let start = t.now;
+        let npages = self.mappings[m].pages.len() as u32;
+        let ra = if self.pure_lru() { 1 } else { ((self.cfg.read_ahead_kb / 4) as u32).max(1) };
+        let ra_start = page.saturating_sub(ra / 2);
+        let ra_end = (ra_start + ra).min(npages);
+        let mut nread = 0u64;
+        let mut memstall = false;
+        let mut fault_pfn = NO_PFN;
+        for idx in ra_start..ra_end {
+            if self.mappings[m].pages.is_empty() {
+                break;
+            }
+            let cur = self.mappings[m].pages[idx as usize];
+            if cur.is_present() {
+                continue;
+            }
+            let Some(p) = self.alloc_page(t) else { return };
+            let i = p as usize;
+            self.frames.mapping[i] = m as u32;
+            self.frames.index[i] = idx;
+            self.frames.flags[i] = 0;
+            self.frames.mapcount[i] = 0;
+            self.frames.swap_slot[i] = NO_SLOT;
+            let (active, ws) = if cur.is_shadow() { self.workingset_refault(cur, true, proc_idx) } else { (false, false) };
+            if ws {
+                self.frames.flags[i] |= pg::WORKINGSET;
+                if idx == page {
+                    memstall = true;
+                }
+            }
+            self.mappings[m].pages[idx as usize] = Pte::present(p);
+            self.mappings[m].nr_present += 1;
+            self.lru_add(p, true, active);
+            nread += 1;
+            if idx == page {
+                fault_pfn = p;
+            }
+        }
+        if fault_pfn == NO_PFN {
+            // Reclaim during read-around evicted nothing we need; the page must be there now
+            // unless the mapping died.
+            let cur = self.mappings[m].pages.get(page as usize).copied().unwrap_or(Pte::NONE);
+            if !cur.is_present() {
+                return;
+            }
+            fault_pfn = cur.pfn();
+        }
+        self.vmstat.pgmajfault += 1;
+        self.vmstat.pgpgin += nread * 4;
+        self.procs[proc_idx].stats.majflt += 1;
+        self.map_file_page(v, page, fault_pfn);
+        let fi = fault_pfn as usize;
+        self.frames.flags[fi] |= pg::YOUNG;
+        if self.vmas[v as usize].exec {
+            self.frames.flags[fi] |= pg::EXEC;
+        }
+        if write {
+            self.frames.flags[fi] |= pg::DIRTY;
+        }
+        let c = &self.cfg.costs;
+        let io = c.flash_read_ns + nread.saturating_sub(1) * 4096 * 1_000_000_000 / c.flash_read_bw;
+        let ns = c.major_fault_overhead_ns + io;
+        t.cpu(c.major_fault_overhead_ns);
+        t.now += io;
+        t.bd.major_faults_file += 1;
+        t.bd.major_fault_file_ns += t.now - start;
+        if memstall {
+            self.psi_memstall(t, t.now - ns, ns, true);
+        }
+    }
+
+    /// Map a cached file page into VMA `v` (if not already mapped there).
+    #[inline]
+    fn map_file_page(&mut self, v: u32, page: u32, p: Pfn) {
+        let g = self.frames.gen[p as usize];
+        let vm = &mut self.vmas[v as usize];
+        if vm.mapgen[page as usize] != g {
+            vm.mapgen[page as usize] = g;
+            self.frames.mapcount[p as usize] += 1;
+            if vm.exec {
+                self.frames.flags[p as usize] |= pg::EXEC;
+            }
+        }
+    }
+
+    /// `do_fault_around`: map the cached pages of the aligned fault-around window.
+    fn fault_around(&mut self, v: u32, page: u32) {
+        if self.pure_lru() {
+            return;
+        }
+        let n = (self.cfg.fault_around_bytes / 4096) as u32;
+        if n <= 1 {
+            return;
+        }
+        let vm = &self.vmas[v as usize];
+        let start = page - page % n;
+        let end = (start + n).min(vm.npages);
+        let m = vm.mapping as usize;
+        for idx in start..end {
+            if idx == page {
+                continue;
+            }
+            let e = self.mappings[m].pages[idx as usize];
+            if e.is_present() {
+                self.map_file_page(v, idx, e.pfn());
+            }
+        }
+    }
+
+    /// Unmap pages [first, first+count) of file VMA `v` from this process (page cache kept).
+    pub fn unmap_file_range(&mut self, v: u32, first: u32, count: u32) {
+        let m = self.vmas[v as usize].mapping as usize;
+        for idx in first..first + count {
+            let g = self.vmas[v as usize].mapgen[idx as usize];
+            if g == 0 {
+                continue;
+            }
+            self.vmas[v as usize].mapgen[idx as usize] = 0;
+            let e = self.mappings[m].pages[idx as usize];
+            if e.is_present() && self.frames.gen[e.pfn() as usize] == g {
+                self.frames.mapcount[e.pfn() as usize] -= 1;
+            }
+        }
+    }
+
+    /// Free anon pages [first, first+count) of VMA `v`: frames, swap slots and swap-cache pages
+    /// (`zap_pte_range`).
+    pub fn zap_anon_range(&mut self, v: u32, first: u32, count: u32) {
+        let m = self.vmas[v as usize].mapping as usize;
+        let proc_idx = self.vmas[v as usize].proc_idx as usize;
+        debug_assert_eq!(self.mappings[m].kind, MappingKind::Anon);
+        for idx in first..first + count {
+            let e = self.mappings[m].pages[idx as usize];
+            if e.is_present() {
+                let p = e.pfn();
+                self.drop_anon_frame(p);
+                self.mappings[m].nr_present -= 1;
+            } else if e.is_swap() {
+                let slot = e.slot();
+                let cached = self.swap.cache[slot as usize];
+                if cached != NO_PFN {
+                    self.drop_anon_frame(cached);
+                } else {
+                    self.swap.free(slot);
+                }
+                self.mappings[m].nr_swapped -= 1;
+            } else if e.is_zero() {
+                self.procs[proc_idx].nr_zero -= 1;
+            }
+            self.mappings[m].pages[idx as usize] = Pte::NONE;
+        }
+        self.zram_pool_shrink();
+    }
+
+    /// Take an anon frame off its list (or writeback) and free it with its swap slot.
+    fn drop_anon_frame(&mut self, p: Pfn) {
+        let i = p as usize;
+        let slot = self.frames.swap_slot[i];
+        if slot != NO_SLOT {
+            self.frames.swap_slot[i] = NO_SLOT;
+            self.swap.free(slot);
+        }
+        if (self.frames.lru[i] as usize) < lru::NR_LRU {
+            self.lru.remove(&mut self.frames, p);
+        }
+        self.free_page(p);
+    }
+}

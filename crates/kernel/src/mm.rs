@@ -1,0 +1,146 @@
+//! Address spaces, VMAs, page tables and processes (`mm_struct`, `vm_area_struct`,
+//! `address_space`).
+//!
+//! Every page of memory belongs to an address space (`Mapping`): a private anonymous object owned
+//! by one VMA, or a file's page cache shared by every VMA that maps the file. A `Mapping` holds
+//! one `Pte` per page: never touched, present in a frame, swapped to a slot, a shadow entry left by
+//! eviction (file pages; anon shadows live in the swap slot), or the shared zero page.
+//! For file VMAs, whether *this* process has a cached page mapped is recorded per VMA page as the
+//! frame's allocation generation at map time, so evicting a page unmaps it from every process at
+//! once (as `try_to_unmap` does through the rmap) without walking the VMAs.
+//!
+//! Left out: fork/COW of private anon (zygote sharing comes with the device layer), mremap,
+//! partial munmap, huge pages, page-table pages themselves.
+
+use crate::page::Pfn;
+use std::collections::HashMap;
+
+/// A page-table (or page-cache) entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[repr(transparent)]
+pub struct Pte(pub u64);
+
+const TAG_SHIFT: u32 = 61;
+const PAYLOAD: u64 = (1 << TAG_SHIFT) - 1;
+
+impl Pte {
+    pub const NONE: Pte = Pte(0);
+    pub const ZERO: Pte = Pte(4 << TAG_SHIFT);
+    #[inline]
+    pub fn present(p: Pfn) -> Pte {
+        Pte(1 << TAG_SHIFT | p as u64)
+    }
+    #[inline]
+    pub fn swap(slot: u32) -> Pte {
+        Pte(2 << TAG_SHIFT | slot as u64)
+    }
+    /// A shadow entry: the eviction age, and whether the page was in the workingset (active).
+    #[inline]
+    pub fn shadow(age: u64, workingset: bool) -> Pte {
+        Pte(3 << TAG_SHIFT | ((age << 1) & PAYLOAD) | workingset as u64)
+    }
+    #[inline]
+    pub fn tag(self) -> u64 {
+        self.0 >> TAG_SHIFT
+    }
+    #[inline]
+    pub fn is_present(self) -> bool {
+        self.tag() == 1
+    }
+    #[inline]
+    pub fn pfn(self) -> Pfn {
+        debug_assert!(self.is_present());
+        (self.0 & PAYLOAD) as Pfn
+    }
+    #[inline]
+    pub fn is_swap(self) -> bool {
+        self.tag() == 2
+    }
+    #[inline]
+    pub fn slot(self) -> u32 {
+        debug_assert!(self.is_swap());
+        (self.0 & PAYLOAD) as u32
+    }
+    #[inline]
+    pub fn is_shadow(self) -> bool {
+        self.tag() == 3
+    }
+    #[inline]
+    pub fn shadow_age(self) -> u64 {
+        (self.0 & PAYLOAD) >> 1
+    }
+    #[inline]
+    pub fn shadow_workingset(self) -> bool {
+        self.0 & 1 == 1
+    }
+    #[inline]
+    pub fn is_zero(self) -> bool {
+        self.tag() == 4
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MappingKind {
+    Anon,
+    File,
+}
+
+/// An address space: the pages of one anonymous object or one file.
+#[derive(Clone, Debug)]
+pub struct Mapping {
+    pub kind: MappingKind,
+    pub name: String,
+    pub pages: Vec<Pte>,
+    /// Owning process index for anon objects.
+    pub owner: u32,
+    /// Pages currently present in frames.
+    pub nr_present: u64,
+    /// Pages swapped out (anon).
+    pub nr_swapped: u64,
+    /// VMAs mapping this object.
+    pub nr_vmas: u32,
+}
+
+/// A virtual memory area of a process.
+#[derive(Clone, Debug)]
+pub struct Vma {
+    pub name: String,
+    pub proc_idx: u32,
+    pub mapping: u32,
+    pub npages: u32,
+    pub file: bool,
+    pub exec: bool,
+    /// File VMAs: allocation generation of the frame mapped at each page, 0 = not mapped.
+    pub mapgen: Vec<u32>,
+    pub live: bool,
+}
+
+/// Per-process fault and reclaim accounting.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct ProcStats {
+    pub minflt: u64,
+    pub majflt: u64,
+    pub swapin: u64,
+    pub refault_anon: u64,
+    pub refault_file: u64,
+    /// Time this process's thread spent in memory stalls (direct reclaim, thrashing refaults).
+    pub memstall_ns: u64,
+    pub allocstall: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct Process {
+    pub pid: u32,
+    pub name: String,
+    pub oom_score_adj: i32,
+    pub alive: bool,
+    pub vmas: Vec<u32>,
+    pub vma_by_name: HashMap<String, u32>,
+    /// Last time the process was brought to (or used in) the foreground; lmkd kills the least
+    /// recently used process within an adj slot.
+    pub last_active_ns: u64,
+    pub created_ns: u64,
+    pub stats: ProcStats,
+    /// Zero-page mappings (counted in neither RSS nor memory).
+    pub nr_zero: u64,
+}

@@ -1,0 +1,139 @@
+//! Physical page frames (the kernel's `struct page` array) in struct-of-arrays form.
+//!
+//! A frame is in exactly one state: free, on one LRU list, holding zram pool data, or reserved.
+//! Per frame we keep the flags reclaim reads (PG_referenced, PG_active, PG_workingset, dirty,
+//! writeback, swap-backed, the aggregated PTE young bit), the owner (`mapping`, `index`) used as
+//! the reverse map, a mapcount for shared file pages, and a generation number that changes every
+//! time the frame is freed, so per-VMA "is mapped" records become stale without walking them.
+//!
+//! Left out: compound pages/THP, page locks, per-CPU pagevec batching, zones other than one
+//! ZONE_NORMAL, NUMA.
+
+pub type Pfn = u32;
+pub const NO_PFN: Pfn = u32::MAX;
+pub const NO_SLOT: u32 = u32::MAX;
+
+/// Which list (or non-LRU state) a frame is in. Values 0..=4 are the five LRU lists.
+pub mod lru {
+    pub const INACTIVE_ANON: u8 = 0;
+    pub const ACTIVE_ANON: u8 = 1;
+    pub const INACTIVE_FILE: u8 = 2;
+    pub const ACTIVE_FILE: u8 = 3;
+    pub const UNEVICTABLE: u8 = 4;
+    pub const NR_LRU: usize = 5;
+    pub const FREE: u8 = 10;
+    pub const ZRAM_POOL: u8 = 11;
+    pub const RESERVED: u8 = 12;
+    pub const NAMES: [&str; 5] = ["inactive_anon", "active_anon", "inactive_file", "active_file", "unevictable"];
+
+    #[inline]
+    pub fn is_file(l: u8) -> bool {
+        l == INACTIVE_FILE || l == ACTIVE_FILE
+    }
+    #[inline]
+    pub fn is_active(l: u8) -> bool {
+        l == ACTIVE_ANON || l == ACTIVE_FILE
+    }
+    /// The inactive/active list of the given type.
+    #[inline]
+    pub fn list(file: bool, active: bool) -> u8 {
+        (file as u8) * 2 + active as u8
+    }
+}
+
+/// Page flags.
+pub mod pg {
+    /// PG_referenced: set by mark_page_accessed and by page_check_references' first look.
+    pub const REFERENCED: u16 = 1 << 0;
+    /// The PTE accessed ("young") bit, aggregated over the page's mappings.
+    pub const YOUNG: u16 = 1 << 1;
+    pub const DIRTY: u16 = 1 << 2;
+    pub const WRITEBACK: u16 = 1 << 3;
+    /// PG_swapbacked: anonymous memory.
+    pub const SWAPBACKED: u16 = 1 << 4;
+    /// PG_workingset: the page was active before (refault of it is thrashing).
+    pub const WORKINGSET: u16 = 1 << 5;
+    /// PG_reclaim: rotate to the inactive tail when writeback completes.
+    pub const RECLAIM: u16 = 1 << 6;
+    /// Mapped with VM_EXEC.
+    pub const EXEC: u16 = 1 << 7;
+    /// mlocked.
+    pub const MLOCKED: u16 = 1 << 8;
+}
+
+/// The frame table.
+#[derive(Clone, Debug)]
+pub struct Frames {
+    pub flags: Vec<u16>,
+    pub lru: Vec<u8>,
+    pub prev: Vec<Pfn>,
+    pub next: Vec<Pfn>,
+    /// Owner address space (`Mapping` id) and page index in it: the reverse map.
+    pub mapping: Vec<u32>,
+    pub index: Vec<u32>,
+    /// Number of mappings of a file page (anon private pages: 1 while mapped).
+    pub mapcount: Vec<u16>,
+    /// Incremented on every free; stale per-VMA map records compare unequal.
+    pub gen: Vec<u32>,
+    /// Swap slot holding a copy of this anon page (swap cache), or NO_SLOT.
+    pub swap_slot: Vec<u32>,
+    /// When this frame's writeback completes (valid while WRITEBACK is set).
+    pub wb_done: Vec<u64>,
+    free: Vec<Pfn>,
+}
+
+impl Frames {
+    pub fn new(n: usize) -> Self {
+        // Hand out low frame numbers first: the free stack pops from the end.
+        let free: Vec<Pfn> = (0..n as Pfn).rev().collect();
+        Self {
+            flags: vec![0; n],
+            lru: vec![lru::FREE; n],
+            prev: vec![NO_PFN; n],
+            next: vec![NO_PFN; n],
+            mapping: vec![u32::MAX; n],
+            index: vec![0; n],
+            mapcount: vec![0; n],
+            gen: vec![0; n],
+            swap_slot: vec![NO_SLOT; n],
+            wb_done: vec![0; n],
+            free,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.flags.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.flags.is_empty()
+    }
+
+    #[inline]
+    pub fn nr_free(&self) -> u64 {
+        self.free.len() as u64
+    }
+
+    /// Take a free frame (state becomes "isolated": the caller puts it on a list or in a pool).
+    #[inline]
+    pub fn take(&mut self) -> Option<Pfn> {
+        let p = self.free.pop()?;
+        debug_assert_eq!(self.lru[p as usize], lru::FREE);
+        self.lru[p as usize] = u8::MAX; // isolated
+        Some(p)
+    }
+
+    /// Return a frame that is not on any list to the free pool.
+    #[inline]
+    pub fn put(&mut self, p: Pfn) {
+        let i = p as usize;
+        debug_assert!(self.lru[i] == u8::MAX || self.lru[i] == lru::ZRAM_POOL || self.lru[i] == lru::RESERVED, "freeing a frame that is still listed: {}", self.lru[i]);
+        self.flags[i] = 0;
+        self.lru[i] = lru::FREE;
+        self.mapping[i] = u32::MAX;
+        self.mapcount[i] = 0;
+        self.gen[i] = self.gen[i].wrapping_add(1);
+        debug_assert_eq!(self.swap_slot[i], NO_SLOT);
+        self.free.push(p);
+    }
+}

@@ -1,0 +1,249 @@
+//! The page allocator: watermarks, the allocation slow path (wake kswapd, direct reclaim, OOM),
+//! memory-cgroup charging, and the zram pool's pages.
+//!
+//! Watermarks follow `mm/page_alloc.c`: `min_free_kbytes = int_sqrt(lowmem_kb * 16)` clamped to
+//! [128, 262144] unless set; `tmp = max(min/4, managed * watermark_scale_factor / 10000)`;
+//! `low = min + tmp`, `high = min + 2*tmp`, plus Android's `extra_free_kbytes` on low and high.
+//! An allocation succeeds on the fast path above `low`; below it kswapd is woken and the
+//! allocation may still dip to `min`; below `min` the allocating task reclaims directly
+//! (`allocstall`), retrying up to 16 times without progress before the OOM killer runs.
+//! Left out: zones/lowmem reserves, high-order allocations and compaction, per-CPU page lists.
+
+use crate::config::{KernelConfig, LruMode, ReclaimScope};
+use crate::kernel::{Event, Kernel};
+use crate::page::{lru, Pfn};
+use crate::task::Task;
+use serde::Serialize;
+
+/// MAX_RECLAIM_RETRIES in mm/internal.h.
+pub const MAX_RECLAIM_RETRIES: u32 = 16;
+
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+pub struct Watermarks {
+    pub min_free_kbytes: u64,
+    pub min: u64,
+    pub low: u64,
+    pub high: u64,
+}
+
+pub fn int_sqrt(x: u64) -> u64 {
+    if x == 0 {
+        return 0;
+    }
+    let mut r = (x as f64).sqrt() as u64;
+    while r * r > x {
+        r -= 1;
+    }
+    while (r + 1) * (r + 1) <= x {
+        r += 1;
+    }
+    r
+}
+
+impl Watermarks {
+    pub fn compute(cfg: &KernelConfig, managed: u64) -> Self {
+        let min_free_kbytes = if cfg.min_free_kbytes > 0 {
+            cfg.min_free_kbytes
+        } else {
+            int_sqrt(managed * 4 * 16).clamp(128, 262_144)
+        };
+        let min = min_free_kbytes / 4;
+        let tmp = (min / 4).max(managed * cfg.watermark_scale_factor / 10_000);
+        let extra = cfg.extra_free_kbytes / 4;
+        Self { min_free_kbytes, min, low: min + tmp + extra, high: min + 2 * tmp + extra }
+    }
+}
+
+/// Which watermark free memory is below (lmkd's `get_lowest_watermark`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum WmarkLevel {
+    BelowMin,
+    BelowLow,
+    BelowHigh,
+    AboveHigh,
+}
+
+impl Kernel {
+    pub fn nr_free(&self) -> u64 {
+        self.frames.nr_free()
+    }
+
+    pub fn wmark_level(&self) -> WmarkLevel {
+        let f = self.nr_free();
+        if f < self.wmark.min {
+            WmarkLevel::BelowMin
+        } else if f < self.wmark.low {
+            WmarkLevel::BelowLow
+        } else if f < self.wmark.high {
+            WmarkLevel::BelowHigh
+        } else {
+            WmarkLevel::AboveHigh
+        }
+    }
+
+    /// Take a free frame and give it a fresh generation.
+    #[inline]
+    pub(crate) fn take_frame(&mut self) -> Option<Pfn> {
+        let p = self.frames.take()?;
+        self.alloc_gen = self.alloc_gen.wrapping_add(1).max(1);
+        self.frames.gen[p as usize] = self.alloc_gen;
+        self.vmstat.pgalloc_normal += 1;
+        Some(p)
+    }
+
+    /// Free an isolated frame that held a process page (uncharges the memcg).
+    #[inline]
+    pub(crate) fn free_page(&mut self, p: Pfn) {
+        if self.cfg.scope == ReclaimScope::MemcgLimit {
+            self.memcg_charged -= 1;
+        }
+        self.vmstat.pgfree += 1;
+        self.frames.put(p);
+    }
+
+    /// Allocate a frame for a process page on behalf of `t`, reclaiming as the kernel would.
+    /// Returns None when the task's process was killed while trying (OOM).
+    pub fn alloc_page(&mut self, t: &mut Task) -> Option<Pfn> {
+        if self.cfg.lru == LruMode::Pure {
+            return self.alloc_page_pure(t);
+        }
+        if self.cfg.scope == ReclaimScope::MemcgLimit && !self.memcg_try_charge(t) {
+            return None;
+        }
+        let p = self.alloc_page_global(t);
+        if p.is_none() && self.cfg.scope == ReclaimScope::MemcgLimit {
+            self.memcg_charged -= 1;
+        }
+        p
+    }
+
+    fn alloc_page_global(&mut self, t: &mut Task) -> Option<Pfn> {
+        // Fast path: above the low watermark.
+        if self.nr_free() > self.wmark.low {
+            return self.take_frame();
+        }
+        // Slow path: wake kswapd, then allow allocation down to min.
+        self.wakeup_kswapd(t.now);
+        if self.nr_free() > self.wmark.min {
+            return self.take_frame();
+        }
+        let mut no_progress = 0;
+        loop {
+            if t.killed {
+                return None;
+            }
+            let reclaimed = self.try_to_free_pages(t);
+            if self.nr_free() > self.wmark.min {
+                return self.take_frame();
+            }
+            if reclaimed == 0 {
+                no_progress += 1;
+                if no_progress > MAX_RECLAIM_RETRIES {
+                    // out_of_memory(): the OOM reaper frees the victim's memory at once.
+                    if !self.out_of_memory(t, "global") {
+                        // Nothing killable: the allocation dips into the last reserves or fails.
+                        return self.take_frame().or_else(|| {
+                            t.killed = true;
+                            None
+                        });
+                    }
+                    no_progress = 0;
+                }
+            } else {
+                no_progress = 0;
+            }
+        }
+    }
+
+    /// memcg `try_charge`: reclaim within the cgroup until the page fits under the limit.
+    fn memcg_try_charge(&mut self, t: &mut Task) -> bool {
+        let limit = self.cfg.memcg_limit_pages;
+        let mut retries = MAX_RECLAIM_RETRIES;
+        while self.memcg_charged + 1 > limit {
+            if t.killed {
+                return false;
+            }
+            let reclaimed = self.try_to_free_mem_cgroup_pages(t, 1);
+            if self.memcg_charged + 1 <= limit {
+                break;
+            }
+            if reclaimed == 0 {
+                if retries == 0 {
+                    if !self.out_of_memory(t, "memcg") {
+                        t.killed = true;
+                        return false;
+                    }
+                    retries = MAX_RECLAIM_RETRIES;
+                } else {
+                    retries -= 1;
+                }
+            }
+        }
+        self.memcg_charged += 1;
+        true
+    }
+
+    /// Pure-LRU mode: capacity is exactly the managed frames; evict the single list's tail on
+    /// demand.
+    fn alloc_page_pure(&mut self, t: &mut Task) -> Option<Pfn> {
+        loop {
+            if let Some(p) = self.take_frame() {
+                if self.cfg.scope == ReclaimScope::MemcgLimit {
+                    self.memcg_charged += 1;
+                }
+                return Some(p);
+            }
+            if !self.pure_evict_one(t) {
+                if !self.out_of_memory(t, "pure-lru") {
+                    t.killed = true;
+                    return None;
+                }
+            }
+        }
+    }
+
+    pub fn wakeup_kswapd(&mut self, now: u64) {
+        if self.cfg.lru == LruMode::Pure || self.cfg.scope == ReclaimScope::MemcgLimit {
+            return;
+        }
+        if self.kswapd.awake || self.kswapd.failures >= MAX_RECLAIM_RETRIES {
+            return;
+        }
+        self.kswapd.awake = true;
+        self.kswapd.start_run(now);
+        self.queue.push(now, Event::Kswapd);
+    }
+
+    /// One more zsmalloc pool page if stored bytes outgrew the pool. Pool pages are allocated
+    /// with reclaim's PF_MEMALLOC rights: below the watermarks, but not from nothing.
+    pub(crate) fn zram_pool_grow(&mut self) -> bool {
+        let need = self.swap.compr_bytes.div_ceil(4096);
+        while self.zram_pool_pages < need {
+            if self.cfg.lru == LruMode::Pure {
+                // Pure-LRU mode compares page caches: the pool is kept outside RAM.
+                self.zram_pool_pages = need;
+                return true;
+            }
+            match self.frames.take() {
+                Some(p) => {
+                    self.frames.lru[p as usize] = lru::ZRAM_POOL;
+                    self.zram_pool_frames.push(p);
+                    self.zram_pool_pages += 1;
+                }
+                None => return false,
+            }
+        }
+        true
+    }
+
+    /// Return pool pages no longer needed.
+    pub(crate) fn zram_pool_shrink(&mut self) {
+        let need = self.swap.compr_bytes.div_ceil(4096);
+        while self.zram_pool_pages > need {
+            self.zram_pool_pages -= 1;
+            if let Some(p) = self.zram_pool_frames.pop() {
+                self.frames.put(p);
+            }
+        }
+    }
+}

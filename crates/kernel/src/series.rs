@@ -1,0 +1,48 @@
+//! Time series of the kernel state, sampled at a fixed simulated interval (struct of arrays).
+
+use crate::kernel::Kernel;
+use crate::page::lru;
+use mobmem_engine::Nanos;
+use serde::Serialize;
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Series {
+    pub time_ms: Vec<f64>,
+    pub free_kb: Vec<u64>,
+    pub active_anon_kb: Vec<u64>,
+    pub inactive_anon_kb: Vec<u64>,
+    pub active_file_kb: Vec<u64>,
+    pub inactive_file_kb: Vec<u64>,
+    pub zram_pool_kb: Vec<u64>,
+    pub swap_used_kb: Vec<u64>,
+    pub psi_some_total_us: Vec<u64>,
+    pub psi_full_total_us: Vec<u64>,
+    pub pgscan_kswapd: Vec<u64>,
+    pub pgscan_direct: Vec<u64>,
+    pub workingset_refault_anon: Vec<u64>,
+    pub workingset_refault_file: Vec<u64>,
+    pub procs_alive: Vec<u64>,
+}
+
+impl Kernel {
+    pub(crate) fn sample(&mut self, now: Nanos) {
+        self.psi.update_averages(now);
+        let s = &mut self.series;
+        let l = &self.lru.len;
+        s.time_ms.push(now as f64 / 1e6);
+        s.free_kb.push(self.frames.nr_free() * 4);
+        s.active_anon_kb.push(l[lru::ACTIVE_ANON as usize] * 4);
+        s.inactive_anon_kb.push(l[lru::INACTIVE_ANON as usize] * 4);
+        s.active_file_kb.push(l[lru::ACTIVE_FILE as usize] * 4);
+        s.inactive_file_kb.push(l[lru::INACTIVE_FILE as usize] * 4);
+        s.zram_pool_kb.push(self.zram_pool_pages * 4);
+        s.swap_used_kb.push(self.swap.nr_used() * 4);
+        s.psi_some_total_us.push(self.psi.some_total_ns / 1000);
+        s.psi_full_total_us.push(self.psi.full_total_ns / 1000);
+        s.pgscan_kswapd.push(self.vmstat.pgscan_kswapd);
+        s.pgscan_direct.push(self.vmstat.pgscan_direct);
+        s.workingset_refault_anon.push(self.vmstat.workingset_refault_anon);
+        s.workingset_refault_file.push(self.vmstat.workingset_refault_file);
+        s.procs_alive.push(self.procs.iter().filter(|p| p.alive).count() as u64);
+    }
+}

@@ -1,0 +1,85 @@
+//! The context of a thread executing in the kernel model: its clock and where its time went.
+//!
+//! Every access, fault and reclaim is charged to the `Task` that caused it. The breakdown is what
+//! launch-time reports are built from (CPU work, major faults by kind and their time, reclaim
+//! stalls, waiting for a CPU).
+
+use mobmem_engine::{Nanos, ThreadId};
+use serde::Serialize;
+
+/// Where a thread's time went while it was in the kernel model.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Breakdown {
+    /// Time doing useful work: resident page accesses (the caller adds its own compute).
+    pub cpu_ns: Nanos,
+    pub minor_faults: u64,
+    pub minor_fault_ns: Nanos,
+    pub major_faults_zram: u64,
+    pub major_fault_zram_ns: Nanos,
+    pub major_faults_flash_swap: u64,
+    pub major_fault_flash_swap_ns: Nanos,
+    pub major_faults_file: u64,
+    pub major_fault_file_ns: Nanos,
+    /// Direct reclaim (global or memcg-limit) done by this thread.
+    pub reclaim_stall_ns: Nanos,
+    pub allocstalls: u64,
+    /// Part of the time above that PSI counts as a memory stall.
+    pub memstall_ns: Nanos,
+    /// Time runnable but waiting for a core.
+    pub cpu_wait_ns: Nanos,
+}
+
+impl Breakdown {
+    pub fn total_ns(&self) -> Nanos {
+        self.cpu_ns
+            + self.minor_fault_ns
+            + self.major_fault_zram_ns
+            + self.major_fault_flash_swap_ns
+            + self.major_fault_file_ns
+            + self.reclaim_stall_ns
+            + self.cpu_wait_ns
+    }
+
+    pub fn add(&mut self, o: &Breakdown) {
+        self.cpu_ns += o.cpu_ns;
+        self.minor_faults += o.minor_faults;
+        self.minor_fault_ns += o.minor_fault_ns;
+        self.major_faults_zram += o.major_faults_zram;
+        self.major_fault_zram_ns += o.major_fault_zram_ns;
+        self.major_faults_flash_swap += o.major_faults_flash_swap;
+        self.major_fault_flash_swap_ns += o.major_fault_flash_swap_ns;
+        self.major_faults_file += o.major_faults_file;
+        self.major_fault_file_ns += o.major_fault_file_ns;
+        self.reclaim_stall_ns += o.reclaim_stall_ns;
+        self.allocstalls += o.allocstalls;
+        self.memstall_ns += o.memstall_ns;
+        self.cpu_wait_ns += o.cpu_wait_ns;
+    }
+}
+
+/// A thread running in a process, with its own clock.
+#[derive(Clone, Debug)]
+pub struct Task {
+    pub thread: ThreadId,
+    pub proc_idx: u32,
+    /// The thread's simulated clock: advanced by everything it does.
+    pub now: Nanos,
+    pub bd: Breakdown,
+    /// CPU time not yet booked on a core (booked in chunks at synchronisation points).
+    pub unbooked_cpu_ns: Nanos,
+    /// Set when the task's process was killed under it.
+    pub killed: bool,
+}
+
+impl Task {
+    pub fn new(thread: ThreadId, proc_idx: u32, now: Nanos) -> Self {
+        Self { thread, proc_idx, now, bd: Breakdown::default(), unbooked_cpu_ns: 0, killed: false }
+    }
+
+    /// Charge CPU work (runs on a core).
+    #[inline]
+    pub fn cpu(&mut self, ns: Nanos) {
+        self.now += ns;
+        self.unbooked_cpu_ns += ns;
+    }
+}

@@ -1,0 +1,3 @@
+from mobmem.cli import main
+
+main()

@@ -1,0 +1,48 @@
+"""The ``mobmem`` command: one Typer app composed of per-area sub-apps.
+
+Each area owns its own module (``kernel``, ``bench``, ``lbo``…), so adding a command group is
+adding a module and one ``add_typer`` line here.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from mobmem.errors import MobmemError
+
+app = typer.Typer(
+    name="mobmem",
+    help="mobmem: memory management on mobile devices — simulator and evaluation framework.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def _register() -> None:
+    from mobmem.cli import bench as bench_cli
+    from mobmem.cli import demo as demo_cli
+    from mobmem.cli import kernel as kernel_cli
+    from mobmem.cli import lbo as lbo_cli
+
+    app.add_typer(kernel_cli.app, name="kernel")
+    app.add_typer(bench_cli.app, name="bench")
+    app.add_typer(lbo_cli.app, name="lbo")
+    demo_cli.register(app)
+    kernel_cli.register_bench(bench_cli.app)
+
+
+_register()
+
+
+def main() -> None:
+    try:
+        app()
+    except MobmemError as e:  # bad input: one clear line, exit 2
+        print(f"error: {e}", file=sys.stderr)
+        sys.exit(e.exit_code)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        sys.exit(130)

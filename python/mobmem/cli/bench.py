@@ -1,0 +1,222 @@
+"""``mobmem bench …``: the benchmark harness on the command line.
+
+- ``mobmem bench run [options] -- CMD ARG…`` — benchmark one command (an argv list, never a shell
+  string) until the stop condition is met, with an environment record and warnings.
+- ``mobmem bench compare [options] -- CMD_A … ::: CMD_B …`` — two commands, interleaved, with the
+  ratio of means, its Fieller CI and Welch's test ("no significant difference" when not).
+- ``mobmem bench harness-overhead`` — the harness against hyperfine on a trivial command.
+
+The group object is ``app``; other areas add commands to it (e.g. ``bench kernel``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import List, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from mobmem.errors import MobmemError
+from mobmem.harness.cliutil import fmt_value, handle_errors
+
+app = typer.Typer(help="Benchmarks: the harness (run/compare any command) and model benchmarks.", no_args_is_help=True)
+
+_CTX = {"allow_extra_args": True, "ignore_unknown_options": True, "allow_interspersed_args": False}
+
+
+def _build(argv_list, names, *, stop, max_runs, max_time, max_failures, warmup, timeout, metric, perf_events, results,
+           csv_path, json_out, quiet, cpus, cooldown, sleep, sysfs, gc_log, show_output, shuffle_seed, command_line):
+    from mobmem.harness import actions as A
+    from mobmem.harness import environment, meters
+    from mobmem.harness.implementation import CommandImplementation, Configuration, Parameters
+    from mobmem.harness.loggers import CSVLogger, JSONLogger, ProgressLogger
+    from mobmem.harness.runner import Runner, make_stop
+    from mobmem.harness.stop import parse_duration, parse_stop
+    from mobmem.harness.store import ResultStore
+
+    if max_runs < 1:
+        raise MobmemError(f"--max-runs must be ≥ 1, got {max_runs}")
+    if warmup < 0:
+        raise MobmemError(f"--warmup must be ≥ 0, got {warmup}")
+    cond = make_stop(parse_stop(stop), max_runs, parse_duration(max_time) if max_time else None,
+                     max_failures if max_failures > 0 else None)
+    t = parse_duration(timeout) if timeout else None
+    configs = [Configuration(n, CommandImplementation(a, timeout=t, show_output=show_output), Parameters())
+               for n, a in zip(names, argv_list)]
+    events = tuple(e.strip() for e in perf_events.split(",") if e.strip()) if perf_events else ()
+    ms = [meters.WallClockMeter(), meters.RusageMeter()]
+    if events:
+        ms.append(meters.PerfEventMeter(events))
+    if gc_log:
+        ms.append(meters.GCLogMeter(gc_log))
+    acts = []
+    if cpus:
+        acts.append(A.SetAffinity(A.parse_cpus(cpus)))
+    for s in sysfs or []:
+        path, eq, value = s.partition("=")
+        if not eq:
+            raise MobmemError(f"--sysfs expects PATH=VALUE, got {s!r}")
+        acts.append(A.SysfsWrite(path, value))
+    if cooldown:
+        zone, colon, temp = cooldown.rpartition(":")
+        try:
+            acts.append(A.CoolDown(zone, float(temp)))
+        except ValueError:
+            raise MobmemError(f"--cooldown expects ZONE:CELSIUS, got {cooldown!r}") from None
+        if not colon:
+            raise MobmemError(f"--cooldown expects ZONE:CELSIUS, got {cooldown!r}")
+    if sleep:
+        acts.append(A.Sleep(parse_duration(sleep)))
+    if warmup:
+        acts.append(A.Warmup(warmup))
+    loggers = [] if quiet else [ProgressLogger()]
+    if csv_path:
+        loggers.append(CSVLogger(csv_path))
+    if json_out:
+        loggers.append(JSONLogger(json_out))
+    env = environment.collect(command_line)
+    store = ResultStore(results) if results else None
+    return Runner(configs, cond, meters=ms, actions=acts, loggers=loggers, store=store, primary=metric,
+                  shuffle_seed=shuffle_seed, env=env, command=command_line)
+
+
+def _print_human(result: dict, metric: str, warnings_shown: bool = False) -> None:
+    con = Console()
+    for name, c in result["configurations"].items():
+        st = c["stats"]
+        t = Table(title=f"{name}: {' '.join(c['describe'].get('argv', []))}", title_justify="left")
+        for col in ("metric", "n", "mean", "95% CI (mean)", "median", "std", "CV", "min", "max", "outliers"):
+            t.add_column(col, justify="right" if col != "metric" else "left")
+        for m, d in st["metrics"].items():
+            s = d["summary"]
+            ci = s["mean_ci"]
+            rel = (ci["high"] - ci["low"]) / 2 / abs(s["mean"]) * 100 if s["mean"] else float("nan")
+            t.add_row(m, str(s["n"]), fmt_value(s["mean"], m),
+                      f"±{rel:.2f}%" if s["n"] > 1 else "—", fmt_value(s["median"], m), fmt_value(s["std"], m),
+                      f"{s['cv'] * 100:.2f}%" if s["n"] > 1 else "—", fmt_value(s["min"], m), fmt_value(s["max"], m),
+                      str(len(d["outliers"]["flagged"])))
+        con.print(t)
+        statuses = ", ".join(f"{k}: {v}" for k, v in st["statuses"].items())
+        con.print(f"runs: {st['runs']} ({statuses}); stop: {c['stop_reason']}")
+        for u in st["unsuccessful"][:5]:
+            con.print(f"  [red]{u['status']}[/red] {u['run_id']} exit={u['exit_code']} signal={u['signal']} {u['error'] or ''}")
+    if "comparison" in result:
+        cmp = result["comparison"]
+        con.print(f"[bold]{cmp['metric']}: {cmp['verdict']}[/bold]")
+    for w in result["warnings"][len(result["environment"].get("warnings", [])) if warnings_shown else 0:]:
+        con.print(f"[yellow]warning:[/yellow] {w}")
+
+
+_opts = dict(
+    stop=typer.Option("ci:1%", "--stop", help="Stop condition: fixed:N, time:30s, ci:1%[@95], cv:2%/10, combined with & | ! ( )."),
+    max_runs=typer.Option(50, "--max-runs", help="Upper bound on measured runs per command (always applied)."),
+    max_time=typer.Option(None, "--max-time", help="Upper bound on elapsed time, e.g. 2m."),
+    max_failures=typer.Option(5, "--max-failures", help="Stop after this many unsuccessful runs (0: never)."),
+    warmup=typer.Option(1, "--warmup", help="Unrecorded warm-up runs before measuring."),
+    timeout=typer.Option(None, "--timeout", help="Per-run time limit (e.g. 10s); a run over it is killed and recorded as 'timeout'."),
+    metric=typer.Option("wall_s", "--metric", help="Primary metric for stop conditions and comparison (wall_s, task_clock_s, …)."),
+    perf_events=typer.Option("cycles,instructions", "--perf-events", help="perf_event counters to try ('' for none)."),
+    results=typer.Option(None, "--results", help="Append-only JSONL results file; an existing file is resumed."),
+    csv_path=typer.Option(None, "--csv", help="Write one CSV row per run."),
+    json_out=typer.Option(None, "--json-out", help="Write the JSON result to this file."),
+    json_flag=typer.Option(False, "--json", help="Print the JSON result on stdout instead of tables."),
+    quiet=typer.Option(False, "--quiet", "-q", help="No progress line."),
+    cpus=typer.Option(None, "--cpus", help="Pin to these CPUs, e.g. 0-1 (verified after every run)."),
+    cooldown=typer.Option(None, "--cooldown", help="Before each run wait until ZONE reads below CELSIUS, e.g. thermal_zone0:60."),
+    sleep=typer.Option(None, "--sleep", help="Sleep before each run, e.g. 100ms."),
+    sysfs=typer.Option(None, "--sysfs", help="PATH=VALUE written before the benchmark (when permitted) and restored after."),
+    gc_log=typer.Option(None, "--gc-log", help="Parse this HotSpot unified GC log after every run (the command writes it)."),
+    show_output=typer.Option(False, "--show-output", help="Let the command print to the terminal."),
+    shuffle_seed=typer.Option(None, "--shuffle-seed", help="Shuffle the order of configurations in each round with this seed."),
+)
+
+
+def _emit(result, json_flag, metric, quiet=False):
+    if json_flag:
+        from mobmem.harness.store import _default
+
+        json.dump(result, sys.stdout, indent=2, default=_default)
+        sys.stdout.write("\n")
+    else:
+        _print_human(result, metric, warnings_shown=not quiet)
+
+
+@app.command("run", context_settings=_CTX)
+@handle_errors
+def run_cmd(
+    ctx: typer.Context,
+    stop: str = _opts["stop"], max_runs: int = _opts["max_runs"], max_time: Optional[str] = _opts["max_time"],
+    max_failures: int = _opts["max_failures"], warmup: int = _opts["warmup"], timeout: Optional[str] = _opts["timeout"],
+    metric: str = _opts["metric"], perf_events: str = _opts["perf_events"], results: Optional[str] = _opts["results"],
+    csv_path: Optional[str] = _opts["csv_path"], json_out: Optional[str] = _opts["json_out"], json_flag: bool = _opts["json_flag"],
+    quiet: bool = _opts["quiet"], cpus: Optional[str] = _opts["cpus"], cooldown: Optional[str] = _opts["cooldown"],
+    sleep: Optional[str] = _opts["sleep"], sysfs: Optional[List[str]] = _opts["sysfs"], gc_log: Optional[str] = _opts["gc_log"],
+    show_output: bool = _opts["show_output"], shuffle_seed: Optional[int] = _opts["shuffle_seed"],
+):
+    """Benchmark one command: mobmem bench run [options] -- CMD ARG…"""
+    argv = list(ctx.args)
+    if argv and argv[0] == "--":
+        argv = argv[1:]
+    if not argv:
+        raise MobmemError("no command given: mobmem bench run [options] -- CMD ARG…")
+    if any(a.startswith("--") for a in argv[:1]):
+        raise MobmemError(f"unknown option {argv[0]!r} (put the command after `--`)")
+    runner = _build([argv], ["cmd"], stop=stop, max_runs=max_runs, max_time=max_time, max_failures=max_failures,
+                    warmup=warmup, timeout=timeout, metric=metric, perf_events=perf_events, results=results,
+                    csv_path=csv_path, json_out=json_out, quiet=quiet or json_flag, cpus=cpus, cooldown=cooldown,
+                    sleep=sleep, sysfs=sysfs, gc_log=gc_log, show_output=show_output, shuffle_seed=shuffle_seed,
+                    command_line=["mobmem", "bench", "run"] + sys.argv[3:] if len(sys.argv) > 3 else ["mobmem", "bench", "run", "--", *argv])
+    result = runner.run()
+    _emit(result, json_flag, metric, quiet)
+
+
+@app.command("compare", context_settings=_CTX)
+@handle_errors
+def compare_cmd(
+    ctx: typer.Context,
+    stop: str = _opts["stop"], max_runs: int = _opts["max_runs"], max_time: Optional[str] = _opts["max_time"],
+    max_failures: int = _opts["max_failures"], warmup: int = _opts["warmup"], timeout: Optional[str] = _opts["timeout"],
+    metric: str = _opts["metric"], perf_events: str = _opts["perf_events"], results: Optional[str] = _opts["results"],
+    csv_path: Optional[str] = _opts["csv_path"], json_out: Optional[str] = _opts["json_out"], json_flag: bool = _opts["json_flag"],
+    quiet: bool = _opts["quiet"], cpus: Optional[str] = _opts["cpus"], cooldown: Optional[str] = _opts["cooldown"],
+    sleep: Optional[str] = _opts["sleep"], sysfs: Optional[List[str]] = _opts["sysfs"], gc_log: Optional[str] = _opts["gc_log"],
+    show_output: bool = _opts["show_output"], shuffle_seed: Optional[int] = _opts["shuffle_seed"],
+):
+    """Compare two commands: mobmem bench compare [options] -- CMD_A … ::: CMD_B …"""
+    argv = list(ctx.args)
+    if argv and argv[0] == "--":
+        argv = argv[1:]
+    if argv.count(":::") != 1:
+        raise MobmemError("give exactly two commands separated by ':::': mobmem bench compare -- CMD_A … ::: CMD_B …")
+    i = argv.index(":::")
+    a, b = argv[:i], argv[i + 1:]
+    if not a or not b:
+        raise MobmemError("both commands must be non-empty: mobmem bench compare -- CMD_A … ::: CMD_B …")
+    runner = _build([a, b], ["A", "B"], stop=stop, max_runs=max_runs, max_time=max_time, max_failures=max_failures,
+                    warmup=warmup, timeout=timeout, metric=metric, perf_events=perf_events, results=results,
+                    csv_path=csv_path, json_out=json_out, quiet=quiet or json_flag, cpus=cpus, cooldown=cooldown,
+                    sleep=sleep, sysfs=sysfs, gc_log=gc_log, show_output=show_output, shuffle_seed=shuffle_seed,
+                    command_line=["mobmem", "bench", "compare", "--", *a, ":::", *b])
+    result = runner.run()
+    _emit(result, json_flag, metric, quiet)
+
+
+@app.command("harness-overhead")
+@handle_errors
+def overhead_cmd(
+    runs: int = typer.Option(200, "--runs", help="Runs of the trivial command for each tool."),
+    command: str = typer.Option("true", "--command", help="The trivial command (one executable, no arguments)."),
+    json_flag: bool = typer.Option(False, "--json", help="Print JSON."),
+):
+    """Harness vs hyperfine on a trivial command: extra time per run, and runs to a 1% CI vs fixed 15."""
+    from mobmem.harness.overhead import measure, render
+
+    res = measure(runs=runs, command=command)
+    if json_flag:
+        print(json.dumps(res, indent=2, default=str))
+    else:
+        render(res)
