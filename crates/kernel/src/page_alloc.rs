@@ -104,6 +104,16 @@ impl Kernel {
     /// Allocate a frame for a process page on behalf of `t`, reclaiming as the kernel would.
     /// Returns None when the task's process was killed while trying (OOM).
     pub fn alloc_page(&mut self, t: &mut Task) -> Option<Pfn> {
+        let p = self.alloc_page_inner(t)?;
+        if t.killed {
+            // The OOM killer chose the allocating task itself: give the page back.
+            self.free_page(p);
+            return None;
+        }
+        Some(p)
+    }
+
+    fn alloc_page_inner(&mut self, t: &mut Task) -> Option<Pfn> {
         if self.cfg.lru == LruMode::Pure {
             return self.alloc_page_pure(t);
         }

@@ -89,6 +89,7 @@ pub fn run(k: &mut Kernel, trace: &Trace, check_every: u64) -> Result<ReplayStat
     }
 
     for (i, op) in trace.ops.iter().enumerate() {
+        next_ev = next_ev.min(k.next_event_time().unwrap_or(Nanos::MAX));
         if now >= next_ev {
             sync!(now);
         }
@@ -125,7 +126,8 @@ pub fn run(k: &mut Kernel, trace: &Trace, check_every: u64) -> Result<ReplayStat
                 let t = &mut tasks[ti];
                 t.now = t.now.max(now);
                 for pg in first..first + count {
-                    if t.now >= next_ev {
+                    // Not the cached `next_ev`: the previous touch may have woken kswapd.
+                    if t.now >= k.next_event_time().unwrap_or(Nanos::MAX) {
                         k.book_cpu(t);
                         k.advance_to(t.now);
                         next_ev = k.next_event_time().unwrap_or(Nanos::MAX);

@@ -509,6 +509,8 @@ impl Kernel {
                         self.vmstat.zram_same_pages_stored += 1;
                     }
                 }
+                // Pure-LRU mode evicts synchronously whatever the device.
+                _ if self.pure_lru() => {}
                 _ => {
                     self.start_writeback(sc, p);
                     return Outcome::Keep;
@@ -660,9 +662,10 @@ impl Kernel {
         }
         if !self.kswapd.in_pass {
             if self.nr_free() > self.wmark.high || self.kswapd.priority < 1 {
-                // Balanced (or out of priorities): this balance_pgdat run ends.
+                // Balanced (or out of priorities): this balance_pgdat run ends. Only a run that
+                // went through every priority without reclaiming counts as a failure.
                 self.vmstat.pageoutrun += 1;
-                if self.kswapd.run_reclaimed == 0 {
+                if self.kswapd.priority < 1 && self.kswapd.run_reclaimed == 0 {
                     self.kswapd.failures += 1;
                 }
                 self.snapshot_refaults_file = self.vmstat.workingset_refault_file;

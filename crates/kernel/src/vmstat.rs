@@ -41,8 +41,6 @@ counters!(
     pgsteal_file,
     allocstall,
     pageoutrun,
-    kswapd_low_wmark_hit_quickly,
-    kswapd_high_wmark_hit_quickly,
     nr_vmscan_write,
     workingset_refault_anon,
     workingset_refault_file,

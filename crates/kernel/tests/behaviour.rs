@@ -1,0 +1,281 @@
+//! Behaviour of the kernel model on small traces: each test states a mechanism and checks that
+//! the counters it drives move the way the mechanism says.
+
+mod common;
+use common::replay;
+use std::fmt::Write;
+
+/// A sequential pass over `pages` of anon memory, `passes` times, writing.
+fn anon_loop(ram: u64, swap: &str, pages: u32, passes: u32) -> String {
+    let mut s = format!("ram {ram}\nswap {swap}\nproc 1 app\nmap 1 heap anon {pages}\n");
+    for _ in 0..passes {
+        for first in (0..pages).step_by(64) {
+            writeln!(s, "touch 1 heap {first} {} w", 64.min(pages - first)).unwrap();
+        }
+    }
+    s
+}
+
+#[test]
+fn working_set_bigger_than_ram_swaps_out_and_refaults() {
+    // 96 MiB working set, 64 MiB RAM, zram swap.
+    let k = replay(&anon_loop(64, "zram 128 ratio=3", 96 * 256, 3), &[]);
+    let v = &k.vmstat;
+    assert!(v.pswpout > 10_000, "pswpout {}", v.pswpout);
+    assert!(v.pswpin > 10_000, "pswpin {}", v.pswpin);
+    assert!(v.workingset_refault_anon > 10_000, "refaults {}", v.workingset_refault_anon);
+    assert!(v.pgmajfault >= v.pswpin);
+    // The same working set fitting in RAM: no swap traffic at all.
+    let k2 = replay(&anon_loop(256, "zram 128 ratio=3", 96 * 256, 3), &[]);
+    assert_eq!(k2.vmstat.pswpout, 0);
+    assert_eq!(k2.vmstat.workingset_refault_anon, 0);
+}
+
+#[test]
+fn burst_below_min_direct_reclaims_slow_allocation_is_absorbed_by_kswapd() {
+    // 128 MiB RAM full of clean file cache, then an anon allocation of 64 MiB.
+    let mut prefix = String::from("ram 128\nswap none\nproc 1 reader\nmap 1 data file data.bin 30000\n");
+    // Read slowly (≈ 50 MB/s) so that only the phase under test can outrun kswapd.
+    for first in (0..30000).step_by(256) {
+        writeln!(prefix, "touch 1 data {first} {}\ntick 20000", 256.min(30000 - first)).unwrap();
+    }
+    prefix.push_str("proc 2 app\nmap 2 heap anon 16384\n");
+    // Burst: all at once.
+    let mut burst = prefix.clone();
+    for first in (0..16384).step_by(512) {
+        writeln!(burst, "touch 2 heap {first} 512 w").unwrap();
+    }
+    // Slow: the same pages in 64 KiB steps 1 ms apart (64 MB/s), each step smaller than the
+    // 360 KiB between the low and min watermarks of this 128 MiB machine: kswapd keeps up.
+    let mut slow = prefix.clone();
+    for first in (0..16384).step_by(16) {
+        writeln!(slow, "touch 2 heap {first} 16 w\ntick 1000").unwrap();
+    }
+    let kb = replay(&burst, &[]);
+    let ks = replay(&slow, &[]);
+    assert!(kb.vmstat.allocstall > 0, "burst allocstall {}", kb.vmstat.allocstall);
+    assert!(kb.vmstat.pgsteal_direct > 0);
+    assert_eq!(ks.vmstat.allocstall, 0, "slow allocation stalled: {:?}", ks.vmstat);
+    assert!(ks.vmstat.pgsteal_kswapd > 0);
+}
+
+#[test]
+fn lmkd_psi_kills_cached_processes_first_oldest_first() {
+    // Six "cached" apps (adj 900..950) and a foreground app that keeps allocating in a small
+    // phone with little swap: lmkd must kill cached apps, least recently used first, and never
+    // the foreground app while cached ones remain.
+    let mut s = String::from("ram 256\nswap zram 64 ratio=3\n");
+    for i in 0..6u32 {
+        let pid = 10 + i;
+        writeln!(s, "proc {pid} cached{i} adj=0\nmap {pid} heap anon 6000\nmap {pid} code file app{i}.apk 2000").unwrap();
+        writeln!(s, "touch {pid} heap 0 6000 w\ntouch {pid} code 0 2000").unwrap();
+        // Goes to background: cached, with adj rising by recency.
+        writeln!(s, "adj {pid} {}\ntick 1000", 900 + i * 10).unwrap();
+    }
+    writeln!(s, "proc 1 fg adj=0\nmap 1 heap anon 60000\nmap 1 code file fg.apk 4000").unwrap();
+    for round in 0..4 {
+        for first in (0..60000u32).step_by(500) {
+            writeln!(s, "touch 1 heap {first} 500 w\ntouch 1 code {} 100", (first / 500 * 100 + round) % 3900).unwrap();
+            if first % 5000 == 0 {
+                s.push_str("tick 10000\n");
+            }
+        }
+    }
+    let k = replay(&s, &[("kernel.lmkd", "psi")]);
+    let kills: Vec<_> = k.kills.iter().filter(|k| k.killer == "lmkd").collect();
+    assert!(!kills.is_empty(), "no lmkd kills; vmstat {:?}", k.vmstat);
+    for w in kills.windows(2) {
+        // Higher adj (less important) first; within equal importance, older first.
+        assert!(w[0].oom_score_adj >= w[1].oom_score_adj, "kill order {:?}", kills);
+    }
+    let fg_killed_at = kills.iter().position(|x| x.name == "fg");
+    if let Some(i) = fg_killed_at {
+        assert_eq!(i, kills.len() - 1);
+        assert!(kills[..i].len() == 6, "fg killed while cached apps lived: {kills:?}");
+    }
+    // The first victim is the highest-adj cached app.
+    assert_eq!(kills[0].name, "cached5");
+}
+
+#[test]
+fn lmkd_least_recently_used_within_an_adj_slot() {
+    let mut s = String::from("ram 128\nswap zram 128 ratio=3\n");
+    for i in 0..4u32 {
+        let pid = 10 + i;
+        writeln!(s, "proc {pid} c{i} adj=0\nmap {pid} heap anon 4000\ntouch {pid} heap 0 4000 w\nadj {pid} 900\ntick 1000").unwrap();
+    }
+    // The foreground app allocates at ≈ 200 MB/s, a realistic peak for an app.
+    writeln!(s, "proc 1 fg\nmap 1 heap anon 40000").unwrap();
+    for _ in 0..3 {
+        for first in (0..40000u32).step_by(500) {
+            writeln!(s, "touch 1 heap {first} 500 w\ntick 10000").unwrap();
+        }
+    }
+    let k = replay(&s, &[("kernel.lmkd", "psi")]);
+    let names: Vec<_> = k.kills.iter().filter(|x| x.killer == "lmkd").map(|x| x.name.clone()).collect();
+    assert!(names.len() >= 2, "{names:?} {:?}", k.kills);
+    assert_eq!(names[0], "c0", "{:?}", k.kills);
+    assert_eq!(names[1], "c1");
+}
+
+fn mixed(swappiness: &str) -> mobmem_kernel::Kernel {
+    // Anon and file working sets together larger than RAM; both re-used.
+    let mut s = String::from("ram 128\nswap zram 256 ratio=3\nproc 1 app\nmap 1 heap anon 20000\nmap 1 data file d.bin 20000\n");
+    for _ in 0..4 {
+        for first in (0..20000u32).step_by(250) {
+            writeln!(s, "touch 1 heap {first} 250 w\ntouch 1 data {first} 250").unwrap();
+        }
+    }
+    replay(&s, &[("kernel.swappiness", swappiness)])
+}
+
+#[test]
+fn higher_swappiness_shifts_reclaim_from_file_to_anon() {
+    let lo = mixed("10");
+    let hi = mixed("190");
+    let share = |k: &mobmem_kernel::Kernel| k.vmstat.pgsteal_anon as f64 / (k.vmstat.pgsteal_anon + k.vmstat.pgsteal_file).max(1) as f64;
+    assert!(share(&hi) > share(&lo) + 0.1, "anon share of reclaim: swappiness 10 → {:.3}, 190 → {:.3}", share(&lo), share(&hi));
+    assert!(hi.vmstat.pswpout > lo.vmstat.pswpout);
+}
+
+#[test]
+fn no_swap_reclaims_file_only() {
+    let mut s = String::from("ram 128\nswap none\nproc 1 app\nmap 1 heap anon 10000\nmap 1 data file d.bin 40000\n");
+    for _ in 0..2 {
+        for first in (0..40000u32).step_by(500) {
+            writeln!(s, "touch 1 data {first} 500\ntouch 1 heap {} 100 w", (first / 500 * 100) % 10000).unwrap();
+        }
+    }
+    let k = replay(&s, &[("kernel.swappiness", "200")]);
+    assert_eq!(k.vmstat.pgsteal_anon, 0);
+    assert!(k.vmstat.pgsteal_file > 0);
+}
+
+#[test]
+fn madv_pageout_reclaims_at_once_and_touch_refaults() {
+    let s = "ram 256\nswap zram 128 ratio=3\nproc 1 app\nmap 1 heap anon 1000\ntouch 1 heap 0 1000 w\nmadvise 1 heap 0 1000 pageout\n";
+    let k = replay(s, &[]);
+    assert_eq!(k.vmstat.pswpout, 1000);
+    assert_eq!(k.mappings[0].nr_present, 0);
+    assert_eq!(k.vmstat.workingset_refault_anon, 0);
+    let s2 = format!("{s}touch 1 heap 0 1000\n");
+    let k2 = replay(&s2, &[]);
+    assert_eq!(k2.vmstat.pswpin, 1000);
+    assert_eq!(k2.vmstat.workingset_refault_anon, 1000);
+    assert_eq!(k2.vmstat.pgmajfault, 1000);
+}
+
+#[test]
+fn madv_cold_deactivates_and_dontneed_frees() {
+    let s = "ram 256\nswap zram 128\nproc 1 app\nmap 1 heap anon 1000\ntouch 1 heap 0 1000 w\nmadvise 1 heap 0 1000 dontneed\n";
+    let k = replay(s, &[]);
+    assert_eq!(k.mappings[0].nr_present, 0);
+    assert_eq!(k.lru.total(), 0);
+    // Under 4.19 semantics new anon pages start active; COLD moves them to inactive.
+    let s2 = "ram 256\nswap zram 128\nproc 1 app\nmap 1 heap anon 1000\ntouch 1 heap 0 1000 w\nmadvise 1 heap 0 1000 cold\n";
+    let k2 = replay(s2, &[("kernel.semantics", "4.19")]);
+    assert_eq!(k2.lru.len[0], 1000);
+    assert_eq!(k2.vmstat.pgdeactivate, 1000);
+}
+
+#[test]
+fn anon_insertion_list_depends_on_kernel_semantics() {
+    let s = "ram 256\nproc 1 app\nmap 1 heap anon 100\ntouch 1 heap 0 100 w\n";
+    let old = replay(s, &[("kernel.semantics", "4.19")]);
+    let new = replay(s, &[("kernel.semantics", "5.10")]);
+    assert_eq!(old.lru.len[1], 100, "4.19: active_anon");
+    assert_eq!(new.lru.len[0], 100, "5.9+: inactive_anon");
+}
+
+#[test]
+fn file_refault_activates_when_distance_within_workingset() {
+    // A file read once, evicted by a scan of another file, then read again: refaults.
+    let mut s = String::from("ram 64\nswap none\nproc 1 app\nmap 1 a file a.bin 4000\nmap 1 b file b.bin 30000\ntouch 1 a 0 4000\n");
+    for first in (0..30000u32).step_by(500) {
+        writeln!(s, "touch 1 b {first} 500").unwrap();
+    }
+    s.push_str("touch 1 a 0 4000\n");
+    let k = replay(&s, &[]);
+    assert!(k.vmstat.workingset_refault_file > 0);
+}
+
+#[test]
+fn read_of_untouched_anon_maps_the_zero_page() {
+    let k = replay("ram 64\nproc 1 app\nmap 1 heap anon 100\ntouch 1 heap 0 100 r\n", &[]);
+    assert_eq!(k.lru.total(), 0);
+    assert_eq!(k.vmstat.pgfault, 100);
+    let k2 = replay("ram 64\nproc 1 app\nmap 1 heap anon 100\ntouch 1 heap 0 100 r\ntouch 1 heap 0 100 w\n", &[]);
+    assert_eq!(k2.lru.total(), 100);
+    assert_eq!(k2.vmstat.pgfault, 200);
+}
+
+#[test]
+fn memcg_limit_reclaims_in_the_charging_task_without_kswapd() {
+    let k = replay(&anon_loop(64, "zram 128 ratio=3", 96 * 256, 2), &[("kernel.scope", "memcg")]);
+    assert_eq!(k.vmstat.pgscan_kswapd, 0);
+    assert!(k.vmstat.pgscan_direct > 0);
+    assert!(k.memcg_charged <= 64 * 256);
+    assert_eq!(k.vmstat.allocstall, 0, "memcg reclaim is not counted as allocstall");
+}
+
+#[test]
+fn oom_killer_runs_without_swap() {
+    let k = replay(&anon_loop(32, "none", 16 * 256, 1).replace("proc 1 app", "proc 1 app\nproc 2 big\nmap 2 h anon 8000\ntouch 2 h 0 8000 w"), &[("kernel.lmkd", "off")]);
+    assert!(k.vmstat.oom_kill >= 1);
+    assert_eq!(k.kills[0].killer, "kernel");
+}
+
+#[test]
+fn pure_lru_evicts_least_recently_touched() {
+    // Capacity 4 pages is too small for RAM sizes in MiB; use 1 MiB = 256 frames and 300 pages.
+    let mut s = String::from("ram 1\nswap file 16\nproc 1 app\nmap 1 heap anon 300\n");
+    for p in 0..300 {
+        writeln!(s, "touch 1 heap {p} 1 w").unwrap();
+    }
+    // Pages 44..299 are the 256 most recent; touching 0 now misses, 299 hits.
+    s.push_str("touch 1 heap 299\ntouch 1 heap 0\n");
+    let k = replay(&s, &[("kernel.lru", "pure")]);
+    assert_eq!(k.vmstat.pgfault, 301);
+    assert_eq!(k.vmstat.pswpin, 1);
+}
+
+#[test]
+fn flash_swap_keeps_slot_on_read_swapin_and_skips_rewrite() {
+    // Page-out starts asynchronous writeback; the pages stay in the swap cache (a read is a minor
+    // fault). Once clean with a valid slot, a page-out frees them without writing again, and a
+    // read swap-in keeps the slot, so the next page-out is free too.
+    let s = "ram 256\nswap file 128\nproc 1 app\nmap 1 heap anon 100\ntouch 1 heap 0 100 w\nmadvise 1 heap 0 100 pageout\ntick 100000\ntouch 1 heap 0 100 r\nmadvise 1 heap 0 100 pageout\n";
+    let k = replay(s, &[]);
+    assert_eq!(k.vmstat.pswpout, 100);
+    assert_eq!(k.vmstat.pswpin, 0);
+    assert_eq!(k.vmstat.pgmajfault, 0);
+    assert_eq!(k.mappings[0].nr_present, 0);
+    let s2 = format!("{s}touch 1 heap 0 100 r\nmadvise 1 heap 0 100 pageout\n");
+    let k2 = replay(&s2, &[]);
+    assert_eq!(k2.vmstat.pswpin, 100);
+    assert_eq!(k2.vmstat.pswpout, 100);
+    assert_eq!(k2.mappings[0].nr_present, 0);
+    // A write swap-in drops the slot: the next page-out writes again.
+    let s3 = format!("{s}touch 1 heap 0 100 w\nmadvise 1 heap 0 100 pageout\n");
+    let k3 = replay(&s3, &[]);
+    assert_eq!(k3.vmstat.pswpout, 200);
+}
+
+#[test]
+fn zram_pool_occupies_ram() {
+    let k = replay("ram 256\nswap zram 128 ratio=4\nproc 1 app\nmap 1 heap anon 4096\ntouch 1 heap 0 4096 w\nmadvise 1 heap 0 4096 pageout\n", &[]);
+    // 16 MiB at ratio 4 → about 4 MiB of pool.
+    let mi = k.meminfo();
+    assert!((3500..4800).contains(&mi.ZramPool), "pool {} kB", mi.ZramPool);
+    assert!(k.frames_conserved());
+}
+
+#[test]
+fn same_seed_same_result_and_seed_matters_for_zram() {
+    let t = anon_loop(64, "zram 128 ratio=3", 96 * 256, 2);
+    let a = replay(&t, &[]).result_json();
+    let b = replay(&t, &[]).result_json();
+    assert_eq!(a, b);
+    let c = replay(&t, &[("kernel.seed", "2")]).result_json();
+    assert_ne!(a["meminfo"]["ZramComprData"], c["meminfo"]["ZramComprData"]);
+}
