@@ -30,7 +30,9 @@ pub fn config_for(trace: &Trace, device: &Settings, user: &Settings) -> Result<K
     let mut cfg = KernelConfig::default();
     apply(&mut cfg, device, "device")?;
     if let Some(mib) = trace.ram_mib {
+        // A trace's `ram` is the memory it runs in: the device's carve-outs do not apply.
         cfg.ram_pages = mib * 256;
+        cfg.reserved_pages = 0;
         cfg.memcg_limit_pages = mib * 256;
     }
     match trace.swap {

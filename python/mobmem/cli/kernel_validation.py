@@ -82,6 +82,7 @@ def register(app: typer.Typer) -> None:
         quick: bool = typer.Option(False, help="small traces (seconds; for tests)"),
         shape: Optional[List[str]] = typer.Option(None, help="only these shapes (seq-scan, seq-scan-anon, zipf, app-switch)"),
         json_out: Optional[Path] = typer.Option(None, "--json-out", help="also write the raw results as JSON"),
+        real_runs: int = typer.Option(3, help="real-kernel runs per trace (it is not deterministic)"),
     ) -> None:
         """Regenerate docs/validation.md: model vs real kernel per counter, and pure LRU vs libcachesim."""
         from rich.console import Console
@@ -94,7 +95,7 @@ def register(app: typer.Typer) -> None:
         for s in shape or []:
             if s not in known:
                 raise MobmemError(f"validate: unknown shape '{s}' (one of {', '.join(known)})")
-        res = v.run_validation(str(workdir), real=real, quick=quick, shapes=shape or None,
+        res = v.run_validation(str(workdir), real=real, quick=quick, shapes=shape or None, real_runs=real_runs,
                                log=lambda s: console.print(f"[dim]{escape(s)}[/dim]"))
         v.write_markdown(res, str(out))
         if json_out:

@@ -1,5 +1,169 @@
-"""``mobmem lbo …``: lower-bound overhead of GC (issue 5). Placeholder group."""
+"""``mobmem lbo …``: lower-bound overhead of GC on a back end.
+
+``mobmem lbo --backend jvm|sim --workloads … --collectors … --heaps N [--range R] [--invocations K]
+[--out DIR] [--json]`` runs a whole study (minimum heaps, sweep, analysis, tables, plots, report);
+re-running with the same ``--out`` resumes it. ``mobmem lbo minheap …`` runs only the minimum-heap
+search. ``--backend sim`` is refused until the simulator's runtime (issue 3) exists.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+import time
+from typing import Optional
 
 import typer
 
-app = typer.Typer(help="Lower-bound overhead (LBO) of garbage collection.", no_args_is_help=True)
+from mobmem.errors import MobmemError
+from mobmem.harness.cliutil import handle_errors
+
+app = typer.Typer(help="Lower-bound overhead (LBO) of garbage collection.", invoke_without_command=True, no_args_is_help=False)
+
+ALL_COLLECTORS = "Serial,Parallel,G1,ZGC,Shenandoah,Epsilon"
+
+
+def _list(s: str, what: str) -> list[str]:
+    items = [x.strip() for x in s.split(",") if x.strip()]
+    if not items:
+        raise MobmemError(f"--{what} is empty")
+    return items
+
+
+def _log(quiet: bool):
+    def log(msg: str) -> None:
+        if not quiet:
+            print(msg, file=sys.stderr, flush=True)
+    return log
+
+
+def _parse_min_heaps(s: Optional[str]) -> dict[str, int]:
+    out = {}
+    if not s:
+        return out
+    for part in s.split(","):
+        w, eq, v = part.partition("=")
+        if not eq:
+            raise MobmemError(f"--min-heap expects WORKLOAD=MB[,…], got {part!r}")
+        try:
+            mb = int(v)
+        except ValueError:
+            raise MobmemError(f"--min-heap: {v!r} is not a whole number of MB") from None
+        if mb <= 0:
+            raise MobmemError(f"--min-heap: heap size must be positive, got {mb}")
+        out[w.strip().lower()] = mb
+    return out
+
+
+def _backend(name, jdk, measure, log, warmup, timeout):
+    from mobmem.lbo.backend import get_backend
+
+    if name.strip().lower() == "jvm":
+        wu = None
+        if warmup is not None:
+            if warmup < 0:
+                raise MobmemError(f"--warmup must be ≥ 0, got {warmup}")
+            from mobmem.jvm.workload import WORKLOADS
+
+            wu = {w: warmup for w in WORKLOADS}
+        return get_backend("jvm", jdk=jdk, measure=measure, log=log, warmup=wu, timeout_s=timeout)
+    return get_backend(name)
+
+
+@app.callback()
+@handle_errors
+def main(
+    ctx: typer.Context,
+    backend: str = typer.Option("jvm", "--backend", help="jvm (real JVMs on this host) or sim (the simulator; not yet available)."),
+    workloads: str = typer.Option("gcbench", "--workloads", help="Comma-separated: gcbench, lusearch, xalan, pmd."),
+    collectors: str = typer.Option(ALL_COLLECTORS, "--collectors", help="Comma-separated collectors."),
+    heaps: int = typer.Option(9, "--heaps", help="Number of heap sizes (N)."),
+    range_: float = typer.Option(6.0, "--range", help="Largest heap as a multiple of the minimum heap (R)."),
+    spacing: float = typer.Option(1.0, "--spacing", help="running-ng spread factor sf (0: evenly spaced)."),
+    invocations: int = typer.Option(5, "--invocations", help="Invocations (JVM launches) per configuration (K)."),
+    out: str = typer.Option("mobmem-lbo", "--out", help="Output directory; an existing one is resumed."),
+    json_flag: bool = typer.Option(False, "--json", help="Print lbo.json on stdout instead of tables."),
+    jdk: Optional[str] = typer.Option(None, "--jdk", help="JDK major version (17, 25) or home; default: java on PATH."),
+    measure: str = typer.Option("auto", "--measure", help="auto (perf_event, else /proc fallback), perf, proc."),
+    reference: str = typer.Option("G1", "--reference", help="Collector used for the minimum-heap search."),
+    min_heap: Optional[str] = typer.Option(None, "--min-heap", help="Skip the search: WORKLOAD=MB[,…]."),
+    warmup: Optional[int] = typer.Option(None, "--warmup", help="Warm-up iterations in each JVM (default: per workload)."),
+    timeout: Optional[float] = typer.Option(None, "--timeout", help="Per-invocation time limit in seconds (default: per workload)."),
+    seed: int = typer.Option(1, "--seed", help="Seed of the per-round shuffle of configurations."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress messages."),
+    report_only: bool = typer.Option(False, "--report-only", help="Run nothing: analyse the invocations already in --out."),
+):
+    """Run an LBO study (or use the `minheap` sub-command)."""
+    ctx.obj = {k: v for k, v in locals().items() if k != "ctx"}
+    if ctx.invoked_subcommand is not None:
+        return
+    from mobmem.lbo import analysis, report, sweep
+    from mobmem.lbo.heaps import heap_multiples
+
+    if heaps < 1:
+        raise MobmemError(f"--heaps must be ≥ 1, got {heaps}")
+    if invocations < 1:
+        raise MobmemError(f"--invocations must be ≥ 1, got {invocations}")
+    if timeout is not None and timeout <= 0:
+        raise MobmemError(f"--timeout must be positive, got {timeout}")
+    heap_multiples(heaps, range_, spacing)  # validates R and sf
+    log = _log(quiet or json_flag)
+    be = _backend(backend, jdk, measure, log, warmup, timeout)
+    ws, cs = be.check(_list(workloads, "workloads"), _list(collectors, "collectors"))
+    ref = be.check(ws[:1], [reference])[1][0]
+    if be.is_nogc(ref):
+        raise MobmemError(f"--reference {ref} cannot find a minimum heap (its heap is fixed); use e.g. G1")
+    given = _parse_min_heaps(min_heap)
+    t0 = time.monotonic()
+    if report_only and not os.path.exists(os.path.join(out, "results.jsonl")):
+        raise MobmemError(f"--report-only: no results.jsonl in {out}")
+    if not report_only:
+        be.prepare(ws, log)
+    mh = sweep.min_heaps(be, ws, ref, out, given, log)
+    configs = sweep.plan(be, ws, cs, mh, heaps, range_, spacing)
+    cmd = ["mobmem", "lbo", *sys.argv[2:]] if len(sys.argv) > 1 and sys.argv[1] == "lbo" else ["mobmem", "lbo", *sys.argv[1:]]
+    if report_only:
+        records, meta = sweep.load_sweep(be, configs, out, command=cmd)
+    else:
+        log(f"{len(configs)} configurations × {invocations} invocations, interleaved (seed {seed}) → {out}")
+        records, meta = sweep.run_sweep(be, configs, invocations, out, seed=seed, command=cmd, log=log)
+    res = analysis.compute(records, be.metric_pairs)
+    files = report.plots(res, out) if res["cells"] else []
+    settings = {"backend": be.name, "workloads": ", ".join(ws), "collectors": ", ".join(cs), "heap sizes (N)": heaps,
+                "range (R)": range_, "spread factor (sf)": spacing,
+                "heap multiples": ", ".join(f"{m:.3f}" for m in heap_multiples(heaps, range_, spacing)),
+                "invocations (K)": invocations, "shuffle seed": seed, "minimum-heap reference collector": ref}
+    rpath = report.write_report(res, out, command=shlex.join(cmd), env=meta["environment"], minheap=mh, settings=settings,
+                                warnings=meta["warnings"], plot_files=files, elapsed_s=None if report_only else time.monotonic() - t0, records=records)
+    doc = report.to_json(res, {"command": shlex.join(cmd), "settings": settings, "min_heaps": mh, "warnings": meta["warnings"]})
+    with open(os.path.join(out, "lbo.json"), "w") as f:
+        json.dump(doc, f, indent=2, default=str)
+    if json_flag:
+        print(json.dumps(doc, indent=2, default=str))
+    else:
+        report.print_tables(res)
+        log(f"report: {rpath}; plots: {', '.join(os.path.basename(p) for p in files)}")
+
+
+@app.command("minheap")
+@handle_errors
+def minheap_cmd(ctx: typer.Context):
+    """Find the minimum heap of each workload with the reference collector (--reference)."""
+    from mobmem.lbo import sweep
+
+    o = ctx.obj or {}
+    log = _log(o.get("quiet") or o.get("json_flag"))
+    be = _backend(o.get("backend", "jvm"), o.get("jdk"), o.get("measure", "auto"), log, o.get("warmup"), o.get("timeout"))
+    ws, _ = be.check(_list(o.get("workloads", "gcbench"), "workloads"), [o.get("reference", "G1")])
+    ref = be.check(ws[:1], [o.get("reference", "G1")])[1][0]
+    if be.is_nogc(ref):
+        raise MobmemError(f"--reference {ref} cannot find a minimum heap (its heap is fixed); use e.g. G1")
+    be.prepare(ws, log)
+    mh = sweep.min_heaps(be, ws, ref, o.get("out"), _parse_min_heaps(o.get("min_heap")), log)
+    if o.get("json_flag"):
+        print(json.dumps(mh, indent=2))
+    else:
+        for w, d in mh.items():
+            print(f"{w}: {d['min_heap_mb']} MB ({d.get('source')}{', ' + str(len(d.get('probes', []))) + ' probes' if d.get('probes') else ''})")

@@ -54,13 +54,12 @@ class ResultStore:
 
     def append(self, rec: dict[str, Any]) -> None:
         if self._f is None:
-            # repair a torn last line so the next record starts on its own line
+            # drop a torn last line (killed mid-write) so the next record starts cleanly
             if os.path.exists(self.path) and os.path.getsize(self.path) > 0:
-                with open(self.path, "rb") as f:
-                    f.seek(-1, os.SEEK_END)
-                    if f.read(1) != b"\n":
-                        with open(self.path, "ab") as g:
-                            g.write(b"\n")
+                with open(self.path, "rb+") as f:
+                    data = f.read()
+                    if not data.endswith(b"\n"):
+                        f.truncate(data.rfind(b"\n") + 1)
             self._f = open(self.path, "a", encoding="utf-8")
         self._f.write(json.dumps(rec, separators=(",", ":"), default=_default) + "\n")
         self._f.flush()

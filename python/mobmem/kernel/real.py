@@ -7,11 +7,14 @@ the trace's kind, and the kernel's own counter deltas are printed beside the mod
 How a trace becomes real work
 -----------------------------
 * One real child process per trace ``proc``. The children are small stdlib-only Python
-  programs (``python3 -I -S``, see ``_CHILD_SRC``) started before the replay; each builds its
-  page-content bank and its receive buffer, says it is ready, and only then is moved into the
-  cgroup, so interpreter memory stays charged outside. A coordinator (this process) feeds each
-  child its ops over a pipe in trace order and waits for the child's acknowledgement before the
-  next run of ops of another process, so the global order of the trace is kept.
+  programs (``python3 -I -S``, see ``_CHILD_SRC``) started a few ahead of their ``proc`` event
+  (``SPAWN_AHEAD``); each builds its page-content bank and its receive buffer, says it is
+  ready, and only at its ``proc`` event is it moved into the cgroup, so interpreter memory
+  stays charged outside. A coordinator (this process) feeds each child its ops over a pipe in
+  trace order (runs of one process's consecutive ops, ≤ ``MAX_BATCH`` per message) and waits
+  for the child's acknowledgement before going on, so the global order of the trace is kept.
+  A child that dies (the memcg OOM killer) is recorded in ``kills`` with the lines being
+  executed when it was noticed; its later events are skipped.
 * ``map … anon N`` → ``mmap(MAP_PRIVATE|MAP_ANONYMOUS)`` of N pages; ``map … file F N [exec]``
   → ``mmap(MAP_SHARED)`` of a real file F (PROT_EXEC added for ``exec``) created beforehand
   in a directory on the root file system, filled with content, fsync'd and evicted from the
@@ -19,8 +22,12 @@ How a trace becomes real work
 * ``touch … r`` reads one 8-byte word of each page, in page order; ``touch … w`` writes the
   whole page (4096 bytes) with content of the trace's compressibility (below).
 * ``madvise`` → the real ``madvise(2)`` (DONTNEED=4, COLD=20, PAGEOUT=21, WILLNEED=3).
-* ``adj`` / ``proc adj=`` → ``/proc/<pid>/oom_score_adj``; ``tick`` → sleep (scaled by
+* ``adj`` / ``proc adj=`` → ``/proc/<pid>/oom_score_adj`` (a negative value needs
+  CAP_SYS_RESOURCE; without it 0 is written and a note says so); ``tick`` → sleep (scaled by
   ``time_scale``); ``exit`` → the child exits and is waited for (its memory is freed).
+* Before the replay: ``page-cluster`` is set to 0 (Android's and the model's default; restored
+  afterwards); on cgroup v1 the cgroup's ``memory.swappiness`` is left at its inherited value
+  unless ``RealOptions.swappiness`` is given. ``swap none`` also caps the cgroup's swap at 0.
 
 Page content (what the lead's model needs as its compressed-size input)
 -----------------------------------------------------------------------
@@ -86,6 +93,7 @@ WORK_PARENT = "/var/tmp"  # on the root (ext4) file system, not tmpfs
 CG_PREFIX = "mobmem-real-"
 ZRAM = "/sys/block/zram0"
 MAX_BATCH = 4096  # ops per message to a child (its receive buffer is preallocated)
+SPAWN_AHEAD = 8  # children started ahead of their 'proc' event
 OP_STRUCT = "<BBxxiqq"  # op, flag, vma, a, b  (24 bytes)
 
 MADV = {0: 4, 1: 20, 2: 21, 3: 3}  # trace advice code -> MADV_DONTNEED, COLD, PAGEOUT, WILLNEED
@@ -241,6 +249,15 @@ def make_bank(ratio: float, seed: int = CONTENT_SEED, n: int = BANK_PAGES) -> by
     return _child_namespace()["make_bank"](float(ratio), seed, n, LZ4_OVERHEAD)
 
 
+def content_sigma(ratio: float) -> float:
+    """Log-normal sigma with the same coefficient of variation as the written pages' compressed
+    sizes (uniform on [0.8k, 1.2k] + overhead, k = 4096/ratio − overhead)."""
+    k = max(1.0, PAGE / ratio - LZ4_OVERHEAD)
+    lo, hi = min(PAGE, 0.8 * k) + LZ4_OVERHEAD, min(PAGE, 1.2 * k) + LZ4_OVERHEAD
+    mean, sd = (lo + hi) / 2, (hi - lo) / math.sqrt(12)
+    return math.sqrt(math.log(1 + (sd / mean) ** 2))
+
+
 def content_description(ratio: float) -> dict:
     k = max(1.0, PAGE / ratio - LZ4_OVERHEAD)
     return {
@@ -251,6 +268,7 @@ def content_description(ratio: float) -> dict:
         "random_prefix_mean_bytes": round(min(PAGE, k), 1),
         "expected_compressed_bytes": f"~k+{LZ4_OVERHEAD}, uniform on about [{round(0.8 * k + LZ4_OVERHEAD)}, {round(min(PAGE, 1.2 * k) + LZ4_OVERHEAD)}]",
         "file_ratio": FILE_RATIO,
+        "lognormal_sigma_equivalent": round(content_sigma(ratio), 4),
         "read_touch": "reads one 8-byte word of each page",
         "write_touch": "writes the whole 4096-byte page with its template",
     }
@@ -384,26 +402,30 @@ class CgroupInfo:
     root: str  # the hierarchy mount holding the memory controller
 
 
-def find_memory_cgroup() -> CgroupInfo | None:
-    """Where the memory controller is: a v1 ``memory`` hierarchy, or a v2 mount with it."""
-    try:
-        mounts = _read("/proc/self/mounts").splitlines()
-    except OSError:
-        return None
+def find_memory_cgroup(mounts_text: str | None = None, controllers=None) -> CgroupInfo | None:
+    """Where the memory controller is: a cgroup2 mount that has it, else a v1 ``memory``
+    hierarchy (a hybrid machine may mount cgroup2 without the memory controller)."""
+    if mounts_text is None:
+        try:
+            mounts_text = _read("/proc/self/mounts")
+        except OSError:
+            return None
+    if controllers is None:
+        def controllers(mnt: str) -> list[str]:
+            try:
+                return _read(os.path.join(mnt, "cgroup.controllers")).split()
+            except OSError:
+                return []
     v1 = v2 = None
-    for ln in mounts:
+    for ln in mounts_text.splitlines():
         parts = ln.split()
         if len(parts) < 4:
             continue
         fstype, mnt, opts = parts[2], parts[1], parts[3].split(",")
         if fstype == "cgroup" and "memory" in opts and v1 is None:
             v1 = mnt
-        elif fstype == "cgroup2" and v2 is None:
-            try:
-                if "memory" in _read(os.path.join(mnt, "cgroup.controllers")).split():
-                    v2 = mnt
-            except OSError:
-                pass
+        elif fstype == "cgroup2" and v2 is None and "memory" in controllers(mnt):
+            v2 = mnt
     if v2 is not None:
         return CgroupInfo(2, v2)
     if v1 is not None:
@@ -497,6 +519,12 @@ def _undo(state: dict, log: list[str]) -> list[str]:
             log.append(f"rm -r {wd}")
         except OSError as e:
             problems.append(f"rmdir {wd}: {e.strerror}")
+    sub = state.get("v2_subtree_memory_enabled")
+    if sub:
+        try:
+            _write(sub, "-memory")
+        except OSError:
+            pass  # in use by other cgroups by now: leave it on
     # 5. sysctls
     for path, value in state.get("sysctl_orig", {}).items():
         try:
@@ -504,6 +532,17 @@ def _undo(state: dict, log: list[str]) -> list[str]:
         except OSError as e:
             problems.append(f"restore {path}: {e}")
     return problems
+
+
+def _running_owner() -> int | None:
+    """The pid of a live replay that owns the state file, if any."""
+    try:
+        owner = json.loads(_read(STATE_FILE)).get("pid")
+    except (OSError, ValueError, AttributeError):
+        return None
+    if owner and owner != os.getpid() and _pid_alive(owner):
+        return int(owner)
+    return None
 
 
 def restore_stale() -> list[str]:
@@ -631,6 +670,9 @@ def run_real(trace_path: str, opts: RealOptions | None = None, trace=None) -> di
     opts = opts or RealOptions()
     if trace is None:
         trace = tr.parse_trace(trace_path)
+    owner = _running_owner()
+    if owner is not None:
+        raise Skipped(f"another real replay is running (pid {owner})")
     restore_stale()
     info, notes = _preflight(trace)
     if trace.swap_kind == "zram":
@@ -642,25 +684,27 @@ def run_real(trace_path: str, opts: RealOptions | None = None, trace=None) -> di
     log: list[str] = []
     children: list[_Child] = []
     env: dict[str, Any] = {}
-    old_handlers = {}
-    blocked = False
+    old_handlers: dict = {}
+    cleaning = False
+    late_signal: list[int] = []
     t_start = time.monotonic()
 
     def on_signal(signum, frame):
+        if cleaning:  # restoring: finish that first, report the signal afterwards
+            late_signal.append(signum)
+            return
+        if signum == signal.SIGINT:
+            raise KeyboardInterrupt
         raise _Interrupted(signum)
 
     if _in_main_thread():
-        for s in (signal.SIGTERM, signal.SIGHUP):
-            old_handlers[s] = signal.signal(s, on_signal)
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+            old_handlers[sig] = signal.signal(sig, on_signal)
     try:
         _save_state(state)
-        result = _setup_and_replay(trace, trace_path, opts, info, notes, state, children, env)
-        return result
+        return _setup_and_replay(trace, trace_path, opts, info, notes, state, children, env)
     finally:
-        # restore with the terminating signals held off, so a second ^C cannot cut it short
-        if _in_main_thread():
-            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
-            blocked = True
+        cleaning = True  # from here on a signal cannot cut the restoration short
         try:
             for c in children:
                 if c.popen.poll() is None:
@@ -688,10 +732,12 @@ def run_real(trace_path: str, opts: RealOptions | None = None, trace=None) -> di
                 print(f"warning: machine not fully restored: {'; '.join(problems)}", file=sys.stderr)
             env["restore_seconds"] = round(time.monotonic() - t_start - env.get("run_seconds", 0), 3)
         finally:
-            for s, h in old_handlers.items():
-                signal.signal(s, h)
-            if blocked:
-                signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM, signal.SIGHUP})
+            for sig, h in old_handlers.items():
+                signal.signal(sig, h)
+        if late_signal and sys.exc_info()[0] is None:
+            if late_signal[0] == signal.SIGINT:
+                raise KeyboardInterrupt
+            raise _Interrupted(late_signal[0])
 
 
 def _in_main_thread() -> bool:
@@ -701,8 +747,6 @@ def _in_main_thread() -> bool:
 
 
 def _setup_and_replay(trace, trace_path, opts, info, notes, state, children, env) -> dict:
-    from mobmem.kernel import trace as tr
-
     t0 = time.monotonic()
     ratio = trace.zram_ratio if trace.zram_ratio is not None else DEFAULT_RATIO
     # -- work dir (files, swap file) on the root file system
@@ -743,6 +787,12 @@ def _setup_and_replay(trace, trace_path, opts, info, notes, state, children, env
     cached_left = {f: _mincore_resident(p) for f, p in file_paths.items()}
 
     # -- cgroup
+    if info.version == 2:  # the memory controller must be enabled for the root's children
+        sub = os.path.join(info.root, "cgroup.subtree_control")
+        if "memory" not in _read(sub).split():
+            _write(sub, "+memory")
+            state["v2_subtree_memory_enabled"] = sub
+            _save_state(state)
     cg = os.path.join(info.root, f"{CG_PREFIX}{os.getpid()}")
     os.mkdir(cg)
     state["cgroup"] = cg
@@ -757,6 +807,8 @@ def _setup_and_replay(trace, trace_path, opts, info, notes, state, children, env
         if trace.swap_kind in (None, "none") and os.path.exists(os.path.join(cg, "memory.memsw.limit_in_bytes")) and trace.ram_mib is not None:
             _write(os.path.join(cg, "memory.memsw.limit_in_bytes"), trace.ram_mib << 20)
     else:
+        if not os.path.exists(os.path.join(cg, "memory.max")):
+            raise Skipped(f"cgroup2 at {info.root} does not delegate the memory controller to its children")
         if trace.ram_mib is not None:
             _write(os.path.join(cg, "memory.max"), trace.ram_mib << 20)
         if trace.swap_kind in (None, "none") and os.path.exists(os.path.join(cg, "memory.swap.max")):
@@ -809,29 +861,11 @@ def _setup_and_replay(trace, trace_path, opts, info, notes, state, children, env
         "max_batch": MAX_BATCH, "madv": MADV,
         "file_advice": {"normal": 0, "random": 1, "sequential": 2}[opts.file_advice],
     }
-    for p in trace.procs:
-        popen = subprocess.Popen(
-            [sys.executable, "-I", "-S", "-c", _CHILD_SRC],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True, close_fds=True,
-        )
-        state["children"].append(popen.pid)
-        _save_state(state)
-        children.append(_Child(p.index, p.pid, p.name, popen, pid=popen.pid))
-    for c in children:
-        vm = {v.index: (v.kind, v.pages, file_paths.get(v.file or "", ""), v.exec) for v in trace.vmas if v.proc == c.proc_index}
-        cfg = dict(cfg_base, vmas=vm)
-        payload = repr(cfg).encode()
-        c.popen.stdin.write(struct.pack("<cI", b"C", len(payload)) + payload)
-        c.popen.stdin.flush()
-    for c in children:
-        kind, payload = _recv(c)
-        if kind != b"R":
-            raise MobmemError(f"{trace_path}: real replay: child for pid {c.pid_trace} failed to start")
-    procs_file = os.path.join(cg, "cgroup.procs")
-    for c in children:
-        _write(procs_file, c.pid)
-        c.base_stat = _proc_faults(c.pid)
-        c.base_status = _proc_status(c.pid)
+    vmas_of: dict[int, dict] = {}
+    for v in trace.vmas:
+        vmas_of.setdefault(v.proc, {})[v.index] = (v.kind, v.pages, file_paths.get(v.file or "", ""), v.exec)
+    spawner = _Spawner(trace, trace_path, cfg_base, vmas_of, os.path.join(cg, "cgroup.procs"), state, children)
+    spawner.ensure(SPAWN_AHEAD)
 
     if opts.inject_error_after_setup:
         raise RuntimeError("injected error after setup (test)")
@@ -858,7 +892,7 @@ def _setup_and_replay(trace, trace_path, opts, info, notes, state, children, env
             zram_peak.clear()
             zram_peak.update(z)
 
-    kills, slept = _drive(trace, trace_path, children, opts, before_exit=sample_zram)
+    kills, slept = _drive(trace, trace_path, spawner, opts, before_exit=sample_zram, sample=sample_zram)
     sample_zram()
     replay_s = time.monotonic() - t1
 
@@ -887,7 +921,7 @@ def _setup_and_replay(trace, trace_path, opts, info, notes, state, children, env
         zram["mem_used_max"] = zr1["mem_used_max"]
         zram["ratio"] = round(zram["orig_data_size"] / zram["compr_data_size"], 3) if zram["compr_data_size"] > 0 else None
         zram["stored_pages"] = zram["orig_data_size"] // PAGE
-        # the fullest moment seen (sampled before every exit and at the end): the ratio there
+        # the fullest moment seen (sampled every 10 ms of replay, before every exit and at the end)
         pk = {k: zram_peak[k] - (zr0 or {}).get(k, 0) for k in ("orig_data_size", "compr_data_size", "mem_used_total", "same_pages", "huge_pages")}
         pk["ratio"] = round(pk["orig_data_size"] / pk["compr_data_size"], 3) if pk["compr_data_size"] > 0 else None
         pk["stored_pages"] = pk["orig_data_size"] // PAGE
@@ -903,6 +937,8 @@ def _setup_and_replay(trace, trace_path, opts, info, notes, state, children, env
         "lru": "multi-gen LRU" if _mglru_enabled() else "classic active/inactive two-list LRU (no MGLRU)",
         "swappiness": swappiness_used,
         "page_cluster": int(_read("/proc/sys/vm/page-cluster").strip()),
+        "file_read_ahead_kb": _read_ahead_kb(wd if os.path.isdir(wd) else WORK_PARENT),
+        "fault_around_bytes": _fault_around_bytes(),
         "thp": _bracketed("/sys/kernel/mm/transparent_hugepage/enabled"),
         "zswap": _read("/sys/module/zswap/parameters/enabled").strip() if os.path.exists("/sys/module/zswap/parameters/enabled") else "absent",
         "swap": swap_desc,
@@ -921,6 +957,7 @@ def _setup_and_replay(trace, trace_path, opts, info, notes, state, children, env
             "vmstat": "global /proc/vmstat delta: includes other activity on the machine during the replay",
             "pgscan_direct/pgsteal_direct (v1)": "memory cgroup limit reclaim is counted in the global pgscan_anon/pgscan_file (and pgsteal_*) but not in the global pgscan_direct/pgsteal_direct (those go to the memcg, which cgroup v1 does not show): derived as pgscan_anon + pgscan_file - pgscan_kswapd - pgscan_direct - pgscan_khugepaged - pgscan_proactive (+ the global pgscan_direct)",
             "allocstall": "counts only global direct reclaim: memcg limit reclaim leaves it at 0",
+            "pgrefill": "the global counter leaves out memcg limit reclaim (counted only in the memcg, not shown by cgroup v1): 0 here; pgdeactivate is counted globally",
             "pgpgin/pgpgout": "global vmstat: KiB read from / written to block devices (zram included)",
         },
         "notes": notes + opts._notes + [
@@ -935,13 +972,43 @@ def _setup_and_replay(trace, trace_path, opts, info, notes, state, children, env
         "vmstat": values,
         "sources": sources,
         "vmstat_global": vm_delta,
-        "memcg": {k: v for k, v in mc_delta.items()},
+        "memcg": {"delta": {k: v for k, v in mc_delta.items() if not k.startswith(("total_", "hierarchical_"))},
+                  "end": mc1},
         "meminfo": meminfo,
         "zram": zram,
         "kills": kills,
         "per_process": per_process,
         "environment": env,
     }
+
+
+def _read_ahead_kb(path: str) -> int | None:
+    """read_ahead_kb of the block device holding ``path`` (what mmap read-around uses)."""
+    try:
+        dev = os.stat(path).st_dev
+        return int(_read(f"/sys/class/bdi/{os.major(dev)}:{os.minor(dev)}/read_ahead_kb").strip())
+    except (OSError, ValueError):
+        return None
+
+
+def _fault_around_bytes() -> int:
+    try:
+        return int(_read("/sys/kernel/debug/fault_around_bytes").strip())
+    except (OSError, ValueError):
+        return 65536  # the kernel default (debugfs is not mounted to read it)
+
+
+def machine_environment() -> dict:
+    """The knobs the model needs to match this machine, read without changing anything."""
+    env: dict[str, Any] = {"kernel": platform.release(), "page_cluster": 0, "fault_around_bytes": _fault_around_bytes()}
+    try:
+        env["swappiness"] = int(_read("/proc/sys/vm/swappiness").strip())
+    except (OSError, ValueError):
+        pass
+    ra = _read_ahead_kb(WORK_PARENT if os.path.isdir(WORK_PARENT) else "/")
+    if ra is not None:
+        env["file_read_ahead_kb"] = ra
+    return env
 
 
 def _bracketed(path: str) -> str | None:
@@ -1094,8 +1161,54 @@ def _final_stats(c: _Child) -> dict:
     }
 
 
-def _drive(trace, trace_path, children: list[_Child], opts: RealOptions, before_exit=None) -> tuple[list[dict], float]:
-    """Execute the op list in order. Returns (kills, seconds slept)."""
+class _Spawner:
+    """Starts the children a little ahead of their ``proc`` events (at most ``SPAWN_AHEAD``
+    idle ones), and moves each into the cgroup when its ``proc`` event comes."""
+
+    def __init__(self, trace, trace_path, cfg_base, vmas_of, procs_file, state, children):
+        self.trace, self.trace_path, self.cfg_base = trace, trace_path, cfg_base
+        self.vmas_of, self.procs_file, self.state, self.children = vmas_of, procs_file, state, children
+        self.by_index: dict[int, _Child] = {}
+        self.next = 0  # next proc index to spawn
+
+    def ensure(self, upto: int) -> None:
+        while self.next < min(upto, len(self.trace.procs)):
+            p = self.trace.procs[self.next]
+            popen = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-c", _CHILD_SRC],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True, close_fds=True,
+            )
+            self.state["children"].append(popen.pid)
+            _save_state(self.state)
+            c = _Child(p.index, p.pid, p.name, popen, pid=popen.pid)
+            self.children.append(c)
+            self.by_index[p.index] = c
+            payload = repr(dict(self.cfg_base, vmas=self.vmas_of.get(p.index, {}))).encode()
+            popen.stdin.write(struct.pack("<cI", b"C", len(payload)) + payload)
+            popen.stdin.flush()
+            self.next += 1
+
+    def activate(self, index: int) -> _Child:
+        self.ensure(index + 1 + SPAWN_AHEAD)
+        c = self.by_index[index]
+        kind, _ = _recv(c)
+        if kind != b"R":
+            raise MobmemError(f"{self.trace_path}: real replay: the process for pid {c.pid_trace} failed to start")
+        _write(self.procs_file, c.pid)  # into the cgroup only now: the interpreter stays charged outside
+        c.base_stat = _proc_faults(c.pid)
+        c.base_status = _proc_status(c.pid)
+        c.started = True
+        return c
+
+
+def _drive(trace, trace_path, spawner: "_Spawner", opts: RealOptions, before_exit=None,
+           sample=None) -> tuple[list[dict], float]:
+    """Execute the op list in order. Returns (kills, seconds slept).
+
+    ``before_exit`` is called before every exit, ``sample`` after child batches (at most every
+    10 ms): both read the zram state to find its fullest moment.
+    """
+    last_sample = [0.0]
     import numpy as np
 
     from mobmem.kernel import trace as tr
@@ -1114,8 +1227,7 @@ def _drive(trace, trace_path, children: list[_Child], opts: RealOptions, before_
     kills: list[dict] = []
     adj_clamped: dict[int, list[int]] = {}
     slept = 0.0
-    by_index = {c.proc_index: c for c in children}
-    adj_now = {c.proc_index: 0 for c in children}
+    adj_now: dict[int, int] = {}
 
     def set_adj(c: _Child, adj: int) -> None:
         try:
@@ -1125,14 +1237,23 @@ def _drive(trace, trace_path, children: list[_Child], opts: RealOptions, before_
             _write(f"/proc/{c.pid}/oom_score_adj", max(0, adj))
             adj_clamped.setdefault(c.pid_trace, []).append(adj)
 
-    def killed(c: _Child, i: int) -> None:
+    def killed(c: _Child, i: int, j: int) -> None:
+        """The child died while executing ops [i, j) (one batch): record where."""
         c.alive = False
         rc = c.popen.wait()
         kills.append({
-            "pid": c.pid_trace, "name": c.name, "adj": adj_now[c.proc_index],
+            "pid": c.pid_trace, "name": c.name, "adj": adj_now.get(c.proc_index, 0),
             "reason": f"killed by signal {-rc}" + (" (memcg OOM killer)" if rc == -signal.SIGKILL else "") if rc < 0 else f"exited with {rc}",
-            "line": int(line[i]),
+            "line": int(line[i]),  # first line of the batch it was executing
+            "line_end": int(line[j - 1]),
         })
+
+    def reap(i: int, j: int) -> None:
+        """Notice children killed while another one ran ops [i, j) (the OOM killer's victim
+        need not be the allocating process)."""
+        for other in spawner.children:
+            if other.alive and other.started and other.popen.poll() is not None:
+                killed(other, i, j)
 
     for s, e in zip(starts.tolist(), ends.tolist()):
         o = int(op[s])
@@ -1142,15 +1263,20 @@ def _drive(trace, trace_path, children: list[_Child], opts: RealOptions, before_
                 time.sleep(dt)
                 slept += dt
             continue
-        c = by_index[int(procc[s])]
+        if o == tr.OP_PROC:
+            c = spawner.activate(int(procc[s]))
+        else:
+            c = spawner.by_index[int(procc[s])]
         if not c.alive:
             continue  # killed earlier: its remaining events are skipped
         if o == tr.OP_PROC or o == tr.OP_ADJ:
-            c.started = True
             adj_now[c.proc_index] = int(a[s])
             set_adj(c, int(a[s]))
             continue
         if o == tr.OP_EXIT:
+            if c.popen.poll() is not None:  # died before its exit: not an exit
+                killed(c, s, s + 1)
+                continue
             if before_exit is not None:
                 before_exit()
             c.final = _final_stats(c)
@@ -1170,12 +1296,19 @@ def _drive(trace, trace_path, children: list[_Child], opts: RealOptions, before_
                 c.popen.stdin.write(struct.pack("<cI", b"B", len(data)) + data)
                 c.popen.stdin.flush()
             except BrokenPipeError:
-                killed(c, cs)
+                killed(c, cs, ce)
                 break
             kind, payload = _recv(c)
             if kind is None:
-                killed(c, cs)
+                killed(c, cs, ce)
+                reap(cs, ce)
                 break
+            reap(cs, ce)
+            if sample is not None:
+                now = time.monotonic()
+                if now - last_sample[0] >= 0.01:
+                    last_sample[0] = now
+                    sample()
             if kind == b"E":
                 idx_s, _, msg = payload.decode(errors="replace").partition("\t")
                 k = cs + max(0, int(idx_s))
@@ -1284,7 +1417,7 @@ def _print_table(report: dict, trace_path: str) -> None:
     console.print("cgroup meminfo (kB): " + ", ".join(f"{k} {v:,}" for k, v in mi.items()))
     if report["real"]["kills"]:
         for k in report["real"]["kills"]:
-            console.print(f"kill: pid {k['pid']} {k['name']} adj {k['adj']}: {k['reason']} (at line {k['line']})")
+            console.print(f"kill: pid {k['pid']} {k['name']} adj {k['adj']}: {k['reason']} (lines {k['line']}-{k['line_end']})")
     console.print(
         f"[dim]cgroup v{env['cgroup_version']}, {env['reclaim_path']}; {env['lru']}; swappiness {env['swappiness']}, "
         f"page-cluster {env['page_cluster']}; replay {env['replay_seconds']} s (ticks slept {env['tick_seconds_slept']} s)[/dim]"

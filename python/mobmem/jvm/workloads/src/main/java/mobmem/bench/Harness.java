@@ -4,7 +4,7 @@ package mobmem.bench;
  * Runs a workload: setup, N warm-up iterations, then one timed iteration bracketed by
  * {@link Probe#begin()}/{@link Probe#end()}. Prints one "MOBMEM ..." line per iteration on stdout
  * (System.nanoTime() stamps, the same clock as the unified-logging "timenanos" decorator).
- * Exit codes: 0 ok, 3 invalid result, 2 bad arguments; an OutOfMemoryError is left to the JVM.
+ * Exit codes: 0 ok, 4 invalid result, 2 bad arguments; an OutOfMemoryError is left to the JVM.
  */
 public final class Harness {
     private Harness() {}
@@ -47,7 +47,7 @@ public final class Harness {
             System.out.println("MOBMEM warmup " + i + " start_ns=" + t0 + " end_ns=" + t1 + " checksum=" + c);
             if (bad != null) {
                 System.err.println("MOBMEM invalid: " + bad);
-                System.exit(3);
+                System.exit(4);
             }
         }
         System.out.flush();
@@ -61,7 +61,7 @@ public final class Harness {
                 + " agent=" + Probe.agentPresent());
         if (bad != null) {
             System.err.println("MOBMEM invalid: " + bad);
-            System.exit(3);
+            System.exit(4);
         }
     }
 }

@@ -1,0 +1,68 @@
+"""The LBO back-end interface.
+
+A back end knows its collectors and workloads, prepares them (builds, caches), gives the harness
+an :class:`~mobmem.harness.implementation.Implementation` that runs one invocation from parameters
+``{workload, collector, heap_mb}``, says which metrics it reports as (total, stop-the-world)
+pairs, and can probe a heap size for the minimum-heap search. ``get_backend("jvm")`` is the real
+JVM back end; ``get_backend("sim")`` will be the simulator's once the managed runtime (issue 3)
+exists — until then it fails with a clear message. Left out: remote back ends.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, Callable
+
+from mobmem.errors import MobmemError
+from mobmem.harness.implementation import Implementation
+
+
+class Backend(ABC):
+    name = "backend"
+    #: (total metric, stop-the-world metric, label) — distilled cost = total − stw
+    metric_pairs: list[tuple[str, str, str]] = []
+
+    @abstractmethod
+    def collectors(self) -> list[str]:
+        """Collectors available here (probed, not assumed)."""
+
+    @abstractmethod
+    def workloads(self) -> list[str]: ...
+
+    @abstractmethod
+    def check(self, workloads: list[str], collectors: list[str]) -> tuple[list[str], list[str]]:
+        """Validates names (MobmemError on unknown ones) and returns canonical names."""
+
+    @abstractmethod
+    def prepare(self, workloads: list[str], log: Callable[[str], None] | None = None) -> None: ...
+
+    @abstractmethod
+    def implementation(self) -> Implementation: ...
+
+    @abstractmethod
+    def is_nogc(self, collector: str) -> bool:
+        """True for a no-GC baseline whose heap size is not the independent variable (run once per
+        workload and invocation, used at every heap size)."""
+
+    @abstractmethod
+    def probe_heap(self, workload: str, collector: str, heap_mb: int) -> str:
+        """Runs once and returns "ok", "oom", "timeout" or "crash"."""
+
+    def start_heap_mb(self, workload: str) -> int:
+        return 64
+
+    def environment(self) -> dict[str, Any]:
+        return {}
+
+
+def get_backend(name: str, **kw) -> Backend:
+    n = name.strip().lower()
+    if n == "jvm":
+        from mobmem.lbo.backends.jvm import JvmBackend
+
+        return JvmBackend(**kw)
+    if n == "sim":
+        from mobmem.lbo.backends.sim import SimBackend
+
+        return SimBackend(**kw)
+    raise MobmemError(f"unknown LBO back end {name!r}: use jvm or sim")

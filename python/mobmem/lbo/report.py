@@ -1,0 +1,167 @@
+"""LBO outputs: terminal tables (rich), Markdown tables, plots of LBO against heap multiple
+(matplotlib, PNG and SVG), ``lbo.json`` and a ``report.md`` with the environment record and the
+exact command. Cells read "1.169 ±2.58 %" (LBO and the CI half-width relative to it); a cell with
+failed invocations says so (e.g. "oom×3"). Left out: HTML, interactive plots.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from typing import Any
+
+from mobmem.lbo.analysis import Cell, fmt_lbo
+
+
+def _cell_text(c: Cell | None) -> str:
+    if c is None:
+        return ""
+    s = fmt_lbo(c.lbo, c.ci_low, c.ci_high)
+    if c.n_failed:
+        f = ", ".join(f"{k}×{v}" for k, v in sorted(c.failures.items()))
+        s = f"{s} ({f})" if c.n_ok else f
+    return s
+
+
+def tables(res: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
+    """[(title, header, rows)] — one table per metric × workload, plus a geometric-mean table."""
+    out = []
+    mults = res["multiples"]
+    header = ["collector"] + [f"{m:.2f}×" for m in mults]
+    for total_m, _, label in res["metrics"]:
+        for w in res["workloads"] + ["geomean"]:
+            rows = []
+            for col in res["collectors"]:
+                row = [col]
+                for m in mults:
+                    if w == "geomean":
+                        g = next((x for x in res["geomean"] if x["metric"] == total_m and x["collector"] == col and x["multiple"] == m), None)
+                        t = fmt_lbo(g["lbo"], g["ci_low"], g["ci_high"]) if g else ""
+                        if g and g["lbo"] is not None and not g["complete"]:
+                            t += f" ({g['n_workloads']} wl)"
+                        row.append(t)
+                    else:
+                        c = next((x for x in res["cells"] if x.metric == total_m and x.workload == w and x.collector == col and x.multiple == m), None)
+                        row.append(_cell_text(c))
+                rows.append(row)
+            title = f"LBO ({label}) — {w}" + ("" if w == "geomean" else _heap_note(res, w, total_m))
+            out.append((title, header, rows))
+    return out
+
+
+def _heap_note(res, w, metric) -> str:
+    hs = {}
+    for c in res["cells"]:
+        if c.workload == w and c.metric == metric and c.collector not in res["nogc"]:
+            hs[c.multiple] = c.heap_mb
+    return " (heaps " + ", ".join(f"{hs[m]}" for m in sorted(hs)) + " MB)" if hs else ""
+
+
+def markdown_table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def print_tables(res: dict[str, Any], console=None) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    con = console or Console()
+    for title, header, rows in tables(res):
+        t = Table(title=title, title_justify="left")
+        for h in header:
+            t.add_column(h, justify="left" if h == "collector" else "right")
+        for r in rows:
+            t.add_row(*r)
+        con.print(t)
+
+
+def plots(res: dict[str, Any], out_dir: str) -> list[str]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    files = []
+    for total_m, _, label in res["metrics"]:
+        panels = res["workloads"] + ["geomean"]
+        ncol = min(3, len(panels))
+        nrow = math.ceil(len(panels) / ncol)
+        fig, axes = plt.subplots(nrow, ncol, figsize=(5 * ncol, 3.6 * nrow), squeeze=False)
+        for ax, w in zip(axes.flat, panels):
+            for col in res["collectors"]:
+                xs, ys, lo, hi = [], [], [], []
+                for m in res["multiples"]:
+                    if w == "geomean":
+                        g = next((x for x in res["geomean"] if x["metric"] == total_m and x["collector"] == col and x["multiple"] == m), None)
+                        v, a, b = (g["lbo"], g["ci_low"], g["ci_high"]) if g and g["complete"] else (None, None, None)
+                    else:
+                        c = next((x for x in res["cells"] if x.metric == total_m and x.workload == w and x.collector == col and x.multiple == m), None)
+                        v, a, b = (c.lbo, c.ci_low, c.ci_high) if c else (None, None, None)
+                    if v is None or not math.isfinite(v):
+                        continue
+                    xs.append(m)
+                    ys.append(v)
+                    lo.append(v - a if a is not None and math.isfinite(a) else 0)
+                    hi.append(b - v if b is not None and math.isfinite(b) else 0)
+                if xs:
+                    style = "--" if col in res["nogc"] else "-"
+                    ax.errorbar(xs, ys, yerr=[lo, hi], label=col, marker="o", ms=3, capsize=2, linestyle=style)
+            ax.set_title(w)
+            ax.set_xlabel("heap size (× minimum heap)")
+            ax.set_ylabel(f"LBO ({label})")
+            ax.axhline(1.0, color="grey", lw=0.5)
+            ax.grid(alpha=0.3)
+        for ax in list(axes.flat)[len(panels):]:
+            ax.axis("off")
+        handles, labels = axes.flat[0].get_legend_handles_labels()
+        if handles:
+            fig.legend(handles, labels, loc="upper center", ncol=len(labels), frameon=False)
+        fig.tight_layout(rect=(0, 0, 1, 0.94))
+        base = os.path.join(out_dir, f"lbo_{total_m.removesuffix('_s')}")
+        for ext in ("png", "svg"):
+            fig.savefig(f"{base}.{ext}", dpi=130)
+            files.append(f"{base}.{ext}")
+        plt.close(fig)
+    return files
+
+
+def to_json(res: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    return {**extra, "multiples": res["multiples"], "workloads": res["workloads"], "collectors": res["collectors"],
+            "nogc": res["nogc"], "metrics": [m[0] for m in res["metrics"]],
+            "cells": [c.to_dict() for c in res["cells"]], "geomean": res["geomean"]}
+
+
+def write_report(res: dict[str, Any], out_dir: str, *, command: str, env: dict, minheap: dict, settings: dict,
+                 warnings: list[str], plot_files: list[str], elapsed_s: float | None, records: list[dict]) -> str:
+    lines = ["# LBO report", "", "Generated by mobmem on this machine. Exact command:", "", "```", command, "```", ""]
+    lines += ["## Settings", ""] + [f"- {k}: {v}" for k, v in settings.items()]
+    if elapsed_s is not None:
+        lines.append(f"- wall time of this session: {elapsed_s / 60:.1f} min")
+    n_ok = sum(r["status"] == "ok" for r in records)
+    lines += [f"- invocations recorded: {len(records)} ({n_ok} ok, {len(records) - n_ok} unsuccessful)", ""]
+    lines += ["## Minimum heaps", "", "| workload | minimum heap (MB) | how |", "|---|---|---|"]
+    for w, d in minheap.items():
+        lines.append(f"| {w} | {d['min_heap_mb']} | {d.get('source')}{' with ' + d['reference'] if d.get('reference') else ''}"
+                     f"{', ' + str(len(d.get('probes', []))) + ' probes' if d.get('probes') else ''} |")
+    lines += ["", "## Results", "",
+              "LBO = total cost / minimum distilled cost over all collectors at that workload and heap size "
+              "(distilled = total − cost of all threads during stop-the-world pauses). ± is the half-width of a "
+              "95 % bootstrap CI over invocations, relative to the LBO. A failed cell shows why (oom = out of memory, "
+              "timeout, crashed). Epsilon runs with its own fixed heap and serves every heap size.", ""]
+    for title, header, rows in tables(res):
+        lines += [f"### {title}", "", markdown_table(header, rows), ""]
+    if plot_files:
+        lines += ["## Plots", ""]
+        for p in plot_files:
+            if p.endswith(".png"):
+                b = os.path.basename(p)
+                lines += [f"![{b}]({b}) (also [{b[:-4]}.svg]({b[:-4]}.svg))", ""]
+    lines += ["## Warnings about this environment", ""] + [f"- {w}" for w in warnings] + [""]
+    lines += ["## Environment record", "", "```json", json.dumps(env, indent=2, default=str), "```", ""]
+    path = os.path.join(out_dir, "report.md")
+    with open(path, "w") as f:
+        f.write("\n".join(lines))
+    return path

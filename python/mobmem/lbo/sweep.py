@@ -1,0 +1,125 @@
+"""Running an LBO study: minimum heaps, the heap sweep, and interleaved invocations.
+
+:func:`min_heaps` bisects each workload's minimum heap with a reference collector (cached in
+``minheap.json`` in the output directory, so a resumed study does not redo it).
+:func:`plan` lists the configurations: every collector × heap size, plus one configuration per
+workload for a no-GC baseline (its heap is fixed; its cost serves every heap size).
+:func:`run_sweep` executes them with the harness runner: invocations are the outer loop and the
+configurations the inner loop, shuffled each round with a seed, every run appended to
+``results.jsonl`` — an interrupted study resumes where it stopped. Failed runs (out of memory,
+time-outs, crashes) are recorded and shown, never retried away. Left out: parallel invocations.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Any, Callable
+
+from mobmem.errors import MobmemError
+from mobmem.harness import environment
+from mobmem.harness.implementation import Configuration, Parameters
+from mobmem.harness.loggers import Logger, ProgressLogger
+from mobmem.harness.meters import Meter
+from mobmem.harness.runner import Runner
+from mobmem.harness.stop import Bounded, Fixed
+from mobmem.harness.store import ResultStore
+from mobmem.lbo.backend import Backend
+from mobmem.lbo.heaps import find_min_heap, heap_multiples, heap_sizes_mb
+
+
+def min_heaps(backend: Backend, workloads: list[str], reference: str, out_dir: str | None,
+              given: dict[str, int] | None = None, log: Callable[[str], None] = print) -> dict[str, dict]:
+    path = os.path.join(out_dir, "minheap.json") if out_dir else None
+    cached: dict[str, dict] = {}
+    if path and os.path.exists(path):
+        with open(path) as f:
+            cached = json.load(f)
+    out = {}
+    for w in workloads:
+        key = f"{w}/{reference}"
+        if given and w in given:
+            out[w] = {"min_heap_mb": given[w], "source": "given"}
+        elif key in cached:
+            out[w] = cached[key]
+        else:
+            t0 = time.monotonic()
+            log(f"minimum heap of {w} with {reference}: bisecting…")
+            r = find_min_heap(lambda h: backend.probe_heap(w, reference, h), start_mb=backend.start_heap_mb(w))
+            out[w] = {**r.to_dict(), "reference": reference, "source": "bisection", "seconds": round(time.monotonic() - t0, 1)}
+            log(f"minimum heap of {w} with {reference}: {r.min_heap_mb} MB ({len(r.probes)} probes)")
+            cached[key] = out[w]
+            if path:
+                os.makedirs(out_dir, exist_ok=True)
+                with open(path, "w") as f:
+                    json.dump(cached, f, indent=2)
+    return out
+
+
+def plan(backend: Backend, workloads: list[str], collectors: list[str], minheap: dict[str, dict], n: int, r: float,
+         sf: float = 1.0) -> list[Configuration]:
+    mults = heap_multiples(n, r, sf)
+    impl = backend.implementation()
+    configs = []
+    for w in workloads:
+        sizes = heap_sizes_mb(minheap[w]["min_heap_mb"], mults)
+        for c in collectors:
+            if backend.is_nogc(c):
+                configs.append(Configuration(f"{w}/{c}", impl, Parameters(workload=w, collector=c, heap_mb=0, multiple=None)))
+                continue
+            for m, h in zip(mults, sizes):
+                configs.append(Configuration(f"{w}/{c}/{m:.3f}", impl,
+                                             Parameters(workload=w, collector=c, heap_mb=h, multiple=round(m, 4))))
+    return configs
+
+
+class _Quiet(Logger):
+    def __init__(self, total: int, log: Callable[[str], None]) -> None:
+        self.total, self.done, self.log, self.t0 = total, 0, log, time.monotonic()
+        self.last = 0.0
+
+    def on_run(self, runner, config, record, state):
+        self.done += 1
+        now = time.monotonic()
+        if record["status"] != "ok":
+            self.log(f"  {config.name} invocation {record['index'] + 1}: {record['status']} "
+                     f"({record['info'].get('failure', record.get('error') or '')})")
+        if now - self.last > 30 or self.done == self.total:
+            self.last = now
+            el = now - self.t0
+            eta = el / self.done * (self.total - self.done)
+            self.log(f"  {self.done}/{self.total} invocations, {el / 60:.1f} min elapsed, ~{eta / 60:.1f} min left")
+
+
+def run_sweep(backend: Backend, configs: list[Configuration], invocations: int, out_dir: str, *, seed: int = 1,
+              command: list[str] | None = None, log: Callable[[str], None] = print, extra_env: dict | None = None) -> tuple[list[dict], dict]:
+    if invocations < 1:
+        raise MobmemError(f"--invocations must be ≥ 1, got {invocations}")
+    os.makedirs(out_dir, exist_ok=True)
+    store = ResultStore(os.path.join(out_dir, "results.jsonl"))
+    env = environment.collect(command, extra={"backend": backend.name, **backend.environment(), **(extra_env or {})})
+    for w in env["warnings"]:
+        log(f"warning: {w}")
+    done_before = len([r for r in store.runs() if r.get("phase") == "measure"]) if store.exists() else 0
+    if done_before:
+        log(f"resuming: {done_before} invocations already recorded in {store.path}")
+    stop = Bounded(Fixed(invocations), max_runs=invocations, max_failures=None)
+    runner = Runner(configs, stop, meters=[Meter()], loggers=[_Quiet(len(configs) * invocations - done_before, log)],
+                    store=store, shuffle_seed=seed, env=env, command=command)
+    result = runner.run()
+    recs = [r for r in ResultStore(store.path).runs() if r.get("phase") == "measure"]
+    keys = {c.key for c in configs}
+    return [r for r in recs if r["config_key"] in keys], {"environment": env, "warnings": result["warnings"]}
+
+
+def load_sweep(backend: Backend, configs: list[Configuration], out_dir: str, command: list[str] | None = None) -> tuple[list[dict], dict]:
+    """The invocations already recorded for ``configs`` (for a report on a partial or finished sweep);
+    the environment record is the one of the first session that ran them."""
+    store = ResultStore(os.path.join(out_dir, "results.jsonl"))
+    keys = {c.key for c in configs}
+    recs = [r for r in store.runs() if r.get("phase") == "measure" and r["config_key"] in keys]
+    metas = store.metas()
+    env = metas[0]["env"] if metas else environment.collect(command)
+    warnings = sorted({w for m in metas for w in m["env"].get("warnings", [])})
+    return recs, {"environment": env, "warnings": warnings}
