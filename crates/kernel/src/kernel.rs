@@ -106,6 +106,8 @@ pub struct Kernel {
     pub pending_writeback: Vec<(Pfn, u32)>,
     /// When the flash device finishes the writes queued so far.
     pub flash_busy_until: Nanos,
+    /// Quantile table of zram compressed sizes.
+    pub zram_sizes: crate::zram::SizeTable,
 }
 
 impl Kernel {
@@ -170,6 +172,7 @@ impl Kernel {
             ops_after_kill: 0,
             pending_writeback: Vec::new(),
             flash_busy_until: 0,
+            zram_sizes: crate::zram::SizeTable::new(&cfg.zram),
             cfg,
         };
         if k.cfg.sample_interval_ns > 0 {

@@ -26,10 +26,10 @@ impl LruLists {
         debug_assert!(f.lru[i] == u8::MAX, "adding a frame that is not isolated");
         let li = l as usize;
         f.lru[i] = l;
-        f.prev[i] = NO_PFN;
-        f.next[i] = self.head[li];
+        f.links[i][0] = NO_PFN;
+        f.links[i][1] = self.head[li];
         if self.head[li] != NO_PFN {
-            f.prev[self.head[li] as usize] = p;
+            f.links[self.head[li] as usize][0] = p;
         } else {
             self.tail[li] = p;
         }
@@ -44,10 +44,10 @@ impl LruLists {
         debug_assert!(f.lru[i] == u8::MAX);
         let li = l as usize;
         f.lru[i] = l;
-        f.next[i] = NO_PFN;
-        f.prev[i] = self.tail[li];
+        f.links[i][1] = NO_PFN;
+        f.links[i][0] = self.tail[li];
         if self.tail[li] != NO_PFN {
-            f.next[self.tail[li] as usize] = p;
+            f.links[self.tail[li] as usize][1] = p;
         } else {
             self.head[li] = p;
         }
@@ -61,19 +61,19 @@ impl LruLists {
         let i = p as usize;
         let li = f.lru[i] as usize;
         debug_assert!(li < lru::NR_LRU, "removing a frame that is on no list");
-        let (pr, nx) = (f.prev[i], f.next[i]);
+        let [pr, nx] = f.links[i];
         if pr != NO_PFN {
-            f.next[pr as usize] = nx;
+            f.links[pr as usize][1] = nx;
         } else {
             self.head[li] = nx;
         }
         if nx != NO_PFN {
-            f.prev[nx as usize] = pr;
+            f.links[nx as usize][0] = pr;
         } else {
             self.tail[li] = pr;
         }
-        f.prev[i] = NO_PFN;
-        f.next[i] = NO_PFN;
+        f.links[i][0] = NO_PFN;
+        f.links[i][1] = NO_PFN;
         f.lru[i] = u8::MAX;
         self.len[li] -= 1;
     }
@@ -111,7 +111,7 @@ impl LruLists {
         let mut p = self.head[l as usize];
         while p != NO_PFN {
             v.push(p);
-            p = f.next[p as usize];
+            p = f.links[p as usize][1];
         }
         v
     }

@@ -66,8 +66,8 @@ pub mod pg {
 pub struct Frames {
     pub flags: Vec<u16>,
     pub lru: Vec<u8>,
-    pub prev: Vec<Pfn>,
-    pub next: Vec<Pfn>,
+    /// LRU links (prev, next), interleaved so unlinking touches one cache line per neighbour.
+    pub links: Vec<[Pfn; 2]>,
     /// Owner address space (`Mapping` id) and page index in it: the reverse map.
     pub mapping: Vec<u32>,
     pub index: Vec<u32>,
@@ -89,8 +89,7 @@ impl Frames {
         Self {
             flags: vec![0; n],
             lru: vec![lru::FREE; n],
-            prev: vec![NO_PFN; n],
-            next: vec![NO_PFN; n],
+            links: vec![[NO_PFN; 2]; n],
             mapping: vec![u32::MAX; n],
             index: vec![0; n],
             mapcount: vec![0; n],

@@ -484,7 +484,7 @@ impl Kernel {
             let bytes = match self.swap.kind {
                 SwapKind::Zram => {
                     let key = ((self.frames.mapping[i] as u64) << 32) | self.frames.index[i] as u64;
-                    crate::zram::compressed_size(&self.cfg.zram, self.cfg.seed, key, self.vmstat.pswpout)
+                    self.zram_sizes.draw(self.cfg.seed, key, self.vmstat.pswpout)
                 }
                 _ => 4096,
             };
