@@ -29,6 +29,8 @@ use std::collections::HashMap;
 pub const KSWAPD_THREAD: ThreadId = 0;
 pub const LMKD_THREAD: ThreadId = 1;
 pub const FIRST_USER_THREAD: ThreadId = 2;
+/// Extra threads (`Kernel::new_thread`) are numbered from here.
+pub const EXTRA_THREAD_BASE: ThreadId = 1 << 20;
 
 #[derive(Debug)]
 pub enum Event {
@@ -108,6 +110,7 @@ pub struct Kernel {
     pub flash_busy_until: Nanos,
     /// Quantile table of zram compressed sizes.
     pub zram_sizes: crate::zram::SizeTable,
+    next_extra_thread: ThreadId,
 }
 
 impl Kernel {
@@ -173,6 +176,7 @@ impl Kernel {
             pending_writeback: Vec::new(),
             flash_busy_until: 0,
             zram_sizes: crate::zram::SizeTable::new(&cfg.zram),
+            next_extra_thread: 0,
             cfg,
         };
         if k.cfg.sample_interval_ns > 0 {
@@ -226,8 +230,16 @@ impl Kernel {
         self.pid_index.get(&pid).copied().ok_or(KernelError::NoProcess(pid))
     }
 
+    /// The main thread of a process.
     pub fn thread_of(&self, proc_idx: u32) -> ThreadId {
         FIRST_USER_THREAD + proc_idx
+    }
+
+    /// A new thread id for an extra thread (a GC thread, a render thread…), distinct from every
+    /// process main thread and kernel thread.
+    pub fn new_thread(&mut self) -> ThreadId {
+        self.next_extra_thread += 1;
+        EXTRA_THREAD_BASE + self.next_extra_thread
     }
 
     /// Change a process's oom_score_adj; entering a new adj slot makes it the most recent there.
