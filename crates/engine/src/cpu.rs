@@ -8,6 +8,7 @@
 //! thread leaves its core to the others.
 
 use crate::time::Nanos;
+use std::collections::BTreeMap;
 
 /// Identifies a simulated thread (an app thread, a GC thread, kswapd, lmkd…).
 pub type ThreadId = u32;
@@ -36,7 +37,8 @@ pub struct CpuSet {
     /// Relative speed of each core (1.0 = the reference big core the cost model is written for).
     speed: Vec<f64>,
     busy_ns: Vec<Nanos>,
-    threads: Vec<ThreadStats>,
+    /// Per-thread accounting; a map because thread ids are sparse (ordered for determinism).
+    threads: BTreeMap<ThreadId, ThreadStats>,
 }
 
 impl CpuSet {
@@ -48,7 +50,7 @@ impl CpuSet {
     pub fn with_speeds(speed: Vec<f64>) -> Self {
         assert!(!speed.is_empty());
         let n = speed.len();
-        Self { busy_until: vec![0; n], speed, busy_ns: vec![0; n], threads: Vec::new() }
+        Self { busy_until: vec![0; n], speed, busy_ns: vec![0; n], threads: BTreeMap::new() }
     }
 
     pub fn cores(&self) -> usize {
@@ -80,15 +82,11 @@ impl CpuSet {
     }
 
     fn thread_mut(&mut self, id: ThreadId) -> &mut ThreadStats {
-        let i = id as usize;
-        if i >= self.threads.len() {
-            self.threads.resize(i + 1, ThreadStats::default());
-        }
-        &mut self.threads[i]
+        self.threads.entry(id).or_default()
     }
 
     pub fn thread(&self, id: ThreadId) -> ThreadStats {
-        self.threads.get(id as usize).copied().unwrap_or_default()
+        self.threads.get(&id).copied().unwrap_or_default()
     }
 
     /// Busy time per core.
