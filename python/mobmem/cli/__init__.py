@@ -32,6 +32,14 @@ def _register() -> None:
     app.add_typer(lbo_cli.app, name="lbo")
     demo_cli.register(app)
     kernel_cli.register_bench(bench_cli.app)
+    try:  # the runtime group (issue 3) registers itself when present
+        from mobmem.cli import runtime as runtime_cli
+    except ImportError:
+        runtime_cli = None
+    if runtime_cli is not None:
+        app.add_typer(runtime_cli.app, name="runtime")
+        if hasattr(runtime_cli, "register_bench"):
+            runtime_cli.register_bench(bench_cli.app)
 
 
 _register()

@@ -1,0 +1,1 @@
+//! mobmem's ART-like managed runtime (issue 3): under construction.
