@@ -15,7 +15,7 @@
 
 use crate::kernel::{Kernel, KernelError};
 use crate::mm::Pte;
-use crate::page::{lru, pg, Pfn, NO_PFN, NO_SLOT};
+use crate::page::{lru, pg, Pfn, NO_PFN};
 use crate::task::Task;
 
 /// A custom madvise hint applied to pages [first, first+count) of a VMA.
@@ -193,20 +193,9 @@ impl Kernel {
                 if e.is_present() {
                     continue;
                 }
-                let Some(p) = self.alloc_page(t) else { return };
-                let i = p as usize;
-                self.frames.mapping[i] = m as u32;
-                self.frames.index[i] = idx;
-                self.frames.flags[i] = 0;
-                self.frames.mapcount[i] = 0;
-                self.frames.swap_slot[i] = NO_SLOT;
-                let (active, ws) = self.workingset_refault(e, true, proc_idx);
-                if ws {
-                    self.frames.flags[i] |= pg::WORKINGSET;
+                if self.add_to_page_cache(t, m, idx, proc_idx).is_none() {
+                    return;
                 }
-                self.mappings[m].pages[idx as usize] = Pte::present(p);
-                self.mappings[m].nr_present += 1;
-                self.lru_add(p, true, active);
                 self.vmstat.pgpgin += 4;
                 // Asynchronous read: the caller does not wait for the device.
             } else if e.is_swap() {

@@ -257,23 +257,10 @@ impl Kernel {
             if cur.is_present() {
                 continue;
             }
-            let Some(p) = self.alloc_page(t) else { return };
-            let i = p as usize;
-            self.frames.mapping[i] = m as u32;
-            self.frames.index[i] = idx;
-            self.frames.flags[i] = 0;
-            self.frames.mapcount[i] = 0;
-            self.frames.swap_slot[i] = NO_SLOT;
-            let (active, ws) = if cur.is_shadow() { self.workingset_refault(cur, true, proc_idx) } else { (false, false) };
-            if ws {
-                self.frames.flags[i] |= pg::WORKINGSET;
-                if idx == page {
-                    memstall = true;
-                }
+            let Some((p, ws)) = self.add_to_page_cache(t, m, idx, proc_idx) else { return };
+            if ws && idx == page {
+                memstall = true;
             }
-            self.mappings[m].pages[idx as usize] = Pte::present(p);
-            self.mappings[m].nr_present += 1;
-            self.lru_add(p, true, active);
             nread += 1;
             if idx == page {
                 fault_pfn = p;
@@ -310,6 +297,32 @@ impl Kernel {
         if memstall {
             self.psi_memstall(t, t.now - ns, ns, true);
         }
+    }
+
+    /// Read page `idx` of file mapping `m` into the page cache (not mapped): allocate a frame,
+    /// run the refault check against a shadow entry, put it on the file LRU. Returns the frame and
+    /// whether it was a workingset refault, or None if the task was killed while allocating.
+    pub(crate) fn add_to_page_cache(&mut self, t: &mut Task, m: usize, idx: u32, proc_idx: usize) -> Option<(Pfn, bool)> {
+        let p = self.alloc_page(t)?;
+        if self.mappings[m].pages.is_empty() {
+            self.free_page(p);
+            return None;
+        }
+        let cur = self.mappings[m].pages[idx as usize];
+        let i = p as usize;
+        self.frames.mapping[i] = m as u32;
+        self.frames.index[i] = idx;
+        self.frames.flags[i] = 0;
+        self.frames.mapcount[i] = 0;
+        self.frames.swap_slot[i] = NO_SLOT;
+        let (active, ws) = self.workingset_refault(cur, true, proc_idx);
+        if ws {
+            self.frames.flags[i] |= pg::WORKINGSET;
+        }
+        self.mappings[m].pages[idx as usize] = Pte::present(p);
+        self.mappings[m].nr_present += 1;
+        self.lru_add(p, true, active);
+        Some((p, ws))
     }
 
     /// Map a cached file page into VMA `v` (if not already mapped there).

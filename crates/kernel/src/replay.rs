@@ -9,7 +9,6 @@
 
 use crate::config::{KernelConfig, ReclaimScope, SwapKind};
 use crate::kernel::Kernel;
-use crate::madvise::Advice;
 use crate::task::Task;
 use crate::trace::{Op, SwapSpec, Trace, TraceError};
 use mobmem_engine::Nanos;
@@ -96,6 +95,12 @@ pub fn run(k: &mut Kernel, trace: &Trace, check_every: u64) -> Result<ReplayStat
             sync!(now);
         }
         stats.ops += 1;
+        // The kernel VMA and trace process of a trace VMA, unless its process is gone.
+        let target = |vma: u32| {
+            let kv = kvma[vma as usize];
+            let ti = trace.vmas[vma as usize].proc_ as usize;
+            (kv != u32::MAX && k.procs[kproc[ti] as usize].alive).then_some((kv, ti))
+        };
         match *op {
             Op::Proc { proc_ } => {
                 let p = &trace.procs[proc_ as usize];
@@ -118,12 +123,10 @@ pub fn run(k: &mut Kernel, trace: &Trace, check_every: u64) -> Result<ReplayStat
                 kvma[vma as usize] = kv;
             }
             Op::Touch { vma, first, count, write } => {
-                let kv = kvma[vma as usize];
-                let ti = trace.vmas[vma as usize].proc_ as usize;
-                if kv == u32::MAX || !k.procs[kproc[ti] as usize].alive {
+                let Some((kv, ti)) = target(vma) else {
                     stats.ops_after_kill += 1;
                     continue;
-                }
+                };
                 cur = ti;
                 let t = &mut tasks[ti];
                 t.now = t.now.max(now);
@@ -146,26 +149,21 @@ pub fn run(k: &mut Kernel, trace: &Trace, check_every: u64) -> Result<ReplayStat
                 now = t.now;
             }
             Op::Madvise { vma, first, count, advice } => {
-                let kv = kvma[vma as usize];
-                let ti = trace.vmas[vma as usize].proc_ as usize;
-                if kv == u32::MAX || !k.procs[kproc[ti] as usize].alive {
+                let Some((kv, ti)) = target(vma) else {
                     stats.ops_after_kill += 1;
                     continue;
-                }
+                };
                 cur = ti;
                 let t = &mut tasks[ti];
                 t.now = t.now.max(now);
                 k.madvise(t, kv, first, count, advice).map_err(|e| err(i, e.to_string()))?;
                 now = t.now;
-                let _ = Advice::Cold;
             }
             Op::Hint { vma, first, count, hint } => {
-                let kv = kvma[vma as usize];
-                let ti = trace.vmas[vma as usize].proc_ as usize;
-                if kv == u32::MAX || !k.procs[kproc[ti] as usize].alive {
+                let Some((kv, ti)) = target(vma) else {
                     stats.ops_after_kill += 1;
                     continue;
-                }
+                };
                 cur = ti;
                 let t = &mut tasks[ti];
                 t.now = t.now.max(now);

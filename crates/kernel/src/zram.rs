@@ -28,9 +28,13 @@ pub fn compressed_size(m: &ZramModel, seed: u64, page_key: u64, nonce: u64) -> u
     let u1 = unit(hash3(h, 1, 0)).max(1e-12);
     let u2 = unit(hash3(h, 2, 0));
     let z = (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos();
-    let mean = 4096.0 / m.ratio;
-    // Log-normal with the configured mean: exp(σz − σ²/2) has mean 1.
-    let s = mean * (m.sigma * z - m.sigma * m.sigma / 2.0).exp();
+    size_at(m, z)
+}
+
+/// The stored size for standard-normal deviate `z`: log-normal with mean 4096/ratio
+/// (exp(σz − σ²/2) has mean 1), zsmalloc class rounding, huge pages stored whole.
+fn size_at(m: &ZramModel, z: f64) -> u16 {
+    let s = 4096.0 / m.ratio * (m.sigma * z - m.sigma * m.sigma / 2.0).exp();
     let mut bytes = s.round().clamp(MIN_ALLOC as f64, 4096.0) as u32;
     bytes = bytes.div_ceil(CLASS_DELTA) * CLASS_DELTA;
     if bytes > m.huge_class_bytes {
@@ -51,20 +55,7 @@ const TABLE_BITS: u32 = 12;
 impl SizeTable {
     pub fn new(m: &ZramModel) -> Self {
         let n = 1usize << TABLE_BITS;
-        let mean = 4096.0 / m.ratio;
-        let sizes = (0..n)
-            .map(|i| {
-                let q = (i as f64 + 0.5) / n as f64;
-                let z = inv_norm_cdf(q);
-                let s = mean * (m.sigma * z - m.sigma * m.sigma / 2.0).exp();
-                let mut bytes = s.round().clamp(MIN_ALLOC as f64, 4096.0) as u32;
-                bytes = bytes.div_ceil(CLASS_DELTA) * CLASS_DELTA;
-                if bytes > m.huge_class_bytes {
-                    bytes = 4096;
-                }
-                bytes as u16
-            })
-            .collect();
+        let sizes = (0..n).map(|i| size_at(m, inv_norm_cdf((i as f64 + 0.5) / n as f64))).collect();
         let same_threshold = (m.same_page_fraction.clamp(0.0, 1.0) * u64::MAX as f64) as u64;
         Self { same_threshold, sizes }
     }
