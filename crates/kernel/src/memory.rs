@@ -101,7 +101,6 @@ impl Kernel {
         }
         if e.is_zero() {
             debug_assert!(write);
-            self.procs[proc_idx].nr_zero -= 1;
         } else if !write && !pure {
             // Read of a never-touched page: map the shared zero page (no memory used).
             self.mappings[m].pages[page as usize] = Pte::ZERO;
@@ -109,15 +108,16 @@ impl Kernel {
             self.minor(t, proc_idx, self.cfg.costs.minor_fault_ns);
             return;
         }
-        let start = t.now;
         let Some(p) = self.alloc_page(t) else { return };
+        if e.is_zero() {
+            // COW of the zero page (counted only once the new page exists).
+            self.procs[proc_idx].nr_zero -= 1;
+        }
         self.install_anon(p, m as u32, page, pg::DIRTY | pg::YOUNG);
         self.mappings[m].pages[page as usize] = Pte::present(p);
         self.mappings[m].nr_present += 1;
         let active = !self.cfg.semantics.is_59_plus();
         self.lru_add(p, false, active);
-        let alloc_ns = t.now - start;
-        let _ = alloc_ns;
         self.minor(t, proc_idx, self.cfg.costs.minor_fault_ns);
     }
 
@@ -227,8 +227,13 @@ impl Kernel {
         let proc_idx = self.vmas[v as usize].proc_idx as usize;
         let e = self.mappings[m].pages[page as usize];
         if e.is_present() {
-            // Cached, not mapped here: minor fault, then fault-around.
+            // Cached, not mapped here: minor fault, then fault-around. A PG_readahead page starts
+            // the next readahead window asynchronously (do_async_mmap_readahead).
             let p = e.pfn();
+            if self.frames.flags[p as usize] & pg::READAHEAD != 0 {
+                self.frames.flags[p as usize] &= !pg::READAHEAD;
+                self.async_readahead(t, v, proc_idx);
+            }
             self.map_file_page(v, page, p);
             self.frames.flags[p as usize] |= pg::YOUNG;
             if write {
@@ -244,8 +249,13 @@ impl Kernel {
         let start = t.now;
         let npages = self.mappings[m].pages.len() as u32;
         let ra = if self.pure_lru() { 1 } else { ((self.cfg.read_ahead_kb / 4) as u32).max(1) };
+        // mmap read-around (do_sync_mmap_readahead): ra_pages centred on the fault, the last
+        // quarter asynchronous (its first page carries PG_readahead).
         let ra_start = page.saturating_sub(ra / 2);
         let ra_end = (ra_start + ra).min(npages);
+        let async_size = if ra >= 4 { ra / 4 } else { 0 };
+        self.vmas[v as usize].ra = (ra_start, ra, async_size);
+        let marker = (ra_start + ra).saturating_sub(async_size);
         let mut nread = 0u64;
         let mut memstall = false;
         let mut fault_pfn = NO_PFN;
@@ -260,6 +270,9 @@ impl Kernel {
             let Some((p, ws)) = self.add_to_page_cache(t, m, idx, proc_idx) else { return };
             if ws && idx == page {
                 memstall = true;
+            }
+            if async_size > 0 && idx == marker && idx != page {
+                self.frames.flags[p as usize] |= pg::READAHEAD;
             }
             nread += 1;
             if idx == page {
@@ -325,6 +338,40 @@ impl Kernel {
         Some((p, ws))
     }
 
+    /// `page_cache_async_readahead` from a PG_readahead hit: the window moves past the current
+    /// one and grows (`get_next_ra_size`: ×4 while small, ×2 up to half the maximum, then the
+    /// maximum); its pages are read without the task waiting, the first carries the next marker.
+    fn async_readahead(&mut self, t: &mut Task, v: u32, proc_idx: usize) {
+        let max = ((self.cfg.read_ahead_kb / 4) as u32).max(1);
+        let (start, size, _) = self.vmas[v as usize].ra;
+        let next = if size < max / 16 { size * 4 } else if size <= max / 2 { size * 2 } else { max };
+        let new_start = start + size;
+        let m = self.vmas[v as usize].mapping as usize;
+        let npages = self.mappings[m].pages.len() as u32;
+        if new_start >= npages {
+            return;
+        }
+        let end = (new_start + next).min(npages);
+        self.vmas[v as usize].ra = (new_start, next, next);
+        let mut nread = 0u64;
+        for idx in new_start..end {
+            if self.mappings[m].pages.is_empty() {
+                return;
+            }
+            if self.mappings[m].pages[idx as usize].is_present() {
+                continue;
+            }
+            let Some((p, _)) = self.add_to_page_cache(t, m, idx, proc_idx) else { return };
+            if idx == new_start {
+                self.frames.flags[p as usize] |= pg::READAHEAD;
+            }
+            nread += 1;
+        }
+        self.vmstat.pgpgin += nread * 4;
+        // Submitting the I/O is a little CPU; the read itself does not block the task.
+        t.cpu(self.cfg.costs.major_fault_overhead_ns / 4);
+    }
+
     /// Map a cached file page into VMA `v` (if not already mapped there).
     #[inline]
     fn map_file_page(&mut self, v: u32, page: u32, p: Pfn) {
@@ -357,7 +404,8 @@ impl Kernel {
                 continue;
             }
             let e = self.mappings[m].pages[idx as usize];
-            if e.is_present() {
+            // filemap_map_pages skips PG_readahead pages so that touching them faults.
+            if e.is_present() && self.frames.flags[e.pfn() as usize] & pg::READAHEAD == 0 {
                 self.map_file_page(v, idx, e.pfn());
             }
         }

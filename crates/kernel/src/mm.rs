@@ -113,6 +113,9 @@ pub struct Vma {
     /// File VMAs: allocation generation of the frame mapped at each page, 0 = not mapped.
     pub mapgen: Vec<u32>,
     pub live: bool,
+    /// Readahead state of this mapping of the file (`struct file_ra_state`): window start, size,
+    /// async part.
+    pub ra: (u32, u32, u32),
 }
 
 /// Per-process fault and reclaim accounting.

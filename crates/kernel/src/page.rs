@@ -59,6 +59,8 @@ pub mod pg {
     pub const EXEC: u16 = 1 << 7;
     /// mlocked.
     pub const MLOCKED: u16 = 1 << 8;
+    /// PG_readahead: a fault on this page starts the next asynchronous readahead window.
+    pub const READAHEAD: u16 = 1 << 9;
 }
 
 /// The frame table.

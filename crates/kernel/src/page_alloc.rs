@@ -196,12 +196,17 @@ impl Kernel {
     /// Pure-LRU mode: capacity is exactly the managed frames; evict the single list's tail on
     /// demand.
     fn alloc_page_pure(&mut self, t: &mut Task) -> Option<Pfn> {
+        let memcg = self.cfg.scope == ReclaimScope::MemcgLimit;
         loop {
-            if let Some(p) = self.take_frame() {
-                if self.cfg.scope == ReclaimScope::MemcgLimit {
-                    self.memcg_charged += 1;
+            // Capacity: the memcg limit when there is one, else every managed frame.
+            let under_limit = !memcg || self.memcg_charged < self.cfg.memcg_limit_pages;
+            if under_limit {
+                if let Some(p) = self.take_frame() {
+                    if memcg {
+                        self.memcg_charged += 1;
+                    }
+                    return Some(p);
                 }
-                return Some(p);
             }
             if !self.pure_evict_one(t) {
                 if !self.out_of_memory(t, "pure-lru") {

@@ -10,8 +10,9 @@
 //!   scanned or enough was reclaimed; then ages active_anon if inactive_anon is low.
 //! - `shrink_active_list`: young pages are deactivated (given PG_workingset) except referenced
 //!   executable file pages, which rotate back; `inactive_is_low` uses the int_sqrt(10·GiB) ratio.
-//! - `shrink_page_list` with `page_check_references`: referenced anon → activate; referenced
-//!   file → activate if also PG_referenced, shared or executable, else keep once; otherwise
+//! - `shrink_page_list` with `page_check_references`: a referenced page is activated if it was
+//!   already PG_referenced, is shared, or is an executable file page, else kept once (before 5.9
+//!   referenced anon pages were activated at once); otherwise
 //!   reclaim: anon → swap out (zram: compress now; flash: asynchronous writeback, freed on a later
 //!   pass after rotation to the tail), clean file → drop with a shadow entry, dirty file →
 //!   writeback.
@@ -430,7 +431,10 @@ impl Kernel {
         let referenced_page = f & pg::REFERENCED != 0;
         self.frames.flags[i] = f & !(pg::YOUNG | pg::REFERENCED);
         if young {
-            if f & pg::SWAPBACKED != 0 {
+            // Before 5.9 a referenced anon page was activated at once; 'mm/vmscan: protect the
+            // workingset on anonymous LRU' (5.9) made anon pages, like file pages, need a
+            // second look (the instantiating fault leaves a reference on every new page).
+            if f & pg::SWAPBACKED != 0 && !self.cfg.semantics.is_59_plus() {
                 return PageRef::Activate;
             }
             self.frames.flags[i] |= pg::REFERENCED;

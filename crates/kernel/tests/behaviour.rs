@@ -240,6 +240,50 @@ fn pure_lru_evicts_least_recently_touched() {
 }
 
 #[test]
+fn pure_lru_capacity_is_the_memcg_limit() {
+    let mut s = String::from("ram 4\nswap file 16\nproc 1 app\nmap 1 heap anon 600\n");
+    for _ in 0..2 {
+        writeln!(s, "touch 1 heap 0 600 w").unwrap();
+    }
+    // 600 pages cycled through a 256-page (1 MiB) limit: every touch misses under LRU.
+    let k = replay(&s, &[("kernel.lru", "pure"), ("kernel.scope", "memcg"), ("kernel.memcg_limit_mib", "1")]);
+    assert_eq!(k.vmstat.pgfault, 1200);
+    assert!(k.memcg_charged <= 256);
+    // Without the limit (4 MiB of RAM) the second pass hits.
+    let k2 = replay(&s, &[("kernel.lru", "pure")]);
+    assert_eq!(k2.vmstat.pgfault, 600);
+}
+
+#[test]
+fn async_readahead_continues_a_sequential_scan_without_major_faults() {
+    let mut s = String::from("ram 256\nproc 1 app\nmap 1 data file big.bin 20000\n");
+    for first in (0..20000u32).step_by(100) {
+        writeln!(s, "touch 1 data {first} 100").unwrap();
+    }
+    let k = replay(&s, &[("kernel.read_ahead_kb", "512")]);
+    // One synchronous read-around; every later window is started by a PG_readahead hit.
+    assert_eq!(k.vmstat.pgmajfault, 1, "{:?}", k.vmstat);
+    assert_eq!(k.vmstat.pgpgin, 20000 * 4);
+}
+
+#[test]
+fn anon_second_look_activation_since_5_9() {
+    // 4096 heap pages are made inactive and unreferenced (MADV_COLD), read once, then a large
+    // write creates pressure. Before 5.9 reclaim activates a referenced anon page at the first
+    // look; from 5.9 the first look only marks it (PG_referenced) and it is reclaimed at the
+    // second unless used again.
+    let mut t = String::from("ram 64\nswap zram 256 ratio=3\nproc 1 app\nmap 1 heap anon 4096\nmap 1 big anon 20000\n");
+    t.push_str("touch 1 heap 0 4096 w\nmadvise 1 heap 0 4096 cold\ntouch 1 heap 0 4096 r\n");
+    for first in (0..20000u32).step_by(500) {
+        writeln!(t, "touch 1 big {first} 500 w").unwrap();
+    }
+    let old = replay(&t, &[("kernel.semantics", "4.19")]);
+    let new = replay(&t, &[("kernel.semantics", "6.1")]);
+    assert!(old.vmstat.pgactivate >= 4000, "4.19 pgactivate {}", old.vmstat.pgactivate);
+    assert!(new.vmstat.pgactivate < 400, "6.1 pgactivate {}", new.vmstat.pgactivate);
+}
+
+#[test]
 fn flash_swap_keeps_slot_on_read_swapin_and_skips_rewrite() {
     // Page-out starts asynchronous writeback; the pages stay in the swap cache (a read is a minor
     // fault). Once clean with a valid slot, a page-out frees them without writing again, and a

@@ -52,7 +52,7 @@ fn config(swap: u8, sem: u8, lmkd: u8, pure: bool) -> KernelConfig {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
     /// Frames are conserved and every invariant holds after every operation; vmstat counters
     /// never decrease; no page is both resident and swapped (checked by check_invariants).
