@@ -185,7 +185,7 @@ def test_pure_lru_check_with_fake_model(tmp_path):
     truth = val.lru_misses_reference(val.lru_events(t), t.ram_mib * 256)
 
     def good_model(path, settings):
-        assert settings.get("kernel.lru") == "pure"
+        assert settings == {"kernel.lru": "pure"}
         return {"vmstat": {"pgfault": truth}}, None
 
     r = val.pure_lru_check(t, good_model)

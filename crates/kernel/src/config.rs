@@ -18,6 +18,9 @@ pub enum KernelSemantics {
     V5_10,
     /// Like 5.10 for everything modelled here (MGLRU is off on Android 14 GKI by default).
     V6_1,
+    /// 6.5+: reclaim cost weighs I/O by SWAP_CLUSTER_MAX and counts rotations on the inactive
+    /// list too ('mm: vmscan: make rotations a secondary factor in balancing anon vs file').
+    V6_6,
 }
 
 impl KernelSemantics {
@@ -25,7 +28,8 @@ impl KernelSemantics {
         match s.trim_matches('"') {
             "4.9" | "4.14" | "4.19" | "5.4" => Some(Self::V4_19),
             "5.10" | "5.15" => Some(Self::V5_10),
-            "6.1" | "6.6" | "6.x" => Some(Self::V6_1),
+            "6.1" => Some(Self::V6_1),
+            "6.6" | "6.12" | "6.18" | "6.x" => Some(Self::V6_6),
             _ => None,
         }
     }
@@ -39,6 +43,7 @@ impl KernelSemantics {
             Self::V4_19 => "4.19",
             Self::V5_10 => "5.10",
             Self::V6_1 => "6.1",
+            Self::V6_6 => "6.6",
         }
     }
 }
@@ -173,6 +178,9 @@ pub struct KernelConfig {
     pub read_ahead_kb: u64,
     /// fault_around_bytes: cached file pages mapped around a read fault. source: Linux default 65536.
     pub fault_around_bytes: u64,
+    /// Whether fault-around maps pages young. source: arm64 (phones) asks for old prefaulted PTEs
+    /// (`arch_wants_old_prefaulted_pte`); x86 maps them young.
+    pub fault_around_young: bool,
     pub costs: CostModel,
     /// Number of CPU cores the kernel threads and tasks compete for.
     pub cores: usize,
@@ -216,6 +224,7 @@ impl Default for KernelConfig {
             page_cluster: 0,
             read_ahead_kb: 128,
             fault_around_bytes: 65536,
+            fault_around_young: false,
             costs: CostModel::default(),
             cores: 8,
             lmkd: "psi".into(),
@@ -260,7 +269,7 @@ impl KernelConfig {
         "semantics", "lru", "scope", "ram_mib", "reserved_mib", "memcg_limit_mib", "swappiness",
         "min_free_kbytes", "watermark_scale_factor", "extra_free_kbytes", "swap", "swap_mib",
         "zram.ratio", "zram.sigma", "zram.same_page_fraction", "page_cluster", "read_ahead_kb",
-        "fault_around_bytes", "cores", "lmkd", "sample_interval_ms", "reap_delay_ms",
+        "fault_around_bytes", "fault_around_young", "cores", "lmkd", "sample_interval_ms", "reap_delay_ms",
         "lmkd.thrashing_limit", "lmkd.swap_free_low_pct", "seed", "cost.touch_ns",
         "cost.minor_fault_ns", "cost.file_minor_fault_ns", "cost.major_fault_overhead_ns",
         "cost.zram_decompress_ns", "cost.zram_compress_ns", "cost.flash_read_ns",
@@ -274,7 +283,7 @@ impl KernelConfig {
         match k {
             "semantics" => {
                 self.semantics = KernelSemantics::parse(value)
-                    .ok_or_else(|| bad(format!("unknown kernel semantics {value:?}; expected 4.19, 5.10 or 6.1")))?
+                    .ok_or_else(|| bad(format!("unknown kernel semantics {value:?}; expected 4.19, 5.10, 6.1 or 6.6")))?
             }
             "lru" => {
                 self.lru = match value {
@@ -330,6 +339,13 @@ impl KernelConfig {
             "page_cluster" => self.page_cluster = num(key, value)?,
             "read_ahead_kb" => self.read_ahead_kb = num(key, value)?,
             "fault_around_bytes" => self.fault_around_bytes = num(key, value)?,
+            "fault_around_young" => {
+                self.fault_around_young = match value {
+                    "true" | "1" => true,
+                    "false" | "0" => false,
+                    _ => return Err(bad(format!("expected true or false, got {value:?}"))),
+                }
+            }
             "cores" => {
                 let c: usize = num(key, value)?;
                 if c == 0 || c > 256 {

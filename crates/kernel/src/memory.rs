@@ -10,7 +10,7 @@
 //!   cache (SWP_SYNCHRONOUS_IO), so their slot is freed at once; flash swap-ins keep the slot
 //!   (swap cache) unless the access is a write or swap is more than half full (`vm_swap_full`);
 //! - file, cached but not mapped by this process: minor fault, plus fault-around mapping of
-//!   neighbouring cached pages (without their young bit, as on arm64);
+//!   neighbouring cached pages (old on arm64, young on x86: `kernel.fault_around_young`);
 //! - file, not cached: major fault with mmap read-around of `read_ahead_kb` centred on the fault;
 //!   every page read in with a shadow entry is a refault.
 //!
@@ -395,6 +395,7 @@ impl Kernel {
         if n <= 1 {
             return;
         }
+        let young = self.cfg.fault_around_young;
         let vm = &self.vmas[v as usize];
         let start = page - page % n;
         let end = (start + n).min(vm.npages);
@@ -406,7 +407,12 @@ impl Kernel {
             let e = self.mappings[m].pages[idx as usize];
             // filemap_map_pages skips PG_readahead pages so that touching them faults.
             if e.is_present() && self.frames.flags[e.pfn() as usize] & pg::READAHEAD == 0 {
+                let g = self.frames.gen[e.pfn() as usize];
+                let newly = self.vmas[v as usize].mapgen[idx as usize] != g;
                 self.map_file_page(v, idx, e.pfn());
+                if newly && young {
+                    self.frames.flags[e.pfn() as usize] |= pg::YOUNG;
+                }
             }
         }
     }

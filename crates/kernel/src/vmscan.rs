@@ -147,13 +147,17 @@ impl Kernel {
     }
 
     /// `lru_note_cost` (≥ 5.9): reclaim cost of a list type, decayed when it exceeds a quarter of
-    /// the LRU.
-    pub(crate) fn lru_note_cost(&mut self, file: bool, n: u64) {
+    /// the LRU. 5.9–6.4 add pages of I/O plus rotations; 6.5+ weigh I/O by SWAP_CLUSTER_MAX.
+    pub(crate) fn lru_note_cost(&mut self, file: bool, nr_io: u64, nr_rotated: u64) {
+        let cost = if self.cfg.semantics == KernelSemantics::V6_6 { nr_io * SWAP_CLUSTER_MAX + nr_rotated } else { nr_io + nr_rotated };
+        if cost == 0 {
+            return;
+        }
         let b = &mut self.balance;
         if file {
-            b.file_cost += n;
+            b.file_cost += cost;
         } else {
-            b.anon_cost += n;
+            b.anon_cost += cost;
         }
         let lrusize = self.lru.anon() + self.lru.file();
         if b.file_cost + b.anon_cost > lrusize / 4 {
@@ -343,7 +347,7 @@ impl Kernel {
                 self.balance.recent_rotated[file as usize] += rotated;
             }
             _ => {
-                self.lru_note_cost(file, rotated);
+                self.lru_note_cost(file, 0, rotated);
                 self.workingset_age_activation(rotated);
             }
         }
@@ -393,7 +397,9 @@ impl Kernel {
                 self.balance.recent_rotated[file as usize] += activated;
             }
             _ => {
-                self.lru_note_cost(file, nr_pageout);
+                // 6.5+ also count what the inactive scan failed to reclaim as rotations.
+                let rotated = if self.cfg.semantics == KernelSemantics::V6_6 { taken_u - reclaimed } else { 0 };
+                self.lru_note_cost(file, nr_pageout, rotated);
                 self.workingset_age_activation(activated);
             }
         }

@@ -87,7 +87,8 @@ impl Kernel {
             } else {
                 self.vmstat.workingset_restore_anon += 1;
             }
-            self.lru_note_cost(file, 1);
+            // lru_note_cost_refault: one page of I/O.
+            self.lru_note_cost(file, 1, 0);
         }
         (true, ws)
     }
