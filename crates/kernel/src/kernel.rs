@@ -323,6 +323,7 @@ impl Kernel {
             exec,
             mapgen: if file { vec![0; npages as usize] } else { Vec::new() },
             live: true,
+            locked: false,
             ra: (0, 0, 0),
         });
         let p = &mut self.procs[proc_idx as usize];

@@ -118,6 +118,9 @@ impl Kernel {
         self.mappings[m].nr_present += 1;
         let active = !self.cfg.semantics.is_59_plus();
         self.lru_add(p, false, active);
+        if self.vmas[v as usize].locked {
+            self.mlock_page(p);
+        }
         self.minor(t, proc_idx, self.cfg.costs.minor_fault_ns);
     }
 
@@ -202,6 +205,9 @@ impl Kernel {
             self.frames.flags[p as usize] |= pg::WORKINGSET;
         }
         self.lru_add(p, false, active);
+        if self.vmas[v as usize].locked {
+            self.mlock_page(p);
+        }
         // zram decompression is CPU work; flash is waiting on I/O.
         if is_zram {
             t.cpu(ns);
@@ -292,6 +298,9 @@ impl Kernel {
         self.vmstat.pgpgin += nread * 4;
         self.procs[proc_idx].stats.majflt += 1;
         self.map_file_page(v, page, fault_pfn);
+        if self.vmas[v as usize].locked {
+            self.mlock_page(fault_pfn);
+        }
         let fi = fault_pfn as usize;
         self.frames.flags[fi] |= pg::YOUNG;
         if self.vmas[v as usize].exec {
@@ -413,6 +422,56 @@ impl Kernel {
                 if newly && young {
                     self.frames.flags[e.pfn() as usize] |= pg::YOUNG;
                 }
+            }
+        }
+    }
+
+    /// Move a listed page to the unevictable list (PG_mlocked).
+    pub(crate) fn mlock_page(&mut self, p: Pfn) {
+        let i = p as usize;
+        self.frames.flags[i] |= pg::MLOCKED;
+        if self.frames.lru[i] != lru::UNEVICTABLE && (self.frames.lru[i] as usize) < lru::NR_LRU {
+            self.lru.remove(&mut self.frames, p);
+            self.lru.add_head(&mut self.frames, lru::UNEVICTABLE, p);
+        }
+    }
+
+    /// `mlock`: fault in and lock pages [first, first+count) of VMA `v`; later faults in the VMA
+    /// also land on the unevictable list. Reclaim never scans it.
+    pub fn mlock(&mut self, t: &mut Task, v: u32, first: u32, count: u32) {
+        self.vmas[v as usize].locked = true;
+        // populate_vma_page_range faults private writable mappings in for write (breaking COW),
+        // so anon pages get real frames rather than the zero page.
+        let write = !self.vmas[v as usize].file;
+        for idx in first..first + count {
+            self.touch(t, v, idx, write);
+            if t.killed {
+                return;
+            }
+            let m = self.vmas[v as usize].mapping as usize;
+            let e = self.mappings[m].pages[idx as usize];
+            if e.is_present() {
+                self.mlock_page(e.pfn());
+            }
+        }
+    }
+
+    /// `munlock`: pages of VMA `v` go back to the inactive list of their type.
+    pub fn munlock(&mut self, v: u32) {
+        self.vmas[v as usize].locked = false;
+        let m = self.vmas[v as usize].mapping as usize;
+        for idx in 0..self.vmas[v as usize].npages {
+            let e = self.mappings[m].pages[idx as usize];
+            if !e.is_present() {
+                continue;
+            }
+            let p = e.pfn();
+            let i = p as usize;
+            if self.frames.lru[i] == lru::UNEVICTABLE {
+                self.frames.flags[i] &= !pg::MLOCKED;
+                let file = self.frames.flags[i] & pg::SWAPBACKED == 0;
+                self.lru.remove(&mut self.frames, p);
+                self.lru.add_head(&mut self.frames, lru::list(file, false), p);
             }
         }
     }

@@ -113,6 +113,8 @@ pub struct Vma {
     /// File VMAs: allocation generation of the frame mapped at each page, 0 = not mapped.
     pub mapgen: Vec<u32>,
     pub live: bool,
+    /// VM_LOCKED (mlock): its pages live on the unevictable list.
+    pub locked: bool,
     /// Readahead state of this mapping of the file (`struct file_ra_state`): window start, size,
     /// async part.
     pub ra: (u32, u32, u32),

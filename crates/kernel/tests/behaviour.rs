@@ -323,3 +323,35 @@ fn same_seed_same_result_and_seed_matters_for_zram() {
     let c = replay(&t, &[("kernel.seed", "2")]).result_json();
     assert_ne!(a["meminfo"]["ZramComprData"], c["meminfo"]["ZramComprData"]);
 }
+
+#[test]
+fn mlocked_pages_are_unevictable() {
+    use mobmem_kernel::{Kernel, KernelConfig, Task};
+    let mut cfg = KernelConfig::default();
+    cfg.set("ram_mib", "32").unwrap();
+    cfg.set("swap", "zram").unwrap();
+    cfg.set("swap_mib", "64").unwrap();
+    let mut k = Kernel::new(cfg).unwrap();
+    let p = k.create_process(1, "a", 0, 0).unwrap();
+    let locked = k.map_anon(p, "locked", 1024).unwrap();
+    let heap = k.map_anon(p, "heap", 12000).unwrap();
+    let mut t = Task::new(k.thread_of(p), p, 0);
+    k.mlock(&mut t, locked, 0, 512);
+    for pg in 512..1024 {
+        k.touch(&mut t, locked, pg, true); // later faults in a locked VMA are locked too
+    }
+    assert_eq!(k.lru.len[4], 1024);
+    for pg in 0..12000 {
+        if Some(t.now) >= k.next_event_time() {
+            k.book_cpu(&mut t);
+            k.advance_to(t.now);
+        }
+        k.touch(&mut t, heap, pg, true);
+    }
+    k.check_invariants().unwrap();
+    assert!(k.vmstat.pswpout > 1000);
+    assert_eq!(k.mappings[0].nr_present, 1024, "locked pages were reclaimed");
+    k.munlock(locked);
+    assert_eq!(k.lru.len[4], 0);
+    k.check_invariants().unwrap();
+}

@@ -1,0 +1,132 @@
+//! Per-unit costs of runtime work, in nanoseconds of simulated CPU time on the reference (big)
+//! core. Page faults, swap-ins and reclaim stalls are not here: they come from the kernel model,
+//! charged to the thread that touched the page.
+//!
+//! Every value says where it comes from; "estimate" means an order-of-magnitude engineering
+//! estimate (a few instructions and cache misses on a 2.5 GHz big core), to be calibrated. The
+//! calibration file `python/mobmem/data/runtime_costs.toml` carries the same values and can
+//! override any of them (`cost.NAME = value`).
+
+use serde::Serialize;
+
+#[derive(Clone, Debug, Serialize)]
+pub struct RuntimeCosts {
+    /// Scanning one object (read header and class, find reference fields). estimate: ~20 ns.
+    pub scan_object_ns: u64,
+    /// Visiting one reference field (load, null/immune check, mark-bit test). estimate: 4 ns.
+    pub visit_ref_ns: u64,
+    /// Marking one object in place (mark bitmap set, mark-stack push). estimate: 8 ns.
+    pub mark_object_ns: u64,
+    /// Fixed cost of copying one object (to-space allocation, forwarding CAS). estimate: 25 ns.
+    pub copy_object_ns: u64,
+    /// Copying, per 1024 bytes (memcpy at ~4 GB/s on a phone big core). estimate: 250 ns/KiB.
+    pub copy_per_kib_ns: u64,
+    /// Processing one region at flip or reclaim (state, bitmap clearing). estimate: 300 ns.
+    pub region_ns: u64,
+    /// Scanning one dirty card / remembered object (card table lookup). estimate: 15 ns.
+    pub card_ns: u64,
+    /// Freeing one dead object in a sweep (bitmap walk, free-list push). estimate: 10 ns.
+    pub sweep_object_ns: u64,
+    /// Computing a forwarding address in mark-compact (per live object). estimate: 10 ns.
+    pub forward_object_ns: u64,
+    /// Visiting one root (stack slot, static field, JNI global). estimate: 10 ns.
+    pub root_ns: u64,
+    /// Suspending and resuming all mutator threads for a pause (checkpoint + flip). estimate:
+    /// 80 µs (ART CC flip pauses are typically 0.1–1 ms on phones; this is the fixed part).
+    pub suspend_ns: u64,
+    /// Read barrier fast path, per reference load while a concurrent copy/compaction runs.
+    /// estimate: 2 ns (Baker gray-bit test).
+    pub read_barrier_ns: u64,
+    /// Write barrier (card mark), per reference store, always. estimate: 1 ns.
+    pub write_barrier_ns: u64,
+    /// Bump allocation inside a TLAB, per object (plus zeroing, below). estimate: 5 ns.
+    pub tlab_alloc_ns: u64,
+    /// Getting a new TLAB from the region space. estimate: 150 ns.
+    pub new_tlab_ns: u64,
+    /// Getting a new region. estimate: 400 ns.
+    pub new_region_ns: u64,
+    /// Free-list (RosAlloc-like) allocation, per object. estimate: 40 ns.
+    pub freelist_alloc_ns: u64,
+    /// Large object allocation (page map / mmap), per object. estimate: 3 µs.
+    pub los_alloc_ns: u64,
+    /// Freeing a large object (besides the madvise, which the kernel model charges). estimate: 1 µs.
+    pub los_free_ns: u64,
+    /// Zeroing/initialising a new object, per 1024 bytes. estimate: 60 ns/KiB (~16 GB/s memset).
+    pub init_per_kib_ns: u64,
+    /// Copying one object's contents out to the per-app swap file / back (object swap), fixed
+    /// part; the storage I/O is charged per page from the kernel model's flash costs. estimate: 2 µs.
+    pub object_swap_ns: u64,
+}
+
+impl Default for RuntimeCosts {
+    fn default() -> Self {
+        Self {
+            scan_object_ns: 20,
+            visit_ref_ns: 4,
+            mark_object_ns: 8,
+            copy_object_ns: 25,
+            copy_per_kib_ns: 250,
+            region_ns: 300,
+            card_ns: 15,
+            sweep_object_ns: 10,
+            forward_object_ns: 10,
+            root_ns: 10,
+            suspend_ns: 80_000,
+            read_barrier_ns: 2,
+            write_barrier_ns: 1,
+            tlab_alloc_ns: 5,
+            new_tlab_ns: 150,
+            new_region_ns: 400,
+            freelist_alloc_ns: 40,
+            los_alloc_ns: 3_000,
+            los_free_ns: 1_000,
+            init_per_kib_ns: 60,
+            object_swap_ns: 2_000,
+        }
+    }
+}
+
+impl RuntimeCosts {
+    pub const KEYS: &'static [&'static str] = &[
+        "scan_object_ns", "visit_ref_ns", "mark_object_ns", "copy_object_ns", "copy_per_kib_ns", "region_ns",
+        "card_ns", "sweep_object_ns", "forward_object_ns", "root_ns", "suspend_ns", "read_barrier_ns",
+        "write_barrier_ns", "tlab_alloc_ns", "new_tlab_ns", "new_region_ns", "freelist_alloc_ns",
+        "los_alloc_ns", "los_free_ns", "init_per_kib_ns", "object_swap_ns",
+    ];
+
+    pub fn slot(&mut self, name: &str) -> Option<&mut u64> {
+        Some(match name {
+            "scan_object_ns" => &mut self.scan_object_ns,
+            "visit_ref_ns" => &mut self.visit_ref_ns,
+            "mark_object_ns" => &mut self.mark_object_ns,
+            "copy_object_ns" => &mut self.copy_object_ns,
+            "copy_per_kib_ns" => &mut self.copy_per_kib_ns,
+            "region_ns" => &mut self.region_ns,
+            "card_ns" => &mut self.card_ns,
+            "sweep_object_ns" => &mut self.sweep_object_ns,
+            "forward_object_ns" => &mut self.forward_object_ns,
+            "root_ns" => &mut self.root_ns,
+            "suspend_ns" => &mut self.suspend_ns,
+            "read_barrier_ns" => &mut self.read_barrier_ns,
+            "write_barrier_ns" => &mut self.write_barrier_ns,
+            "tlab_alloc_ns" => &mut self.tlab_alloc_ns,
+            "new_tlab_ns" => &mut self.new_tlab_ns,
+            "new_region_ns" => &mut self.new_region_ns,
+            "freelist_alloc_ns" => &mut self.freelist_alloc_ns,
+            "los_alloc_ns" => &mut self.los_alloc_ns,
+            "los_free_ns" => &mut self.los_free_ns,
+            "init_per_kib_ns" => &mut self.init_per_kib_ns,
+            "object_swap_ns" => &mut self.object_swap_ns,
+            _ => return None,
+        })
+    }
+
+    #[inline]
+    pub fn copy_ns(&self, bytes: u32) -> u64 {
+        self.copy_object_ns + bytes as u64 * self.copy_per_kib_ns / 1024
+    }
+    #[inline]
+    pub fn init_ns(&self, bytes: u32) -> u64 {
+        bytes as u64 * self.init_per_kib_ns / 1024
+    }
+}

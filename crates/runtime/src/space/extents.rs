@@ -1,0 +1,67 @@
+//! A page-granular first-fit allocator of page extents (the page map of `RosAlloc` /
+//! `FreeListSpace`): free extents kept sorted by address and coalesced on free.
+
+use std::collections::BTreeMap;
+
+#[derive(Clone, Debug)]
+pub struct PageExtents {
+    /// first page → length, of free extents.
+    free: BTreeMap<u32, u32>,
+    pub npages: u32,
+    pub used_pages: u32,
+    /// Highest page ever handed out + 1 (pages above were never touched).
+    pub high_water: u32,
+}
+
+impl PageExtents {
+    pub fn new(npages: u32) -> Self {
+        let mut free = BTreeMap::new();
+        if npages > 0 {
+            free.insert(0, npages);
+        }
+        Self { free, npages, used_pages: 0, high_water: 0 }
+    }
+
+    /// First fit: the lowest-addressed free extent of at least `n` pages.
+    pub fn alloc(&mut self, n: u32) -> Option<u32> {
+        let (&first, &len) = self.free.iter().find(|(_, &len)| len >= n)?;
+        self.free.remove(&first);
+        if len > n {
+            self.free.insert(first + n, len - n);
+        }
+        self.used_pages += n;
+        self.high_water = self.high_water.max(first + n);
+        Some(first)
+    }
+
+    pub fn free(&mut self, first: u32, n: u32) {
+        debug_assert!(n > 0);
+        self.used_pages -= n;
+        let mut start = first;
+        let mut len = n;
+        if let Some((&pf, &pl)) = self.free.range(..first).next_back() {
+            debug_assert!(pf + pl <= first, "double free of pages {first}+{n}");
+            if pf + pl == first {
+                self.free.remove(&pf);
+                start = pf;
+                len += pl;
+            }
+        }
+        if let Some(&nl) = self.free.get(&(first + n)) {
+            self.free.remove(&(first + n));
+            len += nl;
+        }
+        self.free.insert(start, len);
+    }
+
+    /// Free extents below the high-water mark (candidates for trimming).
+    pub fn free_extents(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+        let hw = self.high_water;
+        self.free.iter().filter(move |(&f, _)| f < hw).map(move |(&f, &l)| (f, l.min(hw - f)))
+    }
+
+    /// Largest free extent (for fragmentation reports).
+    pub fn largest_free(&self) -> u32 {
+        self.free.values().copied().max().unwrap_or(0)
+    }
+}

@@ -1,0 +1,17 @@
+//! The spaces of the heap (`gc/space/`): the region space, free-list spaces (non-moving space,
+//! mark-sweep main space), the large object space and the immune (zygote, boot image) spaces.
+//! Spaces manage addresses only; objects live in [`crate::object::Objects`] and every access to
+//! their pages goes through the kernel model (see [`crate::heap::Heap`]).
+
+pub mod extents;
+pub mod freelist;
+pub mod large_object;
+pub mod region;
+
+pub use extents::PageExtents;
+pub use freelist::FreeListSpace;
+pub use large_object::LargeObjectSpace;
+pub use region::{RegionSpace, RegionState, REGION_SIZE};
+
+/// Page size of the kernel model.
+pub const PAGE: u64 = 4096;
