@@ -12,6 +12,8 @@ enum Op {
     Tick(u32),
     Adj(usize, i32),
     Exit(usize),
+    Mlock { p: usize, v: usize, first: u32, count: u32 },
+    Munlock { p: usize, v: usize },
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -21,6 +23,8 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (0u32..50_000).prop_map(Op::Tick),
         1 => (0usize..3, -1000i32..1000).prop_map(|(p, a)| Op::Adj(p, a)),
         1 => (0usize..3).prop_map(Op::Exit),
+        1 => (0usize..3, 0usize..3, 0u32..600, 1u32..100).prop_map(|(p, v, first, count)| Op::Mlock { p, v, first, count }),
+        1 => (0usize..3, 0usize..3).prop_map(|(p, v)| Op::Munlock { p, v }),
     ]
 }
 
@@ -105,6 +109,16 @@ proptest! {
                 Op::Tick(us) => { now += us as u64 * 1000; k.advance_to(now); }
                 Op::Adj(p, a) => { k.set_adj(p as u32, a, now).unwrap(); }
                 Op::Exit(p) => k.exit_process(p as u32),
+                Op::Mlock { p, v, first, count } => {
+                    if !k.procs[p].alive { continue; }
+                    let t = &mut tasks[p];
+                    t.now = t.now.max(now);
+                    k.mlock(t, vmas[p][v], first, count.min(600 - first));
+                    now = t.now;
+                }
+                Op::Munlock { p, v } => {
+                    if k.procs[p].alive { k.munlock(vmas[p][v]); }
+                }
             }
             prop_assert!(k.frames_conserved());
             if let Err(e) = k.check_invariants() { prop_assert!(false, "{}", e); }
