@@ -140,11 +140,15 @@ pub struct ZramModel {
     /// Size above which zsmalloc stores a page uncompressed (huge class). source: zsmalloc
     /// huge_class_size on 4 KiB pages ≈ 3264 bytes.
     pub huge_class_bytes: u32,
+    /// zsmalloc pool pages per page of compressed bytes (partly filled zspages, metadata).
+    /// source: measured on this project's host with lz4, mem_used_total / compr_data_size =
+    /// 1.035–1.084 over the validation traces (docs/validation.md); 1.05 is their middle.
+    pub pool_overhead: f64,
 }
 
 impl Default for ZramModel {
     fn default() -> Self {
-        Self { ratio: 2.8, sigma: 0.35, same_page_fraction: 0.0, huge_class_bytes: 3264 }
+        Self { ratio: 2.8, sigma: 0.35, same_page_fraction: 0.0, huge_class_bytes: 3264, pool_overhead: 1.05 }
     }
 }
 
@@ -268,7 +272,7 @@ impl KernelConfig {
     pub const KEYS: &'static [&'static str] = &[
         "semantics", "lru", "scope", "ram_mib", "reserved_mib", "memcg_limit_mib", "swappiness",
         "min_free_kbytes", "watermark_scale_factor", "extra_free_kbytes", "swap", "swap_mib",
-        "zram.ratio", "zram.sigma", "zram.same_page_fraction", "page_cluster", "read_ahead_kb",
+        "zram.ratio", "zram.sigma", "zram.same_page_fraction", "zram.pool_overhead", "page_cluster", "read_ahead_kb",
         "fault_around_bytes", "fault_around_young", "cores", "lmkd", "sample_interval_ms", "reap_delay_ms",
         "lmkd.thrashing_limit", "lmkd.swap_free_low_pct", "seed", "cost.touch_ns",
         "cost.minor_fault_ns", "cost.file_minor_fault_ns", "cost.major_fault_overhead_ns",
@@ -336,6 +340,7 @@ impl KernelConfig {
             "zram.ratio" => self.zram.ratio = float(key, value, 1.0, 64.0)?,
             "zram.sigma" => self.zram.sigma = float(key, value, 0.0, 3.0)?,
             "zram.same_page_fraction" => self.zram.same_page_fraction = float(key, value, 0.0, 1.0)?,
+            "zram.pool_overhead" => self.zram.pool_overhead = float(key, value, 1.0, 2.0)?,
             "page_cluster" => self.page_cluster = num(key, value)?,
             "read_ahead_kb" => self.read_ahead_kb = num(key, value)?,
             "fault_around_bytes" => self.fault_around_bytes = num(key, value)?,

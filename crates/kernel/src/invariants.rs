@@ -132,7 +132,7 @@ impl Kernel {
         if self.cfg.scope == ReclaimScope::MemcgLimit && self.memcg_charged != self.lru.total() {
             return Err(format!("memcg charge {} != charged pages {}", self.memcg_charged, self.lru.total()));
         }
-        if !pure && self.zram_pool_pages != self.swap.compr_bytes.div_ceil(4096) {
+        if !pure && self.zram_pool_pages != self.zram_pool_need() {
             return Err(format!("zram pool {} pages for {} compressed bytes", self.zram_pool_pages, self.swap.compr_bytes));
         }
         Ok(())

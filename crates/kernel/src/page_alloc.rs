@@ -231,8 +231,13 @@ impl Kernel {
 
     /// One more zsmalloc pool page if stored bytes outgrew the pool. Pool pages are allocated
     /// with reclaim's PF_MEMALLOC rights: below the watermarks, but not from nothing.
+    /// Pool pages needed for the stored bytes.
+    pub fn zram_pool_need(&self) -> u64 {
+        ((self.swap.compr_bytes as f64 * self.cfg.zram.pool_overhead) as u64).div_ceil(4096)
+    }
+
     pub(crate) fn zram_pool_grow(&mut self) -> bool {
-        let need = self.swap.compr_bytes.div_ceil(4096);
+        let need = self.zram_pool_need();
         while self.zram_pool_pages < need {
             if self.cfg.lru == LruMode::Pure {
                 // Pure-LRU mode compares page caches: the pool is kept outside RAM.
@@ -253,7 +258,7 @@ impl Kernel {
 
     /// Return pool pages no longer needed.
     pub(crate) fn zram_pool_shrink(&mut self) {
-        let need = self.swap.compr_bytes.div_ceil(4096);
+        let need = self.zram_pool_need();
         while self.zram_pool_pages > need {
             self.zram_pool_pages -= 1;
             if let Some(p) = self.zram_pool_frames.pop() {

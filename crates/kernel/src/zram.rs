@@ -7,8 +7,9 @@
 //! huge-class threshold. The draw is a hash of (seed, page identity, swap-out count), so it is
 //! deterministic and independent of which other pages exist. The hot path reads a 4096-entry
 //! quantile table of the distribution ([`SizeTable`]) instead of evaluating it.
-//! Left out: per-algorithm speed differences beyond the configured costs; zsmalloc
-//! fragmentation after frees (the pool shrinks as soon as its bytes fit in fewer pages).
+//! The pool holds `compressed bytes × pool_overhead` (measured zsmalloc overhead).
+//! Left out: per-algorithm speed differences beyond the configured costs; fragmentation that
+//! builds up after frees (the pool shrinks as soon as its bytes fit in fewer pages).
 
 use crate::config::ZramModel;
 use mobmem_engine::rng::{hash3, unit};
@@ -98,7 +99,7 @@ mod tests {
 
     #[test]
     fn table_matches_direct_draw_in_distribution() {
-        let m = ZramModel { ratio: 2.8, sigma: 0.35, same_page_fraction: 0.1, huge_class_bytes: 3264 };
+        let m = ZramModel { ratio: 2.8, sigma: 0.35, same_page_fraction: 0.1, huge_class_bytes: 3264, pool_overhead: 1.0 };
         let t = SizeTable::new(&m);
         let n = 40000u64;
         let mut a: Vec<u16> = (0..n).map(|i| t.draw(3, i, 0)).collect();
@@ -114,7 +115,7 @@ mod tests {
 
     #[test]
     fn mean_ratio_close_to_configured() {
-        let m = ZramModel { ratio: 2.8, sigma: 0.35, same_page_fraction: 0.0, huge_class_bytes: 3264 };
+        let m = ZramModel { ratio: 2.8, sigma: 0.35, same_page_fraction: 0.0, huge_class_bytes: 3264, pool_overhead: 1.0 };
         let n = 20000;
         let total: u64 = (0..n).map(|i| compressed_size(&m, 7, i, 0) as u64).sum();
         let ratio = (n * 4096) as f64 / total as f64;
@@ -124,7 +125,7 @@ mod tests {
 
     #[test]
     fn same_pages_fraction() {
-        let m = ZramModel { ratio: 3.0, sigma: 0.3, same_page_fraction: 0.25, huge_class_bytes: 3264 };
+        let m = ZramModel { ratio: 3.0, sigma: 0.3, same_page_fraction: 0.25, huge_class_bytes: 3264, pool_overhead: 1.0 };
         let zeros = (0..10000).filter(|&i| compressed_size(&m, 1, i, 0) == 0).count();
         assert!((2300..2700).contains(&zeros), "{zeros}");
     }

@@ -584,7 +584,8 @@ def render_markdown(res: dict) -> str:
       "`mm_stat` measured orig/compr = " + ("; ".join(ratios) if ratios else PENDING) + ". The model's "
       "compressed-size distribution should be the same: uniform ±20 % around 4096/ratio bytes, no same-filled pages.")
     A("2. **zram pool overhead** — zsmalloc's pool pages per compressed byte (mem_used_total / compr_data_size, "
-      "measured above) is the model's pool-size input where it has one.")
+      "measured above) set the model's `zram.pool_overhead` default (1.05, the middle of the measured range); "
+      "under the memcg scope the pool is outside the limit on both sides, so it does not move these counters.")
     A("3. **Memory limit** — the trace's `ram` is the real cgroup's limit; the model sees the same number of frames "
       "for these processes (memcg-limit path: no kernel reserve, no system processes, no watermarks).")
     st = next((e.get("model_settings") for e in res["shapes"] if e.get("model_settings")), None)

@@ -1,0 +1,491 @@
+//! The heap (`gc/heap.*`): its spaces, the objects, the roots, allocation paths, the write
+//! barrier's dirty-object list, the allocation stack, and the accounting (`num_bytes_allocated`).
+//!
+//! Layout in the kernel model (one anonymous VMA per space, named as in /proc/PID/maps):
+//! `dalvik-main space` (the region space — twice the heap limit when the collector keeps a copy
+//! reserve — or the mark-sweep free-list space), `dalvik-non moving space`,
+//! `dalvik-large object space`; the boot image and the zygote space are file mappings shared by
+//! every app (`boot-framework.art`, `zygote-space`), so their pages are shared copy-on-write and
+//! never written by the app.
+//!
+//! Every mutator or GC access to an object goes through [`Heap::touch_object`], which touches each
+//! of the object's pages through `Kernel::touch`, so faults, swap-ins and reclaim stalls land on
+//! the thread that touched it.
+
+use crate::config::{CollectorKind, RuntimeConfig};
+use crate::costs::RuntimeCosts;
+use crate::object::{flag, AppState, ObjId, Objects, SpaceId, NULL};
+use crate::space::region::{LIVE_UNKNOWN, REGION_PAGES};
+use crate::space::{FreeListSpace, LargeObjectSpace, RegionSpace, PAGE, REGION_SIZE};
+use mobmem_kernel::madvise::Advice;
+use mobmem_kernel::{Kernel, Task};
+
+pub const NO_REGION: u32 = u32::MAX;
+
+/// A placement class: survivors or new objects of one class go to regions carrying its tags.
+#[derive(Clone, Debug)]
+pub struct AllocClass {
+    pub name: String,
+    pub tags: u64,
+}
+
+/// Thread-local allocation buffer.
+#[derive(Clone, Copy, Debug)]
+pub struct Tlab {
+    pub region: u32,
+    pub pos: u64,
+    pub end: u64,
+}
+
+impl Default for Tlab {
+    fn default() -> Self {
+        Self { region: NO_REGION, pos: 0, end: 0 }
+    }
+}
+
+/// Why an allocation failed in the space (before any GC).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AllocFail {
+    /// No free region / page for the object.
+    SpaceFull,
+}
+
+pub struct Heap {
+    pub objs: Objects,
+    pub roots: Vec<ObjId>,
+    pub collector: CollectorKind,
+    pub regions: RegionSpace,
+    /// Main space of a mark-sweep heap (empty otherwise).
+    pub main_fl: FreeListSpace,
+    pub non_moving: FreeListSpace,
+    pub los: LargeObjectSpace,
+    /// VMA of each space, indexed by `SpaceId as usize`.
+    pub vma: [u32; 5],
+    pub proc_idx: u32,
+    pub costs: RuntimeCosts,
+    pub tlab_size: u32,
+    pub los_threshold: u32,
+    pub use_los: bool,
+    /// ART `num_bytes_allocated_`: bytes of objects allocated and not freed (all collected spaces).
+    pub bytes_allocated: u64,
+    /// Bytes ever allocated (the allocated-bytes clock).
+    pub alloc_clock: u64,
+    pub objects_allocated: u64,
+    /// Allocation stack: objects allocated since the last flip.
+    pub young: Vec<ObjId>,
+    /// Objects written (reference stores) since the last flip: the remembered set that a card
+    /// table gives (see docs: cards are counted per object written, not per 128-byte card).
+    pub dirty: Vec<ObjId>,
+    pub tlab: Tlab,
+    /// Current evacuation region per class.
+    pub evac_region: Vec<u32>,
+    pub classes: Vec<AllocClass>,
+    /// Class of new mutator allocations.
+    pub mutator_class: u8,
+    /// Mark epoch of the current (or last) collection.
+    pub epoch: u32,
+    /// Objects allocated now are marked (allocated black): a collection is past its initial pause.
+    pub allocate_black: bool,
+    /// Page stamps per space for counting the GC thread's distinct pages.
+    pub page_stamp: [Vec<u32>; 3],
+    pub gc_pages_touched: u64,
+    /// Objects whose contents are swapped out (object-granularity swap).
+    pub swapped_objects: u64,
+    pub swapped_bytes: u64,
+    /// Next free region search start is implicit (lowest first); counters for reports:
+    pub tlabs_allocated: u64,
+    pub regions_released: u64,
+}
+
+impl Heap {
+    /// Map the heap's spaces for process `proc_idx` in the kernel model.
+    pub fn new(k: &mut Kernel, proc_idx: u32, cfg: &RuntimeConfig, collector: CollectorKind) -> Result<Self, String> {
+        cfg.validate()?;
+        let limit = cfg.heap.limit();
+        let regions_for_limit = limit.div_ceil(REGION_SIZE) as u32;
+        let (num_regions, fl_pages) = if collector.uses_regions() {
+            let n = if collector.copy_reserve() { 2 * regions_for_limit } else { regions_for_limit };
+            (n.max(2), 0u32)
+        } else {
+            (0, limit.div_ceil(PAGE) as u32)
+        };
+        let e = |r: Result<u32, mobmem_kernel::KernelError>| r.map_err(|e| e.to_string());
+        let main_pages = if collector.uses_regions() { num_regions * REGION_PAGES } else { fl_pages };
+        let main = e(k.map_anon(proc_idx, "dalvik-main space", main_pages))?;
+        let nm_pages = cfg.heap.non_moving_capacity.div_ceil(PAGE).max(16) as u32;
+        let nm = e(k.map_anon(proc_idx, "dalvik-non moving space", nm_pages))?;
+        let los_pages = limit.div_ceil(PAGE) as u32;
+        let los = e(k.map_anon(proc_idx, "dalvik-large object space", los_pages))?;
+        let boot_pages = cfg.heap.boot_image_bytes.div_ceil(PAGE).max(1) as u32;
+        let boot = e(k.map_file(proc_idx, "boot.art", "boot-framework.art", boot_pages, false))?;
+        let zy_pages = cfg.heap.zygote_space_bytes.div_ceil(PAGE).max(1) as u32;
+        let zygote = e(k.map_file(proc_idx, "dalvik-zygote space", "zygote-space", zy_pages, false))?;
+        let mut h = Self {
+            objs: Objects::default(),
+            roots: Vec::new(),
+            collector,
+            regions: RegionSpace::new(main, num_regions, collector.copy_reserve()),
+            main_fl: FreeListSpace::new(main, fl_pages),
+            non_moving: FreeListSpace::new(nm, nm_pages),
+            los: LargeObjectSpace::new(los, los_pages),
+            vma: [main, nm, los, zygote, boot],
+            proc_idx,
+            costs: cfg.costs.clone(),
+            tlab_size: cfg.tlab_size,
+            los_threshold: cfg.large_object_threshold,
+            use_los: cfg.use_los,
+            bytes_allocated: 0,
+            alloc_clock: 0,
+            objects_allocated: 0,
+            young: Vec::new(),
+            dirty: Vec::new(),
+            tlab: Tlab::default(),
+            evac_region: vec![NO_REGION],
+            classes: vec![AllocClass { name: "default".into(), tags: 0 }],
+            mutator_class: 0,
+            epoch: 0,
+            allocate_black: false,
+            page_stamp: [vec![0; main_pages as usize], vec![0; nm_pages as usize], vec![0; los_pages as usize]],
+            gc_pages_touched: 0,
+            swapped_objects: 0,
+            swapped_bytes: 0,
+            tlabs_allocated: 0,
+            regions_released: 0,
+        };
+        // Immune spaces hold objects too (1 KiB each, estimate), so references into them exist.
+        for (space, bytes) in [(SpaceId::Boot, cfg.heap.boot_image_bytes), (SpaceId::Zygote, cfg.heap.zygote_space_bytes)] {
+            for i in 0..bytes / 1024 {
+                h.objs.create(i * 1024, 1024, space, 0, 0, 0, AppState::Foreground, 0);
+            }
+        }
+        Ok(h)
+    }
+
+    /// Register a placement class with the given region tags; returns its index.
+    pub fn register_class(&mut self, name: &str, tags: &[&str]) -> u8 {
+        if let Some(i) = self.classes.iter().position(|c| c.name == name) {
+            return i as u8;
+        }
+        let mut bits = 0u64;
+        for t in tags {
+            bits |= 1 << self.regions.tag_id(t);
+        }
+        self.classes.push(AllocClass { name: name.into(), tags: bits });
+        self.evac_region.push(NO_REGION);
+        (self.classes.len() - 1) as u8
+    }
+
+    /// Objects of the boot image and zygote space.
+    pub fn immune_objects(&self, space: SpaceId) -> impl Iterator<Item = ObjId> + '_ {
+        (0..self.objs.len() as ObjId).filter(move |&o| self.objs.space[o as usize] == space as u8 && self.objs.is_live(o))
+    }
+
+    // ------------------------------------------------------------------ page accesses
+
+    /// Touch every page of object `o` on behalf of `t`.
+    #[inline]
+    pub fn touch_object(&self, k: &mut Kernel, t: &mut Task, o: ObjId, write: bool) {
+        let i = o as usize;
+        if self.objs.flags[i] & flag::SWAPPED != 0 {
+            return;
+        }
+        let sp = self.objs.space[i] as usize;
+        let a = self.objs.addr[i];
+        let first = (a / PAGE) as u32;
+        let last = ((a + self.objs.size[i] as u64 - 1) / PAGE) as u32;
+        let v = self.vma[sp];
+        let w = write && sp < 3;
+        for p in first..=last {
+            k.touch(t, v, p, w);
+        }
+    }
+
+    /// Touch an address range of a collected space (GC copying destination etc.).
+    #[inline]
+    pub fn touch_range(&self, k: &mut Kernel, t: &mut Task, space: SpaceId, addr: u64, size: u32, write: bool) {
+        let v = self.vma[space as usize];
+        for p in (addr / PAGE) as u32..=((addr + size as u64 - 1) / PAGE) as u32 {
+            k.touch(t, v, p, write);
+        }
+    }
+
+    /// GC-thread touch of an object, counting distinct pages (the GC working set).
+    #[inline]
+    pub fn gc_touch_object(&mut self, k: &mut Kernel, t: &mut Task, o: ObjId, write: bool) {
+        let i = o as usize;
+        if self.objs.flags[i] & flag::SWAPPED != 0 {
+            return;
+        }
+        let sp = self.objs.space[i] as usize;
+        if sp >= 3 {
+            return;
+        }
+        let a = self.objs.addr[i];
+        self.gc_touch_range(k, t, sp, a, self.objs.size[i], write);
+    }
+
+    #[inline]
+    pub fn gc_touch_range(&mut self, k: &mut Kernel, t: &mut Task, sp: usize, a: u64, size: u32, write: bool) {
+        let v = self.vma[sp];
+        let first = (a / PAGE) as u32;
+        let last = ((a + size as u64 - 1) / PAGE) as u32;
+        let ep = self.epoch;
+        for p in first..=last {
+            let s = &mut self.page_stamp[sp][p as usize];
+            if *s != ep {
+                *s = ep;
+                self.gc_pages_touched += 1;
+            }
+            k.touch(t, v, p, write);
+        }
+    }
+
+    // ------------------------------------------------------------------ allocation
+
+    /// Allocate an object for a mutator (no GC here: the runtime handles failures).
+    #[allow(clippy::too_many_arguments)]
+    pub fn alloc(&mut self, k: &mut Kernel, t: &mut Task, size: u32, nrefs: u16, state: AppState, pinned: bool) -> Result<ObjId, AllocFail> {
+        let c = &self.costs;
+        let (space, addr, cost) = if pinned {
+            let (a, new_run) = self.non_moving.alloc(size).ok_or(AllocFail::SpaceFull)?;
+            (SpaceId::NonMoving, a, c.freelist_alloc_ns + if new_run { c.new_region_ns } else { 0 })
+        } else if self.use_los && size >= self.los_threshold {
+            let a = self.los.alloc(size).ok_or(AllocFail::SpaceFull)?;
+            (SpaceId::Los, a, c.los_alloc_ns)
+        } else if !self.collector.uses_regions() {
+            let (a, new_run) = self.main_fl.alloc(size).ok_or(AllocFail::SpaceFull)?;
+            (SpaceId::Main, a, c.freelist_alloc_ns + if new_run { c.new_region_ns } else { 0 })
+        } else if size as u64 > REGION_SIZE {
+            let n = (size as u64).div_ceil(REGION_SIZE) as u32;
+            let r = self.regions.alloc_large(n, size).ok_or(AllocFail::SpaceFull)?;
+            (SpaceId::Main, RegionSpace::region_start(r), c.new_region_ns * n as u64)
+        } else {
+            let (a, cost) = self.tlab_alloc(size)?;
+            (SpaceId::Main, a, cost)
+        };
+        let cost = cost + self.costs.init_ns(size);
+        t.cpu(cost);
+        let young = if self.allocate_black { 0 } else { 0 } | flag::YOUNG | if pinned { flag::PINNED } else { 0 };
+        let o = self.objs.create(addr, size, space, nrefs, t.now, self.alloc_clock, state, young);
+        if self.allocate_black {
+            self.objs.mark[o as usize] = self.epoch;
+        }
+        if space == SpaceId::Main && self.collector.uses_regions() {
+            let r = RegionSpace::region_of(addr) as usize;
+            if self.regions.state[r] == crate::space::RegionState::Allocated {
+                self.regions.obj_bytes[r] += size;
+            }
+        }
+        self.bytes_allocated += size as u64;
+        self.alloc_clock += size as u64;
+        self.objects_allocated += 1;
+        self.young.push(o);
+        self.touch_object(k, t, o, true);
+        Ok(o)
+    }
+
+    /// Bump allocation in the thread's TLAB; a new TLAB (and region) when it is full.
+    #[inline]
+    fn tlab_alloc(&mut self, size: u32) -> Result<(u64, u64), AllocFail> {
+        let s = size as u64;
+        if self.tlab.region != NO_REGION && self.tlab.pos + s <= self.tlab.end {
+            let a = self.tlab.pos;
+            self.tlab.pos += s;
+            return Ok((a, self.costs.tlab_alloc_ns));
+        }
+        let want = s.max(self.tlab_size as u64);
+        let mut cost = self.costs.new_tlab_ns + self.costs.tlab_alloc_ns;
+        // Carve from the current region if room remains, else take a new region.
+        let r = self.tlab.region;
+        let room = if r != NO_REGION && self.regions.state[r as usize] == crate::space::RegionState::Allocated && !self.regions.in_from[r as usize] {
+            REGION_SIZE - self.regions.top[r as usize] as u64
+        } else {
+            0
+        };
+        let region = if room >= s {
+            r
+        } else {
+            cost += self.costs.new_region_ns;
+            let tags = self.classes[self.mutator_class as usize].tags;
+            self.regions.alloc_region(false, self.mutator_class, tags).ok_or(AllocFail::SpaceFull)?
+        };
+        let ri = region as usize;
+        let start = RegionSpace::region_start(region) + self.regions.top[ri] as u64;
+        let len = want.min(REGION_SIZE - self.regions.top[ri] as u64);
+        self.regions.top[ri] += len as u32;
+        self.tlab = Tlab { region, pos: start + s, end: start + len };
+        self.tlabs_allocated += 1;
+        Ok((start, cost))
+    }
+
+    /// Give up the thread's TLAB (at a flip): its unused tail stays a hole in the region.
+    pub fn revoke_tlab(&mut self) {
+        self.tlab = Tlab::default();
+    }
+
+    /// Allocate room for a survivor copied by a collector into class `class`'s evacuation region.
+    /// Falls back to the non-moving space when no region is free (as ART's CC does).
+    pub fn alloc_evac(&mut self, size: u32, class: u8, t: &mut Task) -> (SpaceId, u64) {
+        let c = class as usize;
+        let r = self.evac_region[c];
+        if r != NO_REGION && self.regions.top[r as usize] as u64 + size as u64 <= REGION_SIZE {
+            let ri = r as usize;
+            let a = RegionSpace::region_start(r) + self.regions.top[ri] as u64;
+            self.regions.top[ri] += size;
+            self.regions.obj_bytes[ri] += size;
+            return (SpaceId::Main, a);
+        }
+        if size as u64 <= REGION_SIZE {
+            if let Some(r) = self.regions.alloc_region(true, class, self.classes[c].tags) {
+                t.cpu(self.costs.new_region_ns);
+                self.evac_region[c] = r;
+                let ri = r as usize;
+                self.regions.top[ri] = size;
+                self.regions.obj_bytes[ri] = size;
+                return (SpaceId::Main, RegionSpace::region_start(r));
+            }
+        }
+        let (a, _) = self.non_moving.alloc(size).expect("non-moving space exhausted during evacuation");
+        (SpaceId::NonMoving, a)
+    }
+
+    /// Forget the evacuation regions (end of a collection).
+    pub fn retire_evac_regions(&mut self) {
+        for r in self.evac_region.iter_mut() {
+            *r = NO_REGION;
+        }
+    }
+
+    // ------------------------------------------------------------------ freeing
+
+    /// Free a dead object's memory and id. Region-space memory is reclaimed per region by the
+    /// collector; large objects' pages go back to the kernel at once.
+    pub fn free_object(&mut self, k: &mut Kernel, t: &mut Task, o: ObjId) {
+        let i = o as usize;
+        let size = self.objs.size[i];
+        let a = self.objs.addr[i];
+        match self.objs.space_of(o) {
+            SpaceId::Main if self.collector.uses_regions() => {
+                let r = RegionSpace::region_of(a) as usize;
+                self.regions.obj_bytes[r] = self.regions.obj_bytes[r].saturating_sub(size);
+            }
+            SpaceId::Main => {
+                self.main_fl.free(a, size);
+            }
+            SpaceId::NonMoving => {
+                self.non_moving.free(a, size);
+            }
+            SpaceId::Los => {
+                let (first, n) = self.los.free(a, size);
+                t.cpu(self.costs.los_free_ns);
+                let _ = k.madvise(t, self.vma[SpaceId::Los as usize], first, n, Advice::DontNeed);
+            }
+            SpaceId::Zygote | SpaceId::Boot => panic!("freeing an immune object"),
+        }
+        if self.objs.flags[i] & flag::SWAPPED != 0 {
+            self.swapped_objects -= 1;
+            self.swapped_bytes -= size as u64;
+        }
+        self.bytes_allocated -= size as u64;
+        self.objs.free(o);
+    }
+
+    /// Free region `r` (and the following large-tail regions), releasing its pages if asked.
+    pub fn release_region(&mut self, k: &mut Kernel, t: &mut Task, r: u32, release_pages: bool) {
+        let mut n = 1;
+        if self.regions.state[r as usize] == crate::space::RegionState::Large {
+            while r + n < self.regions.num_regions && self.regions.state[(r + n) as usize] == crate::space::RegionState::LargeTail {
+                n += 1;
+            }
+        }
+        for q in r..r + n {
+            if self.tlab.region == q {
+                self.tlab = Tlab::default();
+            }
+            for e in self.evac_region.iter_mut() {
+                if *e == q {
+                    *e = NO_REGION;
+                }
+            }
+            self.regions.free_region(q);
+            if release_pages {
+                self.regions.dirty[q as usize] = false;
+                let _ = k.madvise(t, self.vma[0], q * REGION_PAGES, REGION_PAGES, Advice::DontNeed);
+                self.regions_released += 1;
+            }
+        }
+    }
+
+    /// Heap trim: release the pages of free regions not yet released and of empty free-list runs.
+    /// Returns pages released.
+    pub fn trim(&mut self, k: &mut Kernel, t: &mut Task) -> u64 {
+        let mut pages = 0u64;
+        for r in 0..self.regions.num_regions {
+            let i = r as usize;
+            if self.regions.state[i] == crate::space::RegionState::Free && self.regions.dirty[i] {
+                self.regions.dirty[i] = false;
+                let _ = k.madvise(t, self.vma[0], r * REGION_PAGES, REGION_PAGES, Advice::DontNeed);
+                pages += REGION_PAGES as u64;
+            }
+        }
+        for (sp, fl) in [(0usize, &mut self.main_fl), (1, &mut self.non_moving)] {
+            let ranges: Vec<(u32, u32)> = fl.free_extents().collect();
+            fl.freed_since_trim.clear();
+            for (first, n) in ranges {
+                let _ = k.madvise(t, self.vma[sp], first, n, Advice::DontNeed);
+                pages += n as u64;
+            }
+        }
+        pages
+    }
+
+    // ------------------------------------------------------------------ references
+
+    /// Store a reference (the caller charges the barrier). The write barrier records the object.
+    #[inline]
+    pub fn store_ref(&mut self, o: ObjId, field: u32, v: ObjId) {
+        self.objs.set_ref(o, field, v);
+        let f = &mut self.objs.flags[o as usize];
+        if *f & flag::DIRTY == 0 && v != NULL {
+            *f |= flag::DIRTY;
+            self.dirty.push(o);
+        }
+    }
+
+    /// Bytes held by the heap's collected spaces (regions in use, free-list pages, LOS pages).
+    pub fn footprint_bytes(&self) -> u64 {
+        let regions = self.regions.num_non_free as u64 * REGION_SIZE;
+        regions + (self.main_fl.pages.used_pages as u64 + self.non_moving.pages.used_pages as u64 + self.los.pages.used_pages as u64) * PAGE
+    }
+
+    /// Live bytes measured for region `r` (for reports).
+    pub fn region_live(&self, r: u32) -> Option<u32> {
+        let l = self.regions.live[r as usize];
+        (l != LIVE_UNKNOWN).then_some(l)
+    }
+
+    /// Debug check: byte accounting matches the objects (O(objects)).
+    pub fn check_accounting(&self) -> Result<(), String> {
+        let mut total = 0u64;
+        let mut count = 0u64;
+        for i in 0..self.objs.len() {
+            if self.objs.flags[i] & flag::LIVE != 0 {
+                count += 1;
+                if !SpaceId::from_u8(self.objs.space[i]).immune() {
+                    total += self.objs.size[i] as u64;
+                }
+            }
+        }
+        if count != self.objs.count {
+            return Err(format!("object count {} but {} live ids", self.objs.count, count));
+        }
+        if total != self.bytes_allocated {
+            return Err(format!("bytes_allocated {} but live objects hold {}", self.bytes_allocated, total));
+        }
+        let fl = self.main_fl.bytes_allocated + self.non_moving.bytes_allocated + self.los.bytes_allocated;
+        if fl > total {
+            return Err("free-list spaces hold more bytes than the objects".into());
+        }
+        Ok(())
+    }
+}
