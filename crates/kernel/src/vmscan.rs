@@ -20,8 +20,10 @@
 //!   from priority 12 down until free > high (`balance_pgdat`); it gives up after 16 runs that
 //!   reclaim nothing until direct reclaim makes progress.
 //!
-//! Left out: MGLRU, proportional scan adjustment after the reclaim target is met (we stop),
-//! throttling on congestion/writeback (`reclaim_throttle`), slab shrinkers, the dirty-page
+//! - Once the reclaim target is met, the smaller LRU type stops and the larger is scanned in
+//!   proportion to its original target (`shrink_lruvec`'s proportional adjustment).
+//!
+//! Left out: MGLRU, throttling on congestion/writeback (`reclaim_throttle`), slab shrinkers, the dirty-page
 //! policy that lets only kswapd write file pages, lumpy/compaction-driven reclaim.
 
 use crate::config::{KernelSemantics, ReclaimScope, SwapKind};
@@ -55,6 +57,8 @@ pub struct KswapdState {
     pub priority: i32,
     pub in_pass: bool,
     pub nr: [u64; 4],
+    pub targets: [u64; 4],
+    pub proportional: bool,
     pub pass_scanned: u64,
     pub pass_reclaimed: u64,
     pub run_reclaimed: u64,
@@ -110,6 +114,37 @@ impl ScanControl {
             wb_done_at: 0,
         }
     }
+}
+
+/// The end of a `shrink_lruvec` round. Before the target is met, or once the scan was made
+/// proportional, scanning goes on. When the target is first met, the smaller LRU type (anon or
+/// file, by what is left to scan) stops and the larger one is cut to the share of its original
+/// target that the smaller one had left, so both are scanned in the proportion get_scan_count
+/// asked for. Returns false to stop.
+fn proportional_adjust(sc: &ScanControl, nr: &mut [u64; 4], targets: &[u64; 4], proportional: &mut bool) -> bool {
+    if sc.nr_reclaimed < sc.nr_to_reclaim || *proportional {
+        return true;
+    }
+    let nr_anon = nr[0] + nr[1];
+    let nr_file = nr[2] + nr[3];
+    // "It's just vindictive to attack the larger once the smaller has gone to zero."
+    if nr_anon == 0 || nr_file == 0 {
+        return false;
+    }
+    let (stop, other, percentage) = if nr_file > nr_anon {
+        (0usize, 2usize, nr_anon * 100 / (targets[0] + targets[1] + 1))
+    } else {
+        (2, 0, nr_file * 100 / (targets[2] + targets[3] + 1))
+    };
+    nr[stop] = 0;
+    nr[stop + 1] = 0;
+    for l in [other, other + 1] {
+        let scanned = targets[l] - nr[l];
+        let n = targets[l] * (100 - percentage) / 100;
+        nr[l] = n - n.min(scanned);
+    }
+    *proportional = true;
+    true
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -260,15 +295,16 @@ impl Kernel {
         [self.inactive_is_low(false), refaulted || self.inactive_is_low(true)]
     }
 
-    /// One `shrink_node` pass at `sc.priority`, stopping when `nr_to_reclaim` is met.
+    /// One `shrink_node` pass (`shrink_lruvec`) at `sc.priority`.
     pub(crate) fn shrink_node(&mut self, sc: &mut ScanControl) {
         sc.may_deactivate = self.compute_may_deactivate();
         let (mut nr, _) = self.get_scan_count(sc);
-        // Direct reclaim at DEF_PRIORITY scans its whole targets (scan_adjusted).
-        let scan_adjusted = !sc.kswapd && !sc.memcg && sc.priority == DEF_PRIORITY;
+        let targets = nr;
+        // Global direct reclaim at DEF_PRIORITY scans its whole targets (proportional_reclaim).
+        let mut proportional = !sc.kswapd && !sc.memcg && sc.priority == DEF_PRIORITY;
         while nr[0] > 0 || nr[2] > 0 || nr[3] > 0 {
             self.shrink_round(sc, &mut nr);
-            if sc.nr_reclaimed >= sc.nr_to_reclaim && !scan_adjusted {
+            if !proportional_adjust(sc, &mut nr, &targets, &mut proportional) {
                 break;
             }
         }
@@ -698,17 +734,26 @@ impl Kernel {
             sc.may_deactivate = md;
             let (nr, _) = self.get_scan_count(&sc);
             self.kswapd.nr = nr;
+            self.kswapd.targets = nr;
+            self.kswapd.proportional = false;
         }
         let mut sc = ScanControl::new(self.kswapd.target, true, false, now);
         sc.priority = self.kswapd.priority;
         sc.may_deactivate = self.kswapd.may_deactivate;
         let mut nr = self.kswapd.nr;
         self.shrink_round(&mut sc, &mut nr);
-        self.kswapd.nr = nr;
         self.kswapd.pass_scanned += sc.nr_scanned;
         self.kswapd.pass_reclaimed += sc.nr_reclaimed;
         self.kswapd.run_reclaimed += sc.nr_reclaimed;
-        let pass_done = (nr[0] == 0 && nr[2] == 0 && nr[3] == 0) || self.kswapd.pass_reclaimed >= self.kswapd.target;
+        // The proportional adjustment looks at the whole pass's progress.
+        let mut pass_sc = sc.clone();
+        pass_sc.nr_reclaimed = self.kswapd.pass_reclaimed;
+        let targets = self.kswapd.targets;
+        let mut proportional = self.kswapd.proportional;
+        let go_on = proportional_adjust(&pass_sc, &mut nr, &targets, &mut proportional);
+        self.kswapd.proportional = proportional;
+        self.kswapd.nr = nr;
+        let pass_done = !go_on || (nr[0] == 0 && nr[2] == 0 && nr[3] == 0);
         if pass_done {
             self.age_active_anon(&mut sc);
             let ks = &mut self.kswapd;

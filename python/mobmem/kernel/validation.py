@@ -116,8 +116,7 @@ GAP_NOTES: dict[str, str] = {
     "pgsteal_file": "See pgscan_file: the share of file pages in what reclaim frees.",
     "pgsteal_anon": "See pgscan_file: the share of anon pages in what reclaim frees.",
     "pgscan_anon": "See pgscan_file.",
-    "workingset_refault_file": "File refaults follow the file share of reclaim (pgsteal_file) and read-around: "
-                               "pages read around a fault and evicted unused leave shadow entries too.",
+    "workingset_refault_file": "File refaults are faults on pages with a shadow entry. The model keeps every shadow entry; the kernel's shadow-node shrinker (count_shadow_nodes/scan_shadow_nodes, counted as workingset_nodereclaim) frees the shadow entries of large, mostly evicted files under pressure, so a long scan over a file larger than memory finds fewer shadows and counts fewer refaults. Pages read around a fault and evicted unused leave shadow entries on both sides.",
     "workingset_refault_anon": "Anon refaults follow swap-outs (pswpout).",
     "workingset_activate_file": "Global counter on cgroup v1: other processes' page-cache refaults on the machine "
                                 "are included.",

@@ -1,0 +1,384 @@
+//! Tracing primitives shared by the collectors: roots, the mark stack (depth-first, or
+//! breadth-first as a queue), marking in place, copying (evacuation with placement hooks),
+//! scanning, remembered-set scanning for sticky collections, reclaiming dead objects and regions.
+//!
+//! Marking: an object is marked in collection `e` when `mark[o] == e` (epochs avoid clearing a
+//! bitmap). Sticky collections treat every object that is not young (allocated since the last
+//! flip) as live and do not trace it; young objects referenced from old ones are found through
+//! the dirty-object list (the write barrier's remembered set). Objects allocated after a
+//! collection's initial pause are allocated black (marked).
+
+use super::{Cx, GcType};
+use crate::config::TraceOrder;
+use crate::hooks::SurvivorInfo;
+use crate::object::{flag, AppState, ObjId, SpaceId, NULL};
+use crate::space::region::{LIVE_UNKNOWN, REGION_SIZE};
+use crate::space::{RegionSpace, RegionState};
+use mobmem_engine::Nanos;
+
+/// Depth recorded for objects first reached by a mutator (not through tracing from the roots).
+pub const DEPTH_UNKNOWN: u16 = u16::MAX;
+
+/// Start of a collection at its first pause: take the allocation stack and the dirty-object list,
+/// revoke the TLAB.
+pub fn take_snapshots(cx: &mut Cx) {
+    let h = &mut *cx.heap;
+    cx.st.young_snapshot = std::mem::take(&mut h.young);
+    cx.st.dirty_snapshot = std::mem::take(&mut h.dirty);
+    for &o in &cx.st.dirty_snapshot {
+        h.objs.flags[o as usize] &= !flag::DIRTY;
+    }
+    h.revoke_tlab();
+    h.retire_evac_regions();
+}
+
+/// Mark the roots (and the tracing-scope hook's extra roots).
+pub fn mark_roots(cx: &mut Cx) {
+    let n = cx.heap.roots.len();
+    for i in 0..n {
+        let r = cx.heap.roots[i];
+        mark_ref(cx, r, 1);
+    }
+    let mut extra = Vec::new();
+    if let Some(s) = cx.hooks.scope.as_mut() {
+        s.extra_roots(cx.heap, cx.st.gc_type, &mut extra);
+    }
+    for &r in &extra {
+        mark_ref(cx, r, 1);
+    }
+    let nroots = (n + extra.len()) as u64;
+    cx.st.rec.roots += nroots;
+    cx.t.cpu(nroots * cx.heap.costs.root_ns);
+}
+
+/// Mark (copying it if it is in the from-space) an object reached at `depth`, and push it.
+#[inline]
+pub fn mark_ref(cx: &mut Cx, o: ObjId, depth: u16) {
+    if o == NULL {
+        return;
+    }
+    let i = o as usize;
+    let h = &mut *cx.heap;
+    let sp = h.objs.space[i];
+    if sp >= SpaceId::Zygote as u8 || h.objs.mark[i] == h.epoch {
+        return;
+    }
+    if cx.st.sticky && h.objs.flags[i] & flag::YOUNG == 0 {
+        return;
+    }
+    if cx.st.scope_hook {
+        if let Some(s) = cx.hooks.scope.as_ref() {
+            if !s.follow(h, o) {
+                return;
+            }
+        }
+    }
+    h.objs.mark[i] = h.epoch;
+    h.objs.depth[i] = depth;
+    cx.st.rec.objects_marked += 1;
+    let uses_regions = h.collector.uses_regions();
+    if sp == SpaceId::Main as u8 && uses_regions {
+        let r = RegionSpace::region_of(h.objs.addr[i]) as usize;
+        if cx.st.evacuate && h.regions.in_from[r] {
+            copy_object(cx, o, depth);
+        } else {
+            let l = &mut h.regions.live[r];
+            *l = if *l == LIVE_UNKNOWN { h.objs.size[i] } else { *l + h.objs.size[i] };
+            cx.t.cpu(h.costs.mark_object_ns);
+        }
+    } else {
+        cx.t.cpu(h.costs.mark_object_ns);
+    }
+    cx.st.stack.push((o, depth));
+}
+
+/// Copy `o` into its placement class's evacuation region (touching source and destination pages).
+pub fn copy_object(cx: &mut Cx, o: ObjId, depth: u16) {
+    let i = o as usize;
+    let size = cx.heap.objs.size[i];
+    let by_mutator = !cx.gc_thread;
+    let class = match cx.hooks.placement.as_mut() {
+        Some(p) => {
+            let h = &*cx.heap;
+            let info = SurvivorInfo {
+                obj: o,
+                size,
+                depth,
+                alloc_ns: h.objs.alloc_ns[i],
+                alloc_clock: h.objs.alloc_clock[i],
+                alloc_state: if h.objs.alloc_state[i] == 0 { AppState::Foreground } else { AppState::Background },
+                young: h.objs.flags[i] & flag::YOUNG != 0,
+                by_mutator,
+                gc_type: cx.st.gc_type,
+            };
+            p.survivor_class(h, &info)
+        }
+        None => 0,
+    };
+    let swapped = cx.heap.objs.flags[i] & flag::SWAPPED != 0;
+    // Read the source.
+    if cx.gc_thread {
+        cx.heap.gc_touch_object(cx.k, cx.t, o, false);
+    } else {
+        cx.heap.touch_object(cx.k, cx.t, o, false);
+    }
+    let (space, addr) = cx.heap.alloc_evac(size, class, cx.t);
+    let h = &mut *cx.heap;
+    if space == SpaceId::NonMoving {
+        // The evacuation fell back to the non-moving space: the object changes space.
+        let r = RegionSpace::region_of(h.objs.addr[i]) as usize;
+        h.regions.obj_bytes[r] = h.regions.obj_bytes[r].saturating_sub(size);
+    }
+    h.objs.addr[i] = addr;
+    h.objs.space[i] = space as u8;
+    h.objs.copied_by[i] = cx.t.thread as u32;
+    // A swapped-out object's contents are not in the heap: only its stub moves.
+    let bytes = if swapped { crate::object::HEADER_BYTES } else { size };
+    cx.t.cpu(h.costs.copy_ns(bytes));
+    cx.st.rec.objects_copied += 1;
+    cx.st.rec.bytes_copied += bytes as u64;
+    if by_mutator {
+        cx.st.rec.copied_by_mutator += 1;
+    }
+    if !swapped {
+        if cx.gc_thread {
+            cx.heap.gc_touch_range(cx.k, cx.t, space as usize, addr, size, true);
+        } else {
+            cx.heap.touch_range(cx.k, cx.t, space, addr, size, true);
+        }
+    }
+}
+
+/// Scan one gray object: read it, visit its reference fields.
+#[inline]
+pub fn scan_object(cx: &mut Cx, o: ObjId, depth: u16) {
+    let i = o as usize;
+    if cx.gc_thread {
+        cx.heap.gc_touch_object(cx.k, cx.t, o, false);
+    } else {
+        cx.heap.touch_object(cx.k, cx.t, o, false);
+    }
+    let n = cx.heap.objs.nrefs[i] as usize;
+    let s = cx.heap.objs.ref_start[i] as usize;
+    let c = &cx.heap.costs;
+    cx.t.cpu(c.scan_object_ns + n as u64 * c.visit_ref_ns);
+    cx.st.rec.objects_scanned += 1;
+    cx.st.rec.refs_visited += n as u64;
+    let d = depth.saturating_add(1).min(DEPTH_UNKNOWN - 1);
+    for f in 0..n {
+        let child = cx.heap.objs.refs[s + f];
+        mark_ref(cx, child, d);
+    }
+}
+
+/// Process the mark stack until it is empty (true) or the thread's clock reaches `until`.
+pub fn drain(cx: &mut Cx, until: Nanos) -> bool {
+    loop {
+        let next = match cx.st.order {
+            TraceOrder::DepthFirst => cx.st.stack.pop(),
+            TraceOrder::BreadthFirst => {
+                if cx.st.head < cx.st.stack.len() {
+                    cx.st.head += 1;
+                    Some(cx.st.stack[cx.st.head - 1])
+                } else {
+                    cx.st.stack.clear();
+                    cx.st.head = 0;
+                    None
+                }
+            }
+        };
+        let Some((o, d)) = next else { return true };
+        if !cx.heap.objs.is_live(o) {
+            continue;
+        }
+        scan_object(cx, o, d);
+        cx.sync_kernel();
+        if cx.t.now >= until {
+            return cx.st.stack.len() == cx.st.head && {
+                cx.st.stack.clear();
+                cx.st.head = 0;
+                true
+            };
+        }
+    }
+}
+
+/// Sticky collections: scan old objects written since the last flip (the remembered set).
+/// Returns false if stopped by `until` (resume with the same cursor).
+pub fn scan_dirty_snapshot(cx: &mut Cx, until: Nanos) -> bool {
+    while cx.st.cursor < cx.st.dirty_snapshot.len() {
+        let o = cx.st.dirty_snapshot[cx.st.cursor];
+        cx.st.cursor += 1;
+        if !cx.heap.objs.is_live(o) || cx.heap.objs.flags[o as usize] & flag::YOUNG != 0 {
+            continue;
+        }
+        cx.st.rec.cards_scanned += 1;
+        cx.t.cpu(cx.heap.costs.card_ns);
+        scan_object(cx, o, DEPTH_UNKNOWN - 1);
+        if !drain(cx, until) {
+            return false;
+        }
+    }
+    cx.st.cursor = 0;
+    true
+}
+
+/// Free the unmarked objects in the collection's scope: the young snapshot for sticky
+/// collections, every object for full ones. Survivors of the young snapshot become old.
+/// Incremental: returns false when stopped by `until`.
+pub fn reclaim_objects(cx: &mut Cx, until: Nanos) -> bool {
+    let epoch = cx.heap.epoch;
+    let sticky = cx.st.sticky;
+    let end = if sticky { cx.st.young_snapshot.len() } else { cx.heap.objs.len() };
+    let mut n = 0u32;
+    while cx.st.cursor < end {
+        let o = if sticky { cx.st.young_snapshot[cx.st.cursor] } else { cx.st.cursor as ObjId };
+        cx.st.cursor += 1;
+        let i = o as usize;
+        let f = cx.heap.objs.flags[i];
+        if f & flag::LIVE == 0 || cx.heap.objs.space[i] >= SpaceId::Zygote as u8 {
+            continue;
+        }
+        if cx.heap.objs.mark[i] == epoch {
+            continue;
+        }
+        if cx.st.scope_hook && !cx.hooks.scope.as_ref().map(|s| s.follow(cx.heap, o)).unwrap_or(true) {
+            // Out of scope: kept. If it sits in a region being evacuated, move it out first.
+            rescue_out_of_scope(cx, o);
+            continue;
+        }
+        free_dead(cx, o);
+        n += 1;
+        if n & 255 == 0 {
+            cx.sync_kernel();
+            if cx.t.now >= until {
+                return false;
+            }
+        }
+    }
+    for &o in &cx.st.young_snapshot {
+        let i = o as usize;
+        if cx.heap.objs.flags[i] & flag::LIVE != 0 && cx.heap.objs.mark[i] == epoch {
+            cx.heap.objs.flags[i] &= !flag::YOUNG;
+        }
+    }
+    cx.st.cursor = 0;
+    true
+}
+
+fn rescue_out_of_scope(cx: &mut Cx, o: ObjId) {
+    let i = o as usize;
+    let h = &mut *cx.heap;
+    h.objs.mark[i] = h.epoch;
+    if h.objs.space[i] == SpaceId::Main as u8 && h.collector.uses_regions() {
+        let r = RegionSpace::region_of(h.objs.addr[i]) as usize;
+        if cx.st.evacuate && h.regions.in_from[r] {
+            copy_object(cx, o, DEPTH_UNKNOWN - 1);
+        }
+    }
+    cx.heap.objs.flags[i] &= !flag::YOUNG;
+}
+
+/// Free one dead object, with its sweep cost and freed-bytes accounting.
+pub fn free_dead(cx: &mut Cx, o: ObjId) {
+    let i = o as usize;
+    let size = cx.heap.objs.size[i] as u64;
+    let sp = cx.heap.objs.space_of(o);
+    match sp {
+        SpaceId::Los => {
+            cx.st.rec.freed_los_objects += 1;
+            cx.st.rec.freed_los_bytes += size;
+        }
+        _ => {
+            cx.st.rec.freed_objects += 1;
+            cx.st.rec.freed_bytes += size;
+        }
+    }
+    // Region-space objects are reclaimed with their region; free-list spaces sweep per object.
+    if !(sp == SpaceId::Main && cx.heap.collector.uses_regions()) {
+        cx.t.cpu(cx.heap.costs.sweep_object_ns);
+    }
+    cx.heap.free_object(cx.k, cx.t, o);
+}
+
+/// After objects are reclaimed: free the from-space regions and regions left without objects;
+/// record live bytes of the regions this collection filled or measured.
+pub fn reclaim_regions(cx: &mut Cx) {
+    let release = cx.cfg.release_regions_at_gc;
+    let n = cx.heap.regions.num_regions;
+    let tlab = cx.heap.tlab.region;
+    for r in 0..n {
+        let i = r as usize;
+        let st = cx.heap.regions.state[i];
+        if st == RegionState::Free || st == RegionState::LargeTail {
+            continue;
+        }
+        let in_from = cx.heap.regions.in_from[i];
+        let is_evac = cx.heap.evac_region.contains(&r);
+        let empty = cx.heap.regions.obj_bytes[i] == 0 && r != tlab && !is_evac;
+        if in_from || empty {
+            if in_from {
+                cx.st.rec.regions_evacuated += 1;
+            }
+            cx.st.rec.regions_freed += 1;
+            cx.t.cpu(cx.heap.costs.region_ns);
+            cx.heap.release_region(cx.k, cx.t, r, release);
+        } else if !cx.heap.regions.newly[i] && cx.heap.regions.live[i] == LIVE_UNKNOWN {
+            // A to-space region: its live bytes are what was copied into it.
+            cx.heap.regions.live[i] = cx.heap.regions.obj_bytes[i];
+        }
+    }
+    cx.heap.retire_evac_regions();
+}
+
+/// Choose the evacuation set at a flip. `all` = every allocated region (semi-space, transition).
+/// Resets live bytes of regions that this collection will measure by marking in place.
+pub fn choose_from_space(cx: &mut Cx, all: bool) {
+    let sticky = cx.st.sticky;
+    let thr = cx.cfg.evacuate_live_percent;
+    let n = cx.heap.regions.num_regions;
+    for r in 0..n {
+        let i = r as usize;
+        let st = cx.heap.regions.state[i];
+        if st == RegionState::Free || st == RegionState::LargeTail {
+            continue;
+        }
+        let proposed = match st {
+            RegionState::Allocated => {
+                if sticky {
+                    cx.heap.regions.newly[i]
+                } else if all {
+                    true
+                } else {
+                    cx.heap.regions.should_evacuate_full(r, thr)
+                }
+            }
+            _ => false,
+        };
+        let ev = match cx.hooks.scope.as_ref() {
+            Some(s) => s.evacuate_region(cx.heap, r, proposed),
+            None => proposed,
+        } && st == RegionState::Allocated;
+        let regs = &mut cx.heap.regions;
+        regs.in_from[i] = ev;
+        if !ev && (!sticky || regs.newly[i]) {
+            regs.live[i] = 0;
+        }
+        regs.newly[i] = false;
+        cx.t.cpu(cx.heap.costs.region_ns);
+    }
+}
+
+/// Whether `o` is in a region of the current from-space.
+#[inline]
+pub fn in_from_space(cx: &Cx, o: ObjId) -> bool {
+    let i = o as usize;
+    cx.heap.objs.space[i] == SpaceId::Main as u8
+        && cx.heap.collector.uses_regions()
+        && cx.heap.regions.in_from[(cx.heap.objs.addr[i] / REGION_SIZE) as usize]
+}
+
+/// The GC type as used for logs.
+pub fn is_full(cx: &Cx) -> bool {
+    cx.st.gc_type == GcType::Full
+}

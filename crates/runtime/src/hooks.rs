@@ -1,0 +1,153 @@
+//! Policy hooks (runtime.md "Hooks for policies"). Each hook is a trait; a policy is a module that
+//! installs implementations into [`Hooks`], plus one entry in [`POLICIES`]. The runtime calls:
+//! - [`CollectorChoice`]: which collector and collection kind per app state and cause;
+//! - [`PlacementPolicy`]: where a survivor is copied (a placement class = tagged regions), per
+//!   object, knowing its depth from the roots, allocation time and state, whether a mutator copied
+//!   it, its size; and the class of new mutator allocations;
+//! - [`TracingScope`]: which references a collection follows, which objects it may free, which
+//!   regions it evacuates, and extra roots (e.g. a second card table over tagged regions);
+//! - [`BarrierHook`]: mutator reads and writes (access tracking, card marking, swap-in stubs);
+//! - [`AfterGcPolicy`]: madvise on ranges (cold → page out, hot → activate), trim;
+//! - [`HeapSizingPolicy`]: the target footprint and next collection kind after a GC
+//!   (default [`crate::sizing::GrowForUtilization`]);
+//! - [`ObjectSwapPolicy`]: which objects to swap out at object granularity (stubs keep their
+//!   references; a collector traces through stubs without touching the object; a mutator access
+//!   swaps the object back in).
+
+use crate::config::CollectorKind;
+use crate::gc::{GcCause, GcRecord, GcType};
+use crate::heap::Heap;
+use crate::object::{AppState, ObjId};
+use crate::sizing::{GrowForUtilization, HeapSizingPolicy};
+use mobmem_engine::Nanos;
+
+/// What a placement policy knows about a survivor being copied.
+#[derive(Clone, Copy, Debug)]
+pub struct SurvivorInfo {
+    pub obj: ObjId,
+    pub size: u32,
+    /// Depth from the roots at discovery (shortest with breadth-first tracing; roots' targets = 1).
+    pub depth: u16,
+    pub alloc_ns: Nanos,
+    pub alloc_clock: u64,
+    pub alloc_state: AppState,
+    /// Allocated since the last collection (its source region was newly allocated).
+    pub young: bool,
+    /// Copied by a mutator's read barrier rather than by the GC thread.
+    pub by_mutator: bool,
+    pub gc_type: GcType,
+}
+
+pub trait CollectorChoice: Send {
+    /// The collector for an app state (default: the configured fg/bg collector).
+    fn collector(&mut self, _state: AppState, default: CollectorKind) -> CollectorKind {
+        default
+    }
+    /// The kind of the next collection (default: the sizing policy's proposal).
+    fn gc_type(&mut self, _state: AppState, _cause: GcCause, proposed: GcType) -> GcType {
+        proposed
+    }
+}
+
+pub trait PlacementPolicy: Send {
+    /// Placement class of a survivor (0 = default regions).
+    fn survivor_class(&mut self, heap: &Heap, info: &SurvivorInfo) -> u8;
+    /// Placement class of new mutator allocations in this state.
+    fn mutator_class(&mut self, _heap: &Heap, _state: AppState) -> u8 {
+        0
+    }
+    /// Called once when installed, to register classes and tags.
+    fn install(&mut self, _heap: &mut Heap) {}
+}
+
+pub trait TracingScope: Send {
+    /// Whether a collection follows a reference to `to` (false: `to` counts as live and is not
+    /// traced; it and what it reaches are kept).
+    fn follow(&self, _heap: &Heap, _to: ObjId) -> bool {
+        true
+    }
+    /// Extra roots for this collection (appended to `out`).
+    fn extra_roots(&mut self, _heap: &Heap, _gc_type: GcType, _out: &mut Vec<ObjId>) {}
+    /// Whether region `r` joins the evacuation set (given the collector's own proposal).
+    fn evacuate_region(&self, _heap: &Heap, _r: u32, proposed: bool) -> bool {
+        proposed
+    }
+}
+
+pub trait BarrierHook: Send {
+    fn on_read(&mut self, _heap: &Heap, _o: ObjId, _now: Nanos) {}
+    fn on_write(&mut self, _heap: &Heap, _o: ObjId, _field: u32, _v: ObjId, _now: Nanos) {}
+}
+
+/// A madvise the runtime issues on a range of one of its spaces after a GC.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AfterGcAction {
+    /// madvise(advice) on pages [first, first+count) of the space's VMA (advice by name:
+    /// dontneed, cold, pageout, willneed, or a custom hint registered in the kernel, e.g. "hot").
+    Madvise { space: crate::object::SpaceId, first_page: u32, count: u32, advice: String },
+    /// Trim now (instead of 5 s later).
+    Trim,
+}
+
+pub trait AfterGcPolicy: Send {
+    fn after_gc(&mut self, heap: &Heap, rec: &GcRecord, state: AppState, out: &mut Vec<AfterGcAction>);
+}
+
+pub trait ObjectSwapPolicy: Send {
+    /// Objects to swap out now (called after each collection).
+    fn select(&mut self, heap: &Heap, now: Nanos, out: &mut Vec<ObjId>);
+}
+
+/// The installed hooks of one runtime.
+pub struct Hooks {
+    pub collector_choice: Option<Box<dyn CollectorChoice>>,
+    pub placement: Option<Box<dyn PlacementPolicy>>,
+    pub scope: Option<Box<dyn TracingScope>>,
+    pub barrier: Option<Box<dyn BarrierHook>>,
+    pub after_gc: Vec<Box<dyn AfterGcPolicy>>,
+    pub sizing: Box<dyn HeapSizingPolicy>,
+    pub object_swap: Option<Box<dyn ObjectSwapPolicy>>,
+    /// Names of installed policies.
+    pub installed: Vec<String>,
+}
+
+impl Default for Hooks {
+    fn default() -> Self {
+        Self {
+            collector_choice: None,
+            placement: None,
+            scope: None,
+            barrier: None,
+            after_gc: Vec::new(),
+            sizing: Box::new(GrowForUtilization),
+            object_swap: None,
+            installed: Vec::new(),
+        }
+    }
+}
+
+/// Installs a policy's hooks (and may register placement classes on the heap).
+pub type InstallFn = fn(&mut Hooks, &mut Heap);
+
+/// The policy registry: name, description, installer. A new policy = a module + one entry.
+pub const POLICIES: &[(&str, &str, InstallFn)] = &[
+    (
+        "segregate-by-state",
+        "test policy: survivors and new objects go to regions tagged by the app state at allocation (fg/bg)",
+        crate::policies::segregate::install,
+    ),
+    ("grow-for-utilization", "ART's GrowForUtilization heap sizing (the default)", |h, _| {
+        h.sizing = Box::new(GrowForUtilization);
+    }),
+];
+
+/// Install the named policy.
+pub fn install(name: &str, hooks: &mut Hooks, heap: &mut Heap) -> Result<(), String> {
+    let (_, _, f) = POLICIES.iter().find(|(n, _, _)| *n == name).ok_or_else(|| {
+        let names: Vec<_> = POLICIES.iter().map(|(n, _, _)| *n).collect();
+        format!("unknown runtime policy {name:?}; known: {}", names.join(", "))
+    })?;
+    f(hooks, heap);
+    hooks.installed.push(name.into());
+    Ok(())
+}
