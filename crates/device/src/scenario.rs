@@ -1,0 +1,305 @@
+//! Scenario scripts: a device, a system configuration, the apps, and what the user does.
+//!
+//! ```toml
+//! name = "caching-capacity"
+//! device = "pixel3"
+//! seed = 1
+//! [system]
+//! collector = "cc"            # cc | cmc | ss | ms | nogc
+//! lmkd = "psi"                # psi | minfree | off (overrides the device)
+//! policies = []
+//! [system.kernel]             # any kernel.<key> setting
+//! swappiness = 100
+//! [[apps]]
+//! name = "twitter"            # an app profile, or synthetic:footprint=180m,objsize=512
+//! [[script]]
+//! action = "each"             # launch | use | home | wait | kill | repeat | each
+//! apps = ["twitter", "chrome"]
+//! steps = [ { action = "launch", app = "{app}" }, { action = "use", seconds = 30 } ]
+//! ```
+//! Every error names the file, line, column and field.
+
+use crate::input::{self, InputError};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use toml::Spanned;
+
+pub const COLLECTORS: &[&str] = &["cc", "cmc", "ss", "ms", "nogc"];
+pub const LMKD_MODES: &[&str] = &["psi", "minfree", "off"];
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct System {
+    #[serde(default = "default_collector")]
+    pub collector: Spanned<String>,
+    #[serde(default)]
+    pub lmkd: Option<Spanned<String>>,
+    #[serde(default)]
+    pub policies: Vec<Spanned<String>>,
+    /// Kernel settings (`kernel.<key>` without the prefix).
+    #[serde(default)]
+    pub kernel: BTreeMap<String, toml::Value>,
+    /// Cached-app compaction (process_madvise PAGEOUT on private anon of cached apps).
+    #[serde(default)]
+    pub cached_app_compaction: bool,
+    #[serde(default)]
+    pub freezer: bool,
+}
+
+fn default_collector() -> Spanned<String> {
+    Spanned::new(0..0, "cc".to_string())
+}
+
+impl Default for System {
+    fn default() -> Self {
+        Self { collector: default_collector(), lmkd: None, policies: Vec::new(), kernel: BTreeMap::new(), cached_app_compaction: false, freezer: false }
+    }
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct AppRef {
+    pub name: Spanned<String>,
+}
+
+/// One step of the user's script, as written (fields keep their position for error messages).
+/// Actions: `launch {app}` (cold if not running, hot if cached), `use {seconds}` (frames at
+/// 60 Hz), `home`, `wait {seconds}`, `kill {app}`, `repeat {times, steps}`,
+/// `each {apps, steps}` (with "{app}" standing for each app in turn).
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Step {
+    pub action: Spanned<String>,
+    #[serde(default)]
+    pub app: Option<Spanned<String>>,
+    #[serde(default)]
+    pub seconds: Option<Spanned<f64>>,
+    #[serde(default)]
+    pub times: Option<Spanned<u32>>,
+    #[serde(default)]
+    pub apps: Option<Vec<Spanned<String>>>,
+    #[serde(default)]
+    pub steps: Option<Vec<Step>>,
+}
+
+/// A validated step.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub enum Action {
+    Launch(String),
+    Use(f64),
+    Home,
+    Wait(f64),
+    Kill(String),
+    Repeat(u32, Vec<Action>),
+    Each(Vec<String>, Vec<Action>),
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    pub device: Spanned<String>,
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+    #[serde(default)]
+    pub system: System,
+    pub apps: Vec<AppRef>,
+    pub script: Vec<Step>,
+    /// The script after validation.
+    #[serde(skip)]
+    pub actions: Vec<Action>,
+}
+
+fn default_seed() -> u64 {
+    1
+}
+
+/// Names a scenario may refer to.
+pub struct Known<'a> {
+    pub devices: &'a [String],
+    pub apps: &'a [String],
+}
+
+impl Scenario {
+    /// Cross-checks: known device, collector, lmkd mode, apps; script references declared apps;
+    /// positive durations.
+    pub fn validate(&mut self, file: &str, text: &str, known: &Known) -> Result<(), InputError> {
+        let at = |span: std::ops::Range<usize>, msg: String| input::at(file, text, span, msg);
+        if !known.devices.iter().any(|d| d == self.device.get_ref()) {
+            return Err(at(self.device.span(), format!("device: unknown device {:?}; known: {}", self.device.get_ref(), known.devices.join(", "))));
+        }
+        let c = &self.system.collector;
+        if !COLLECTORS.contains(&c.get_ref().as_str()) {
+            return Err(at(c.span(), format!("system.collector: unknown collector {:?}; expected one of {}", c.get_ref(), COLLECTORS.join(", "))));
+        }
+        if let Some(l) = &self.system.lmkd {
+            if !LMKD_MODES.contains(&l.get_ref().as_str()) {
+                return Err(at(l.span(), format!("system.lmkd: unknown mode {:?}; expected one of {}", l.get_ref(), LMKD_MODES.join(", "))));
+            }
+        }
+        let mut declared = Vec::new();
+        for a in &self.apps {
+            let n = a.name.get_ref();
+            let ok = if n.starts_with("synthetic:") {
+                crate::app::parse_synthetic(n).map_err(|e| at(a.name.span(), format!("apps.name: {e}")))?;
+                true
+            } else {
+                known.apps.iter().any(|k| k == n)
+            };
+            if !ok {
+                return Err(at(a.name.span(), format!("apps.name: unknown app {n:?}; known profiles: {}", known.apps.join(", "))));
+            }
+            if declared.contains(n) {
+                return Err(at(a.name.span(), format!("apps.name: {n:?} listed twice")));
+            }
+            declared.push(n.clone());
+        }
+        if self.script.is_empty() {
+            return Err(InputError { file: file.into(), line: 0, col: 0, msg: "script: empty".into() });
+        }
+        self.actions = check_steps(&self.script, &declared, false, &at)?;
+        Ok(())
+    }
+}
+
+/// Validate steps and turn them into actions.
+fn check_steps(steps: &[Step], declared: &[String], in_each: bool, at: &dyn Fn(std::ops::Range<usize>, String) -> InputError) -> Result<Vec<Action>, InputError> {
+    let mut out = Vec::with_capacity(steps.len());
+    for s in steps {
+        let act = s.action.get_ref().as_str();
+        let aspan = s.action.span();
+        let allowed: &[&str] = match act {
+            "launch" | "kill" => &["app"],
+            "use" | "wait" => &["seconds"],
+            "home" => &[],
+            "repeat" => &["times", "steps"],
+            "each" => &["apps", "steps"],
+            _ => return Err(at(aspan, format!("script.action: unknown action {act:?}; expected launch, use, home, wait, kill, repeat or each"))),
+        };
+        let present = [("app", s.app.is_some()), ("seconds", s.seconds.is_some()), ("times", s.times.is_some()), ("apps", s.apps.is_some()), ("steps", s.steps.is_some())];
+        for (f, p) in present {
+            if p && !allowed.contains(&f) {
+                return Err(at(aspan.clone(), format!("script.{act}: field `{f}` does not belong to a `{act}` step")));
+            }
+            if !p && allowed.contains(&f) {
+                return Err(at(aspan.clone(), format!("script.{act}: missing field `{f}`")));
+            }
+        }
+        let check_app = |a: &Spanned<String>, field: &str| -> Result<String, InputError> {
+            let n = a.get_ref();
+            if n == "{app}" {
+                if !in_each {
+                    return Err(at(a.span(), format!("{field}: \"{{app}}\" is only meaningful inside an `each` step")));
+                }
+            } else if !declared.contains(n) {
+                return Err(at(a.span(), format!("{field}: app {n:?} is not in the scenario's [[apps]]")));
+            }
+            Ok(n.clone())
+        };
+        let seconds = |f: &Option<Spanned<f64>>| -> Result<f64, InputError> {
+            let v = f.as_ref().expect("checked above");
+            let x = *v.get_ref();
+            if !(x > 0.0 && x.is_finite()) {
+                return Err(at(v.span(), format!("script.{act}.seconds: must be positive, got {x}")));
+            }
+            Ok(x)
+        };
+        out.push(match act {
+            "launch" => Action::Launch(check_app(s.app.as_ref().unwrap(), "script.launch.app")?),
+            "kill" => Action::Kill(check_app(s.app.as_ref().unwrap(), "script.kill.app")?),
+            "use" => Action::Use(seconds(&s.seconds)?),
+            "wait" => Action::Wait(seconds(&s.seconds)?),
+            "home" => Action::Home,
+            "repeat" => {
+                let t = s.times.as_ref().unwrap();
+                if *t.get_ref() == 0 {
+                    return Err(at(t.span(), "script.repeat.times: must be positive".into()));
+                }
+                Action::Repeat(*t.get_ref(), check_steps(s.steps.as_ref().unwrap(), declared, in_each, at)?)
+            }
+            "each" => {
+                let apps = s.apps.as_ref().unwrap();
+                let mut names = Vec::new();
+                for a in apps {
+                    names.push(check_app(a, "script.each.apps")?);
+                }
+                Action::Each(names, check_steps(s.steps.as_ref().unwrap(), declared, true, at)?)
+            }
+            _ => unreachable!(),
+        });
+    }
+    Ok(out)
+}
+
+/// Load, parse and validate a scenario file.
+pub fn load(path: &str, known: &Known) -> Result<Scenario, InputError> {
+    let text = input::read(path)?;
+    let mut s: Scenario = input::parse(path, &text)?;
+    s.validate(path, &text, known)?;
+    Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn known() -> (Vec<String>, Vec<String>) {
+        (vec!["pixel3".into()], vec!["twitter".into(), "chrome".into()])
+    }
+
+    fn check(text: &str) -> Result<Scenario, String> {
+        let (d, a) = known();
+        let k = Known { devices: &d, apps: &a };
+        let mut s: Scenario = input::parse("s.toml", text).map_err(|e| e.to_string())?;
+        s.validate("s.toml", text, &k).map_err(|e| e.to_string())?;
+        Ok(s)
+    }
+
+    const GOOD: &str = r#"name = "t"
+device = "pixel3"
+[system]
+collector = "cmc"
+[[apps]]
+name = "twitter"
+[[apps]]
+name = "synthetic:footprint=180m,objsize=512"
+[[script]]
+action = "each"
+apps = ["twitter"]
+steps = [{ action = "launch", app = "{app}" }, { action = "use", seconds = 30 }, { action = "home" }]
+[[script]]
+action = "wait"
+seconds = 5
+"#;
+
+    #[test]
+    fn good_scenario_parses() {
+        let s = check(GOOD).unwrap();
+        assert_eq!(s.script.len(), 2);
+        assert_eq!(s.actions[1], Action::Wait(5.0));
+        assert!(matches!(&s.actions[0], Action::Each(a, st) if a == &vec!["twitter".to_string()] && st.len() == 3));
+        assert_eq!(s.system.collector.get_ref(), "cmc");
+    }
+
+    #[test]
+    fn errors_name_line_and_field() {
+        let e = check(&GOOD.replace("collector = \"cmc\"", "collector = \"g1\"")).unwrap_err();
+        assert!(e.starts_with("s.toml:4:13: system.collector: unknown collector \"g1\""), "{e}");
+        let e = check(&GOOD.replace("device = \"pixel3\"", "device = \"pixel9\"")).unwrap_err();
+        assert!(e.starts_with("s.toml:2:10: device: unknown device"), "{e}");
+        let e = check(&GOOD.replace("apps = [\"twitter\"]", "apps = [\"chrome\"]")).unwrap_err();
+        assert!(e.contains("s.toml:11:") && e.contains("not in the scenario's [[apps]]"), "{e}");
+        let e = check(&GOOD.replace("seconds = 5", "secs = 5")).unwrap_err();
+        assert!(e.contains("s.toml:") && e.contains("secs"), "{e}");
+        let e = check(&GOOD.replace("name = \"synthetic:footprint=180m,objsize=512\"", "name = \"synthetic:footprint=0m\"")).unwrap_err();
+        assert!(e.starts_with("s.toml:8:8: apps.name:"), "{e}");
+        let e = check(&GOOD.replace("action = \"wait\"", "action = \"sleep\"")).unwrap_err();
+        assert!(e.starts_with("s.toml:14:10: script.action: unknown action \"sleep\""), "{e}");
+        let e = check(&GOOD.replace("seconds = 5", "seconds = -5")).unwrap_err();
+        assert!(e.starts_with("s.toml:15:11: script.wait.seconds: must be positive"), "{e}");
+        let e = check(&GOOD.replace("seconds = 5", "app = \"twitter\"")).unwrap_err();
+        assert!(e.contains("field `app` does not belong to a `wait` step"), "{e}");
+    }
+}

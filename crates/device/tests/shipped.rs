@@ -1,0 +1,41 @@
+//! Every shipped app profile and scenario loads and validates.
+
+use mobmem_device::{app, scenario};
+use std::path::PathBuf;
+
+fn data() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../python/mobmem/data")
+}
+
+fn stems(dir: &str) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(data().join(dir))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn app_profiles_load_and_validate() {
+    let apps = stems("apps");
+    for a in &apps {
+        let p = app::load(data().join("apps").join(format!("{a}.toml")).to_str().unwrap()).unwrap_or_else(|e| panic!("{e}"));
+        let share = p.java_share();
+        assert!(share > 0.0 && share < 1.0, "{a}: java share {share}");
+    }
+}
+
+#[test]
+fn scenarios_load_and_validate() {
+    let devices = stems("devices");
+    let apps = stems("apps");
+    let known = scenario::Known { devices: &devices, apps: &apps };
+    for s in stems("scenarios") {
+        let path = data().join("scenarios").join(format!("{s}.toml"));
+        scenario::load(path.to_str().unwrap(), &known).unwrap_or_else(|e| panic!("{e}"));
+    }
+}
