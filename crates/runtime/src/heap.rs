@@ -429,7 +429,7 @@ impl Heap {
             }
         }
         for (sp, fl) in [(0usize, &mut self.main_fl), (1, &mut self.non_moving)] {
-            let ranges: Vec<(u32, u32)> = fl.free_extents().collect();
+            let ranges = fl.pages.take_dirty_free();
             fl.freed_since_trim.clear();
             for (first, n) in ranges {
                 let _ = k.madvise(t, self.vma[sp], first, n, Advice::DontNeed);

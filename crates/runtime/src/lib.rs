@@ -1,1 +1,32 @@
-//! mobmem's ART-like managed runtime (issue 3): under construction.
+//! mobmem's ART-like managed runtime (issue 3).
+//!
+//! The folder reads like `art/runtime/gc/`: [`object`] (objects in struct-of-arrays storage),
+//! [`space`] (region space, free-list spaces, large object space), [`heap`] (spaces, allocation,
+//! barriers' remembered set, accounting), [`gc`] (collectors as plans of pause/concurrent phases:
+//! NoGC, SemiSpace, ConcurrentCopying, ConcurrentMarkCompact, mark-sweep), [`sizing`]
+//! (`GrowForUtilization`), [`runtime`] (triggers, the GC thread, state transitions, attribution),
+//! [`hooks`] (policy hooks and their registry) and [`policies`], [`costs`] and [`config`]; the
+//! workloads: [`workload`] (the lifetime-driven graph mutator of an app) and [`gcbench`]; the
+//! reachability [`oracle`] used by the property tests; [`sim`] (one app on a device, JSON
+//! results) and [`bench`] (throughput benchmarks).
+
+pub mod bench;
+pub mod config;
+pub mod costs;
+pub mod gc;
+pub mod gcbench;
+pub mod heap;
+pub mod hooks;
+pub mod object;
+pub mod oracle;
+pub mod policies;
+pub mod runtime;
+pub mod sim;
+pub mod sizing;
+pub mod space;
+pub mod workload;
+
+pub use config::{CollectorKind, HeapConfig, RuntimeConfig};
+pub use gc::{GcCause, GcRecord, GcType};
+pub use object::{AppState, ObjId, NULL};
+pub use runtime::{OutOfMemory, Runtime};

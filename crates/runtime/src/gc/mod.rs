@@ -223,6 +223,10 @@ pub struct GcState {
     /// Read barrier (concurrent copying) or compaction faults (mark-compact) active.
     pub barrier: bool,
     pub scope_hook: bool,
+    /// Evacuate every allocated region (semi-space; the background transition GC).
+    pub force_evacuate_all: bool,
+    /// The mutator waits for the whole collection (allocation failure, explicit GC).
+    pub blocking: bool,
 }
 
 impl GcState {
@@ -251,6 +255,8 @@ impl GcState {
             compaction: None,
             barrier: false,
             scope_hook: false,
+            force_evacuate_all: false,
+            blocking: false,
         }
     }
     pub fn current(&self) -> Option<PhaseId> {

@@ -11,6 +11,8 @@ pub struct PageExtents {
     pub used_pages: u32,
     /// Highest page ever handed out + 1 (pages above were never touched).
     pub high_water: u32,
+    /// Pages handed out since they were last released to the kernel (may be resident).
+    dirty: Vec<bool>,
 }
 
 impl PageExtents {
@@ -19,7 +21,7 @@ impl PageExtents {
         if npages > 0 {
             free.insert(0, npages);
         }
-        Self { free, npages, used_pages: 0, high_water: 0 }
+        Self { free, npages, used_pages: 0, high_water: 0, dirty: vec![false; npages as usize] }
     }
 
     /// First fit: the lowest-addressed free extent of at least `n` pages.
@@ -31,6 +33,7 @@ impl PageExtents {
         }
         self.used_pages += n;
         self.high_water = self.high_water.max(first + n);
+        self.dirty[first as usize..(first + n) as usize].fill(true);
         Some(first)
     }
 
@@ -54,10 +57,27 @@ impl PageExtents {
         self.free.insert(start, len);
     }
 
-    /// Free extents below the high-water mark (candidates for trimming).
-    pub fn free_extents(&self) -> impl Iterator<Item = (u32, u32)> + '_ {
+    /// Free pages that may still be resident, as ranges; they are marked released.
+    pub fn take_dirty_free(&mut self) -> Vec<(u32, u32)> {
+        let mut out = Vec::new();
         let hw = self.high_water;
-        self.free.iter().filter(move |(&f, _)| f < hw).map(move |(&f, &l)| (f, l.min(hw - f)))
+        for (&f, &l) in self.free.range(..hw) {
+            let end = (f + l).min(hw);
+            let mut p = f;
+            while p < end {
+                if self.dirty[p as usize] {
+                    let s = p;
+                    while p < end && self.dirty[p as usize] {
+                        self.dirty[p as usize] = false;
+                        p += 1;
+                    }
+                    out.push((s, p - s));
+                } else {
+                    p += 1;
+                }
+            }
+        }
+        out
     }
 
     /// Largest free extent (for fragmentation reports).

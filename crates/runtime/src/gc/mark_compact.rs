@@ -1,0 +1,245 @@
+//! ConcurrentMarkCompact (ART's collector from Android 14): full collections only, sliding
+//! compaction in place, no copy reserve (mutators may use every region).
+//!
+//! Plan: `InitialMark` (pause) → `ConcurrentMark` → `Remark` (pause) → `PreCompactSweep`
+//! (concurrent: dead objects freed) → `CompactionPause` (pause: forwarding addresses computed by
+//! sliding live objects, in address order, towards the start of the space; roots updated) →
+//! `ConcurrentCompaction` (the GC thread moves objects page by page in address order; a mutator
+//! that touches an object whose destination page is not done yet compacts that page itself, as
+//! ART's userfaultfd-based compaction does). Objects keep region boundaries (an object never
+//! straddles two regions) so the region table stays exact; large regions stay in place.
+
+use super::mark_sweep::{concurrent_mark, initial_mark, remark};
+use super::{trace, Collector, Cx, GcType, PhaseId};
+use crate::config::CollectorKind;
+use crate::object::{ObjId, SpaceId};
+use crate::space::region::{REGION_PAGES, REGION_SIZE};
+use crate::space::{RegionState, PAGE};
+use mobmem_engine::Nanos;
+
+/// The compaction in progress.
+pub struct Compaction {
+    /// (object, old address), ordered by new address.
+    pub entries: Vec<(ObjId, u64)>,
+    /// For each destination page, the index of the first entry starting at or after it.
+    pub page_first: Vec<u32>,
+    pub page_done: Vec<bool>,
+    pub next_page: u32,
+    /// End of the compacted area (bytes).
+    pub dest_end: u64,
+    /// Regions that became free and whose pages are released at the end.
+    pub to_release: Vec<u32>,
+}
+
+pub struct MarkCompact;
+
+fn compaction_flip(cx: &mut Cx) {
+    cx.t.cpu(cx.heap.costs.suspend_ns);
+    cx.heap.revoke_tlab();
+    cx.heap.retire_evac_regions();
+    let h = &mut *cx.heap;
+    let mut live: Vec<(u64, ObjId)> = Vec::new();
+    for o in 0..h.objs.len() as ObjId {
+        let i = o as usize;
+        if h.objs.is_live(o) && h.objs.space[i] == SpaceId::Main as u8 {
+            let r = (h.objs.addr[i] / REGION_SIZE) as usize;
+            if h.regions.state[r] == RegionState::Allocated {
+                live.push((h.objs.addr[i], o));
+            }
+        }
+    }
+    live.sort_unstable();
+    let n = h.regions.num_regions as usize;
+    let mut new_top = vec![0u32; n];
+    let mut dest_r = 0usize;
+    let skip = |h: &crate::heap::Heap, mut r: usize| {
+        while r < n && matches!(h.regions.state[r], RegionState::Large | RegionState::LargeTail) {
+            r += 1;
+        }
+        r
+    };
+    dest_r = skip(h, dest_r);
+    let mut entries = Vec::with_capacity(live.len());
+    for &(old, o) in &live {
+        let size = h.objs.size[o as usize];
+        if new_top[dest_r] as u64 + size as u64 > REGION_SIZE {
+            dest_r = skip(h, dest_r + 1);
+        }
+        let new = dest_r as u64 * REGION_SIZE + new_top[dest_r] as u64;
+        debug_assert!(new <= old, "sliding compaction moves objects down");
+        new_top[dest_r] += size;
+        h.objs.addr[o as usize] = new;
+        entries.push((o, old));
+    }
+    cx.t.cpu(live.len() as u64 * h.costs.forward_object_ns);
+    // Rebuild the region table.
+    let mut to_release = Vec::new();
+    let mut non_free = 0;
+    for r in 0..n {
+        match h.regions.state[r] {
+            RegionState::Large | RegionState::LargeTail => {
+                non_free += 1;
+                continue;
+            }
+            _ => {}
+        }
+        let was = h.regions.state[r];
+        if new_top[r] > 0 {
+            h.regions.state[r] = RegionState::Allocated;
+            h.regions.top[r] = new_top[r];
+            h.regions.obj_bytes[r] = new_top[r];
+            h.regions.live[r] = new_top[r];
+            h.regions.dirty[r] = true;
+            non_free += 1;
+        } else {
+            if was != RegionState::Free {
+                to_release.push(r as u32);
+            }
+            h.regions.state[r] = RegionState::Free;
+            h.regions.top[r] = 0;
+            h.regions.obj_bytes[r] = 0;
+            h.regions.live[r] = crate::space::region::LIVE_UNKNOWN;
+        }
+        h.regions.newly[r] = false;
+        h.regions.in_from[r] = false;
+        h.regions.tags[r] = 0;
+        h.regions.class[r] = 0;
+        cx.t.cpu(h.costs.region_ns);
+    }
+    h.regions.num_non_free = non_free;
+    let dest_end = entries.last().map(|&(o, _)| h.objs.addr[o as usize] + h.objs.size[o as usize] as u64).unwrap_or(0);
+    let pages = dest_end.div_ceil(PAGE) as usize;
+    let mut page_first = vec![0u32; pages + 1];
+    let mut j = 0usize;
+    for (p, pf) in page_first.iter_mut().enumerate() {
+        while j < entries.len() && h.objs.addr[entries[j].0 as usize] < p as u64 * PAGE {
+            j += 1;
+        }
+        *pf = j as u32;
+    }
+    cx.st.rec.roots += h.roots.len() as u64;
+    cx.t.cpu(h.roots.len() as u64 * h.costs.root_ns);
+    cx.st.compaction = Some(Compaction { entries, page_first, page_done: vec![false; pages], next_page: 0, dest_end, to_release });
+    cx.st.barrier = true;
+}
+
+/// Move the objects whose new address starts in destination page `p`.
+fn compact_page(cx: &mut Cx, p: u32) {
+    let c = cx.st.compaction.as_mut().unwrap();
+    if c.page_done[p as usize] {
+        return;
+    }
+    c.page_done[p as usize] = true;
+    let (a, b) = (c.page_first[p as usize] as usize, c.page_first[p as usize + 1] as usize);
+    for j in a..b {
+        let (o, old) = cx.st.compaction.as_ref().unwrap().entries[j];
+        let i = o as usize;
+        let size = cx.heap.objs.size[i];
+        let new = cx.heap.objs.addr[i];
+        let swapped = cx.heap.objs.flags[i] & crate::object::flag::SWAPPED != 0;
+        if !swapped {
+            if cx.gc_thread {
+                cx.heap.gc_touch_range(cx.k, cx.t, 0, old, size, false);
+                cx.heap.gc_touch_range(cx.k, cx.t, 0, new, size, true);
+            } else {
+                cx.heap.touch_range(cx.k, cx.t, SpaceId::Main, old, size, false);
+                cx.heap.touch_range(cx.k, cx.t, SpaceId::Main, new, size, true);
+            }
+        }
+        if new != old {
+            cx.heap.objs.copied_by[i] = cx.t.thread as u32;
+            cx.st.rec.objects_copied += 1;
+            cx.st.rec.bytes_copied += size as u64;
+            if !cx.gc_thread {
+                cx.st.rec.copied_by_mutator += 1;
+            }
+        }
+        cx.t.cpu(cx.heap.costs.copy_ns(if swapped { crate::object::HEADER_BYTES } else { size }));
+    }
+}
+
+fn finish_compaction(cx: &mut Cx) {
+    let c = cx.st.compaction.take().unwrap();
+    for &r in &c.to_release {
+        // Only regions still free (a mutator may have taken one since the flip).
+        if cx.heap.regions.state[r as usize] == RegionState::Free && cx.cfg.release_regions_at_gc {
+            cx.heap.regions.dirty[r as usize] = false;
+            let _ = cx.k.madvise(cx.t, cx.heap.vma[0], r * REGION_PAGES, REGION_PAGES, mobmem_kernel::madvise::Advice::DontNeed);
+            cx.heap.regions_released += 1;
+            cx.st.rec.regions_freed += 1;
+        }
+    }
+    cx.st.barrier = false;
+    cx.heap.allocate_black = false;
+}
+
+impl Collector for MarkCompact {
+    fn kind(&self) -> CollectorKind {
+        CollectorKind::ConcurrentMarkCompact
+    }
+    fn name(&self, _: GcType) -> &'static str {
+        "concurrent mark compact"
+    }
+    fn supports_sticky(&self) -> bool {
+        false
+    }
+    fn plan(&self, _: GcType) -> Vec<PhaseId> {
+        vec![PhaseId::InitialMark, PhaseId::ConcurrentMark, PhaseId::Remark, PhaseId::PreCompactSweep, PhaseId::CompactFlip, PhaseId::ConcurrentCompact]
+    }
+    fn run_phase(&mut self, phase: PhaseId, cx: &mut Cx, until: Nanos) -> bool {
+        match phase {
+            PhaseId::InitialMark => {
+                cx.st.sticky = false;
+                initial_mark(cx);
+                true
+            }
+            PhaseId::ConcurrentMark => concurrent_mark(cx, until),
+            PhaseId::Remark => {
+                remark(cx);
+                true
+            }
+            PhaseId::PreCompactSweep => trace::reclaim_objects(cx, until),
+            PhaseId::CompactFlip => {
+                compaction_flip(cx);
+                true
+            }
+            PhaseId::ConcurrentCompact => {
+                loop {
+                    let c = cx.st.compaction.as_ref().unwrap();
+                    if c.next_page as usize >= c.page_done.len() {
+                        break;
+                    }
+                    let p = c.next_page;
+                    cx.st.compaction.as_mut().unwrap().next_page += 1;
+                    compact_page(cx, p);
+                    cx.sync_kernel();
+                    if cx.t.now >= until {
+                        let c = cx.st.compaction.as_ref().unwrap();
+                        if (c.next_page as usize) < c.page_done.len() {
+                            return false;
+                        }
+                    }
+                }
+                finish_compaction(cx);
+                true
+            }
+            _ => unreachable!("phase {phase:?} is not part of mark-compact"),
+        }
+    }
+    /// A mutator touching an object whose destination page is not compacted yet compacts it.
+    fn mutator_access(&mut self, cx: &mut Cx, o: ObjId) {
+        let Some(c) = cx.st.compaction.as_ref() else { return };
+        let i = o as usize;
+        if cx.heap.objs.space[i] != SpaceId::Main as u8 {
+            return;
+        }
+        let a = cx.heap.objs.addr[i];
+        if a >= c.dest_end {
+            return;
+        }
+        let p = (a / PAGE) as u32;
+        if !c.page_done[p as usize] {
+            compact_page(cx, p);
+        }
+    }
+}

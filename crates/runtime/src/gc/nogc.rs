@@ -1,0 +1,26 @@
+//! NoGC (Epsilon-like): allocates, never collects; out of memory when the heap is exhausted. The
+//! LBO baseline: it has no GC cost at all, only the mutator's.
+
+use super::{Collector, Cx, GcType, PhaseId};
+use crate::config::CollectorKind;
+use mobmem_engine::Nanos;
+
+pub struct NoGc;
+
+impl Collector for NoGc {
+    fn kind(&self) -> CollectorKind {
+        CollectorKind::NoGc
+    }
+    fn name(&self, _: GcType) -> &'static str {
+        "no-op"
+    }
+    fn supports_sticky(&self) -> bool {
+        false
+    }
+    fn plan(&self, _: GcType) -> Vec<PhaseId> {
+        Vec::new()
+    }
+    fn run_phase(&mut self, _: PhaseId, _: &mut Cx, _: Nanos) -> bool {
+        true
+    }
+}

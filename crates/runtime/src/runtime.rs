@@ -1,0 +1,848 @@
+//! One app's runtime: heap + collector + triggers + heap sizing, running on a mutator thread and a
+//! GC thread (ART's HeapTaskDaemon) in the kernel model.
+//!
+//! Threads and time: the mutator and the GC thread each have a kernel [`Task`] with its own clock.
+//! The driver (a workload, a test, the device layer) runs the mutator in slices and calls
+//! [`Runtime::poll`] between them; `poll` runs timed runtime events (collector transition, heap
+//! trim) and the GC thread up to the mutator's clock. A pause stops the mutator for the pause's
+//! duration; a blocking collection (allocation failure, explicit GC) makes the mutator wait until
+//! the collection ends. Everything is charged where it happens: GC work to the GC thread, read
+//! barrier copies and compaction faults to the mutator that took them.
+//!
+//! Triggers (ART `Heap`): a concurrent collection starts when `bytes_allocated` reaches
+//! `concurrent_start_bytes`; an allocation beyond the target footprint fails for non-concurrent
+//! collectors, and any allocation beyond the growth limit or without room in its space fails;
+//! a failed allocation waits for a running collection, then runs blocking collections of the next
+//! kind and full (sticky → full escalation), then grows the target up to the limit, then throws
+//! out-of-memory. Explicit GC; the collector transition a delay after going to background; heap
+//! trim a delay after each collection.
+
+use crate::config::{CollectorKind, RuntimeConfig};
+use crate::gc::{self, Collector, Cx, GcCause, GcRecord, GcState, GcType, PhaseKind, PhaseRecord};
+use crate::heap::Heap;
+use crate::hooks::{AfterGcAction, Hooks};
+use crate::object::{flag, object_size, AppState, ObjId, SpaceId, NULL};
+use crate::sizing::{initial_concurrent_start, SizingInput};
+use mobmem_engine::Nanos;
+use mobmem_kernel::madvise::Advice;
+use mobmem_kernel::{Breakdown, Kernel, Task};
+use serde::Serialize;
+
+/// The allocation failed: out of memory beyond the growth limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OutOfMemory {
+    pub requested: u32,
+}
+
+/// CPU time of a task so far: its clock minus time not on a core (major faults, reclaim stalls,
+/// waiting for a core) minus time it was idle or blocked (tracked by the runtime).
+#[inline]
+pub fn busy_ns(t: &Task, idle: Nanos) -> Nanos {
+    let b = &t.bd;
+    t.now - b.major_fault_zram_ns - b.major_fault_flash_swap_ns - b.major_fault_file_ns - b.reclaim_stall_ns - b.cpu_wait_ns - idle
+}
+
+/// A footprint sample.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct FootprintSample {
+    pub t_ns: Nanos,
+    pub bytes_allocated: u64,
+    pub footprint_bytes: u64,
+    pub target_footprint: u64,
+    pub rss_pages: u64,
+    pub swap_pages: u64,
+}
+
+/// Run-level counters.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct RunStats {
+    pub mutator_wait_ns: Nanos,
+    pub mutator_gc_work_ns: Nanos,
+    pub read_barriers: u64,
+    pub write_barriers: u64,
+    pub trims: u64,
+    pub trimmed_pages: u64,
+    pub transitions: u64,
+    pub swapped_out: u64,
+    pub swapped_in: u64,
+    pub explicit_gcs: u64,
+}
+
+pub struct Runtime {
+    pub cfg: RuntimeConfig,
+    pub heap: Heap,
+    pub hooks: Hooks,
+    collector: Option<Box<dyn Collector>>,
+    pub collector_kind: CollectorKind,
+    gc: Option<Box<GcState>>,
+    pub mutator: Task,
+    pub gc_task: Task,
+    pub mutator_idle_ns: Nanos,
+    pub gc_idle_ns: Nanos,
+    pub proc_idx: u32,
+    pub state: AppState,
+    pub target_footprint: u64,
+    pub concurrent_start_bytes: u64,
+    pub next_gc_type: GcType,
+    pub last_full_throughput: f64,
+    pub records: Vec<GcRecord>,
+    pub log: Vec<String>,
+    pub oom: bool,
+    pub pending_transition: Option<Nanos>,
+    pub pending_trim: Option<Nanos>,
+    pub footprint: Vec<FootprintSample>,
+    pub sample_interval_ns: Nanos,
+    next_sample: Nanos,
+    pub stats: RunStats,
+    gc_count: u32,
+    next_ev: Nanos,
+    /// Keep GC log lines (off for benchmarks).
+    pub keep_log: bool,
+}
+
+impl Runtime {
+    /// Create a process `pid` and its runtime.
+    pub fn new(k: &mut Kernel, pid: u32, name: &str, adj: i32, cfg: RuntimeConfig, now: Nanos) -> Result<Self, String> {
+        let proc_idx = k.create_process(pid, name, adj, now).map_err(|e| e.to_string())?;
+        Self::attach(k, proc_idx, cfg, now)
+    }
+
+    /// Attach a runtime to an existing process.
+    pub fn attach(k: &mut Kernel, proc_idx: u32, cfg: RuntimeConfig, now: Nanos) -> Result<Self, String> {
+        let kind = cfg.fg_collector;
+        let heap = Heap::new(k, proc_idx, &cfg, kind)?;
+        if cfg.bg_collector.uses_regions() != kind.uses_regions() {
+            return Err(format!(
+                "collectors {} (foreground) and {} (background) need different heap layouts",
+                kind.short(),
+                cfg.bg_collector.short()
+            ));
+        }
+        let mutator = Task::new(k.thread_of(proc_idx), proc_idx, now);
+        let gc_task = Task::new(k.new_thread(), proc_idx, now);
+        let target = cfg.heap.start_size.min(cfg.heap.limit());
+        let concurrent_start = if kind.concurrent() { initial_concurrent_start(target) } else { u64::MAX };
+        let next_gc_type = if cfg.generational && gc::create(kind).supports_sticky() { GcType::Sticky } else { GcType::Full };
+        Ok(Self {
+            collector: Some(gc::create(kind)),
+            collector_kind: kind,
+            gc: None,
+            mutator,
+            gc_task,
+            mutator_idle_ns: 0,
+            gc_idle_ns: 0,
+            proc_idx,
+            state: AppState::Foreground,
+            target_footprint: target,
+            concurrent_start_bytes: concurrent_start,
+            next_gc_type,
+            last_full_throughput: 0.0,
+            records: Vec::new(),
+            log: Vec::new(),
+            oom: false,
+            pending_transition: None,
+            pending_trim: None,
+            footprint: Vec::new(),
+            sample_interval_ns: 100_000_000,
+            next_sample: now,
+            stats: RunStats::default(),
+            gc_count: 0,
+            next_ev: 0,
+            keep_log: true,
+            heap,
+            hooks: Hooks::default(),
+            cfg,
+        })
+    }
+
+    /// Install a named policy from the registry.
+    pub fn install_policy(&mut self, name: &str) -> Result<(), String> {
+        crate::hooks::install(name, &mut self.hooks, &mut self.heap)?;
+        self.refresh_mutator_class();
+        Ok(())
+    }
+
+    fn refresh_mutator_class(&mut self) {
+        if let Some(p) = self.hooks.placement.as_mut() {
+            let c = p.mutator_class(&self.heap, self.state);
+            if c != self.heap.mutator_class {
+                self.heap.mutator_class = c;
+                self.heap.revoke_tlab();
+            }
+        }
+    }
+
+    pub fn gc_running(&self) -> bool {
+        self.gc.is_some()
+    }
+    pub fn gc_thread(&self) -> u32 {
+        self.gc_task.thread as u32
+    }
+    pub fn mutator_cpu_ns(&self) -> Nanos {
+        busy_ns(&self.mutator, self.mutator_idle_ns)
+    }
+    pub fn gc_cpu_ns(&self) -> Nanos {
+        busy_ns(&self.gc_task, self.gc_idle_ns)
+    }
+    pub fn limit(&self) -> u64 {
+        self.cfg.heap.limit()
+    }
+
+    /// Move the mutator's clock to `t` (idle: sleeping, waiting for input).
+    pub fn mutator_idle_until(&mut self, t: Nanos) {
+        if t > self.mutator.now {
+            self.mutator_idle_ns += t - self.mutator.now;
+            self.mutator.now = t;
+        }
+    }
+
+    fn collector_for_state(&mut self) -> CollectorKind {
+        let d = match self.state {
+            AppState::Foreground => self.cfg.fg_collector,
+            AppState::Background => self.cfg.bg_collector,
+        };
+        let c = match self.hooks.collector_choice.as_mut() {
+            Some(h) => h.collector(self.state, d),
+            None => d,
+        };
+        if c.uses_regions() == self.heap.collector.uses_regions() {
+            c
+        } else {
+            self.collector_kind
+        }
+    }
+
+    // ------------------------------------------------------------------ mutator operations
+
+    /// Allocate an object of (at least) `size` bytes with `nrefs` reference fields.
+    pub fn alloc(&mut self, k: &mut Kernel, size: u32, nrefs: u16) -> Result<ObjId, OutOfMemory> {
+        self.alloc_in(k, size, nrefs, false)
+    }
+
+    /// Allocate a pinned object in the non-moving space.
+    pub fn alloc_pinned(&mut self, k: &mut Kernel, size: u32, nrefs: u16) -> Result<ObjId, OutOfMemory> {
+        self.alloc_in(k, size, nrefs, true)
+    }
+
+    fn alloc_in(&mut self, k: &mut Kernel, size: u32, nrefs: u16, pinned: bool) -> Result<ObjId, OutOfMemory> {
+        if self.oom {
+            return Err(OutOfMemory { requested: size });
+        }
+        let size = object_size(size, nrefs);
+        if !self.over_limit(size, false) {
+            if let Ok(o) = self.heap.alloc(k, &mut self.mutator, size, nrefs, self.state, pinned) {
+                self.after_alloc(k);
+                return Ok(o);
+            }
+        }
+        self.alloc_slow(k, size, nrefs, pinned)
+    }
+
+    /// ART `IsOutOfMemoryOnAllocation`: beyond the target footprint a non-concurrent collector
+    /// must collect first; beyond the growth limit every collector fails.
+    fn over_limit(&self, size: u32, grow: bool) -> bool {
+        let new = self.heap.bytes_allocated + size as u64;
+        if new <= self.target_footprint {
+            false
+        } else if new > self.limit() {
+            true
+        } else {
+            !(self.collector_kind.concurrent() || grow || self.collector_kind == CollectorKind::NoGc)
+        }
+    }
+
+    #[inline]
+    fn after_alloc(&mut self, k: &mut Kernel) {
+        if self.gc.is_none() && self.collector_kind.concurrent() && self.heap.bytes_allocated >= self.concurrent_start_bytes {
+            let ty = self.next_gc_type;
+            self.start_gc(k, GcCause::Background, ty);
+        }
+    }
+
+    fn alloc_slow(&mut self, k: &mut Kernel, size: u32, nrefs: u16, pinned: bool) -> Result<ObjId, OutOfMemory> {
+        let try_alloc = |rt: &mut Self, k: &mut Kernel, grow: bool| -> Option<ObjId> {
+            if rt.over_limit(size, grow) {
+                return None;
+            }
+            rt.heap.alloc(k, &mut rt.mutator, size, nrefs, rt.state, pinned).ok()
+        };
+        if self.gc.is_some() {
+            self.wait_for_gc(k);
+            if let Some(o) = try_alloc(self, k, false) {
+                return Ok(o);
+            }
+        }
+        if self.collector_kind != CollectorKind::NoGc {
+            let first = self.next_gc_type;
+            let mut kinds = vec![first];
+            if first != GcType::Full {
+                kinds.push(GcType::Full);
+            }
+            for ty in kinds {
+                self.collect_blocking(k, GcCause::Alloc, ty);
+                if let Some(o) = try_alloc(self, k, false) {
+                    return Ok(o);
+                }
+            }
+            if let Some(o) = try_alloc(self, k, true) {
+                let need = self.heap.bytes_allocated;
+                self.target_footprint = self.target_footprint.max(need).min(self.limit());
+                return Ok(o);
+            }
+        } else if let Some(o) = try_alloc(self, k, true) {
+            return Ok(o);
+        }
+        self.oom = true;
+        if self.keep_log {
+            self.log.push(format!(
+                "Throwing OutOfMemoryError \"Failed to allocate a {size} byte allocation with {} free bytes and {} until OOM, target footprint {}, growth limit {}\"",
+                self.target_footprint.saturating_sub(self.heap.bytes_allocated),
+                fmt_bytes(self.limit().saturating_sub(self.heap.bytes_allocated)),
+                self.target_footprint,
+                self.limit()
+            ));
+        }
+        Err(OutOfMemory { requested: size })
+    }
+
+    /// Read an object (the mutator touches its pages; read-barrier slow path if needed).
+    #[inline]
+    pub fn read(&mut self, k: &mut Kernel, o: ObjId) {
+        self.access(k, o);
+        self.heap.touch_object(k, &mut self.mutator, o, false);
+    }
+
+    /// Load reference field `field` of `o` (read barrier on the loaded reference).
+    #[inline]
+    pub fn read_ref(&mut self, k: &mut Kernel, o: ObjId, field: u32) -> ObjId {
+        self.read(k, o);
+        let v = self.heap.objs.get_ref(o, field);
+        if v != NULL {
+            self.barrier(k, v);
+        }
+        v
+    }
+
+    /// Store `v` into reference field `field` of `o` (write barrier).
+    #[inline]
+    pub fn write_ref(&mut self, k: &mut Kernel, o: ObjId, field: u32, v: ObjId) {
+        self.access(k, o);
+        if v != NULL {
+            self.barrier(k, v);
+        }
+        self.heap.touch_object(k, &mut self.mutator, o, true);
+        self.mutator.cpu(self.heap.costs.write_barrier_ns);
+        self.stats.write_barriers += 1;
+        if let Some(b) = self.hooks.barrier.as_mut() {
+            b.on_write(&self.heap, o, field, v, self.mutator.now);
+        }
+        self.heap.store_ref(o, field, v);
+    }
+
+    /// Set root slot `i` (a static field or stack slot), growing the root set as needed.
+    pub fn set_root(&mut self, k: &mut Kernel, i: usize, v: ObjId) {
+        if v != NULL {
+            self.barrier(k, v);
+        }
+        if i >= self.heap.roots.len() {
+            self.heap.roots.resize(i + 1, NULL);
+        }
+        self.heap.roots[i] = v;
+    }
+
+    /// Everything a mutator access to `o` needs before touching it: stub swap-in, barrier hook,
+    /// read barrier / compaction fault.
+    #[inline]
+    fn access(&mut self, k: &mut Kernel, o: ObjId) {
+        if self.heap.objs.flags[o as usize] & flag::SWAPPED != 0 {
+            self.swap_in(k, o);
+        }
+        if let Some(b) = self.hooks.barrier.as_mut() {
+            b.on_read(&self.heap, o, self.mutator.now);
+        }
+        self.barrier(k, o);
+    }
+
+    #[inline]
+    fn barrier(&mut self, k: &mut Kernel, o: ObjId) {
+        let Some(st) = self.gc.as_ref() else { return };
+        if !st.barrier {
+            return;
+        }
+        self.mutator.cpu(self.heap.costs.read_barrier_ns);
+        self.stats.read_barriers += 1;
+        let mut st = self.gc.take().unwrap();
+        let mut c = self.collector.take().unwrap();
+        let before = busy_ns(&self.mutator, self.mutator_idle_ns);
+        let next_ev = k.next_event_time().unwrap_or(Nanos::MAX);
+        {
+            let mut cx = Cx { heap: &mut self.heap, k, t: &mut self.mutator, hooks: &mut self.hooks, st: &mut st, cfg: &self.cfg, gc_thread: false, next_ev };
+            c.mutator_access(&mut cx, o);
+        }
+        let spent = busy_ns(&self.mutator, self.mutator_idle_ns) - before;
+        st.rec.mutator_gc_work_ns += spent;
+        self.stats.mutator_gc_work_ns += spent;
+        self.gc = Some(st);
+        self.collector = Some(c);
+    }
+
+    // ------------------------------------------------------------------ object-granularity swap
+
+    /// Swap an object's contents out to the app's swap file, leaving a stub with its references
+    /// (charged to the GC thread, which does it after a collection). Pages entirely covered by
+    /// the object are released.
+    pub fn swap_out(&mut self, k: &mut Kernel, o: ObjId) {
+        let i = o as usize;
+        if !self.heap.objs.is_live(o) || self.heap.objs.flags[i] & flag::SWAPPED != 0 || self.heap.objs.space_of(o).immune() {
+            return;
+        }
+        let size = self.heap.objs.size[i] as u64;
+        let a = self.heap.objs.addr[i];
+        self.heap.touch_object(k, &mut self.gc_task, o, false);
+        let bw = k.cfg.costs.flash_write_bw.max(1);
+        self.gc_task.cpu(self.heap.costs.object_swap_ns + size * 1_000_000_000 / bw);
+        let first = a.div_ceil(4096);
+        let end = (a + size) / 4096;
+        if end > first {
+            let v = self.heap.vma[self.heap.objs.space[i] as usize];
+            let _ = k.madvise(&mut self.gc_task, v, first as u32, (end - first) as u32, Advice::DontNeed);
+        }
+        self.heap.objs.flags[i] |= flag::SWAPPED;
+        self.heap.swapped_objects += 1;
+        self.heap.swapped_bytes += size;
+        self.stats.swapped_out += 1;
+    }
+
+    /// A mutator access to a stub: read the object back from the swap file into its pages.
+    pub fn swap_in(&mut self, k: &mut Kernel, o: ObjId) {
+        let i = o as usize;
+        let size = self.heap.objs.size[i] as u64;
+        self.heap.objs.flags[i] &= !flag::SWAPPED;
+        self.heap.swapped_objects -= 1;
+        self.heap.swapped_bytes -= size;
+        self.stats.swapped_in += 1;
+        let pages = size.div_ceil(4096);
+        let io = k.cfg.costs.flash_read_ns * pages;
+        self.mutator.now += io;
+        self.mutator.bd.major_faults_flash_swap += 1;
+        self.mutator.bd.major_fault_flash_swap_ns += io;
+        self.mutator.cpu(self.heap.costs.object_swap_ns);
+        self.heap.touch_object(k, &mut self.mutator, o, true);
+    }
+
+    // ------------------------------------------------------------------ app state
+
+    /// The app goes to the foreground or background.
+    pub fn set_state(&mut self, state: AppState) {
+        if state == self.state {
+            return;
+        }
+        self.state = state;
+        match state {
+            AppState::Background => {
+                if self.cfg.transition_gc && self.collector_kind != CollectorKind::NoGc {
+                    self.pending_transition = Some(self.mutator.now + self.cfg.transition_delay_ns);
+                }
+            }
+            AppState::Foreground => {
+                self.pending_transition = None;
+                let c = self.collector_for_state();
+                self.switch_collector(c);
+            }
+        }
+        self.refresh_mutator_class();
+    }
+
+    fn switch_collector(&mut self, c: CollectorKind) {
+        if c != self.collector_kind && self.gc.is_none() {
+            self.collector = Some(gc::create(c));
+            self.collector_kind = c;
+            if !gc::create(c).supports_sticky() {
+                self.next_gc_type = GcType::Full;
+            }
+            if !c.concurrent() {
+                self.concurrent_start_bytes = u64::MAX;
+            } else if self.concurrent_start_bytes == u64::MAX {
+                self.concurrent_start_bytes = initial_concurrent_start(self.target_footprint);
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ the GC thread
+
+    /// Run timed events due by the mutator's clock and the GC thread up to it. Call between
+    /// mutator slices.
+    pub fn poll(&mut self, k: &mut Kernel) {
+        let now = self.mutator.now;
+        if let Some(t) = self.pending_transition {
+            if now >= t && self.gc.is_none() {
+                self.pending_transition = None;
+                let c = self.collector_for_state();
+                self.switch_collector(c);
+                self.stats.transitions += 1;
+                self.start_gc_at(k, GcCause::CollectorTransition, GcType::Full, t);
+            }
+        }
+        if let Some(t) = self.pending_trim {
+            if now >= t && self.gc.is_none() {
+                self.pending_trim = None;
+                self.trim_at(k, t);
+            }
+        }
+        if self.gc.is_some() && self.gc_task.now < now {
+            self.gc_step(k, now, false);
+        }
+        if now >= self.next_sample && self.sample_interval_ns > 0 {
+            self.sample(k);
+            self.next_sample = now - now % self.sample_interval_ns + self.sample_interval_ns;
+        }
+    }
+
+    /// Record a footprint sample now.
+    pub fn sample(&mut self, k: &Kernel) {
+        let (rss, swap) = k.proc_rss_swap(self.proc_idx);
+        self.footprint.push(FootprintSample {
+            t_ns: self.mutator.now,
+            bytes_allocated: self.heap.bytes_allocated,
+            footprint_bytes: self.heap.footprint_bytes(),
+            target_footprint: self.target_footprint,
+            rss_pages: rss,
+            swap_pages: swap,
+        });
+    }
+
+    fn trim_at(&mut self, k: &mut Kernel, t: Nanos) {
+        self.wake_gc_thread(t);
+        k.advance_to(self.gc_task.now);
+        let pages = self.heap.trim(k, &mut self.gc_task);
+        k.book_cpu(&mut self.gc_task);
+        self.stats.trims += 1;
+        self.stats.trimmed_pages += pages;
+    }
+
+    /// Trim the heap now (on the GC thread).
+    pub fn trim(&mut self, k: &mut Kernel) {
+        let t = self.mutator.now;
+        self.trim_at(k, t);
+    }
+
+    fn wake_gc_thread(&mut self, t: Nanos) {
+        if self.gc_task.now < t {
+            self.gc_idle_ns += t - self.gc_task.now;
+            self.gc_task.now = t;
+        }
+    }
+
+    /// Start a collection now (no-op if one is running or the collector never collects).
+    pub fn start_gc(&mut self, k: &mut Kernel, cause: GcCause, ty: GcType) {
+        let t = self.mutator.now;
+        self.start_gc_at(k, cause, ty, t);
+    }
+
+    fn start_gc_at(&mut self, k: &mut Kernel, cause: GcCause, ty: GcType, t: Nanos) {
+        if self.gc.is_some() || self.collector_kind == CollectorKind::NoGc {
+            return;
+        }
+        let c = self.collector.as_ref().unwrap();
+        let mut ty = if !self.cfg.generational || !c.supports_sticky() { GcType::Full } else { ty };
+        if let Some(h) = self.hooks.collector_choice.as_mut() {
+            ty = h.gc_type(self.state, cause, ty);
+            if !c.supports_sticky() {
+                ty = GcType::Full;
+            }
+        }
+        self.wake_gc_thread(t);
+        self.gc_count += 1;
+        self.heap.epoch += 1;
+        self.heap.gc_pages_touched = 0;
+        let c = self.collector.as_ref().unwrap();
+        let mut st = Box::new(GcState::new(ty, cause, c.plan(ty), self.cfg.trace_order));
+        st.scope_hook = self.hooks.scope.is_some();
+        st.force_evacuate_all = cause == GcCause::CollectorTransition;
+        st.rec.id = self.gc_count;
+        st.rec.collector = self.collector_kind.short();
+        st.rec.name = c.name(ty);
+        st.rec.gc_type = ty.name();
+        st.rec.cause = cause.name();
+        st.rec.state = self.state.name();
+        st.rec.start_ns = self.gc_task.now;
+        st.rec.bytes_allocated_before = self.heap.bytes_allocated;
+        st.bd_start = self.gc_task.bd;
+        st.pswpin_start = k.vmstat.pswpin;
+        st.majflt_start = k.vmstat.pgmajfault;
+        st.cpu_start = busy_ns(&self.gc_task, self.gc_idle_ns);
+        self.gc = Some(st);
+    }
+
+    /// Run the GC thread (only) until its clock reaches `until` or the collection ends.
+    pub fn run_gc_until(&mut self, k: &mut Kernel, until: Nanos) {
+        if self.gc.is_some() {
+            self.gc_step(k, until, false);
+        }
+    }
+
+    /// The running collection's kind, if any.
+    pub fn running_gc_type(&self) -> Option<GcType> {
+        self.gc.as_ref().map(|s| s.gc_type)
+    }
+
+    /// Run the current collection to its end while the mutator waits.
+    pub fn wait_for_gc(&mut self, k: &mut Kernel) {
+        if self.gc.is_none() {
+            return;
+        }
+        if let Some(st) = self.gc.as_mut() {
+            st.blocking = true;
+        }
+        let id = self.gc_count;
+        self.gc_step(k, Nanos::MAX, true);
+        let end = self.gc_task.now;
+        if end > self.mutator.now {
+            let w = end - self.mutator.now;
+            self.mutator_idle_ns += w;
+            self.mutator.now = end;
+            self.stats.mutator_wait_ns += w;
+            if let Some(r) = self.records.iter_mut().rev().find(|r| r.id == id) {
+                r.mutator_wait_ns += w;
+            }
+        }
+    }
+
+    /// Run a blocking collection (waiting first for a running one).
+    pub fn collect_blocking(&mut self, k: &mut Kernel, cause: GcCause, ty: GcType) {
+        self.wait_for_gc(k);
+        self.start_gc(k, cause, ty);
+        self.wait_for_gc(k);
+    }
+
+    /// System.gc(): a full blocking collection.
+    pub fn explicit_gc(&mut self, k: &mut Kernel) {
+        self.stats.explicit_gcs += 1;
+        self.collect_blocking(k, GcCause::Explicit, GcType::Full);
+    }
+
+    /// Run the GC thread until its clock reaches `until` or the collection ends.
+    fn gc_step(&mut self, k: &mut Kernel, until: Nanos, blocking: bool) {
+        let Some(mut st) = self.gc.take() else { return };
+        let mut c = self.collector.take().unwrap();
+        k.advance_to(self.gc_task.now);
+        let mut finished = false;
+        loop {
+            let Some(phase) = st.current() else {
+                finished = true;
+                break;
+            };
+            let pause = phase.kind() == PhaseKind::Pause;
+            if !st.phase_started {
+                if pause && !blocking && self.mutator.now > self.gc_task.now {
+                    // The pause waits for the mutator to reach a safepoint.
+                    let w = self.mutator.now - self.gc_task.now;
+                    self.gc_idle_ns += w;
+                    self.gc_task.now = self.mutator.now;
+                }
+                st.phase_started = true;
+                st.phase_start_ns = self.gc_task.now;
+                st.phase_cpu_start = busy_ns(&self.gc_task, self.gc_idle_ns);
+            }
+            let next_ev = k.next_event_time().unwrap_or(Nanos::MAX);
+            let done = {
+                let mut cx = Cx { heap: &mut self.heap, k, t: &mut self.gc_task, hooks: &mut self.hooks, st: &mut st, cfg: &self.cfg, gc_thread: true, next_ev };
+                let u = if pause { Nanos::MAX } else { until };
+                c.run_phase(phase, &mut cx, u)
+            };
+            k.book_cpu(&mut self.gc_task);
+            if !done {
+                break;
+            }
+            let end = self.gc_task.now;
+            let cpu = busy_ns(&self.gc_task, self.gc_idle_ns) - st.phase_cpu_start;
+            st.rec.phases.push(PhaseRecord { name: phase.name(), kind: phase.kind(), start_ns: st.phase_start_ns, end_ns: end, gc_cpu_ns: cpu });
+            if pause {
+                let d = end - st.phase_start_ns;
+                st.rec.pauses_ns.push(d);
+                st.rec.pause_total_ns += d;
+                st.rec.pause_max_ns = st.rec.pause_max_ns.max(d);
+                st.rec.gc_cpu_pause_ns += cpu;
+                if !blocking {
+                    // The mutator is stopped for the pause.
+                    self.mutator.now += d;
+                    self.mutator_idle_ns += d;
+                    self.stats.mutator_wait_ns += d;
+                    st.rec.mutator_wait_ns += d;
+                }
+            }
+            st.phase += 1;
+            st.phase_started = false;
+            if self.gc_task.now >= until && !pause && !blocking {
+                break;
+            }
+        }
+        self.collector = Some(c);
+        if finished || st.current().is_none() {
+            self.finish_gc(k, st);
+        } else {
+            self.gc = Some(st);
+        }
+    }
+
+    fn finish_gc(&mut self, k: &mut Kernel, mut st: Box<GcState>) {
+        let end = self.gc_task.now;
+        let rec = &mut st.rec;
+        rec.end_ns = end;
+        rec.gc_cpu_ns = busy_ns(&self.gc_task, self.gc_idle_ns) - st.cpu_start;
+        rec.gc_thread_ns = rec.phases.iter().map(|p| p.end_ns - p.start_ns).sum();
+        let mut bd = self.gc_task.bd;
+        sub_bd(&mut bd, &st.bd_start);
+        rec.gc_faults = bd;
+        rec.pswpin = k.vmstat.pswpin - st.pswpin_start;
+        rec.pgmajfault = k.vmstat.pgmajfault - st.majflt_start;
+        rec.gc_pages_touched = self.heap.gc_pages_touched;
+        rec.gc_objects_touched = rec.objects_scanned.max(rec.objects_marked) + rec.cards_scanned;
+        rec.bytes_allocated_after = self.heap.bytes_allocated;
+        let freed = rec.freed_bytes + rec.freed_los_bytes;
+        let dur = (end - rec.start_ns).max(1) as f64 / 1e9;
+        let throughput = freed as f64 / dur;
+        let ty = st.gc_type;
+        let supports_sticky = self.cfg.generational && self.collector.as_ref().unwrap().supports_sticky();
+        let input = SizingInput {
+            gc_type: ty,
+            bytes_allocated: self.heap.bytes_allocated,
+            bytes_allocated_before: rec.bytes_allocated_before,
+            freed_bytes: freed,
+            target_footprint: self.target_footprint,
+            limit: self.cfg.heap.limit(),
+            foreground: self.state == AppState::Foreground,
+            concurrent: self.collector_kind.concurrent(),
+            supports_sticky,
+            throughput,
+            last_full_throughput: self.last_full_throughput,
+        };
+        let d = self.hooks.sizing.after_gc(&self.cfg.heap, &input);
+        if ty == GcType::Full {
+            self.last_full_throughput = throughput;
+        }
+        self.target_footprint = d.target_footprint;
+        self.concurrent_start_bytes = d.concurrent_start_bytes;
+        self.next_gc_type = if supports_sticky { d.next_gc_type } else { GcType::Full };
+        rec.target_footprint_after = self.target_footprint;
+        if self.keep_log {
+            self.log.push(gc_log_line(rec, self.heap.bytes_allocated, self.target_footprint));
+        }
+        self.heap.objs.maybe_compact_edges();
+        // After-GC policies and object swap run on the GC thread.
+        let mut actions = Vec::new();
+        for p in self.hooks.after_gc.iter_mut() {
+            p.after_gc(&self.heap, rec, self.state, &mut actions);
+        }
+        let rec = st.rec.clone();
+        self.records.push(rec);
+        for a in actions {
+            match a {
+                AfterGcAction::Madvise { space, first_page, count, advice } => {
+                    let v = self.heap.vma[space as usize];
+                    let _ = match Advice::parse(&advice) {
+                        Some(adv) => k.madvise(&mut self.gc_task, v, first_page, count, adv),
+                        None => k.madvise_custom(&mut self.gc_task, v, first_page, count, &advice),
+                    };
+                }
+                AfterGcAction::Trim => {
+                    let pages = self.heap.trim(k, &mut self.gc_task);
+                    self.stats.trims += 1;
+                    self.stats.trimmed_pages += pages;
+                }
+            }
+        }
+        if let Some(mut p) = self.hooks.object_swap.take() {
+            let mut out = Vec::new();
+            p.select(&self.heap, end, &mut out);
+            for o in out {
+                self.swap_out(k, o);
+            }
+            self.hooks.object_swap = Some(p);
+        }
+        k.book_cpu(&mut self.gc_task);
+        self.pending_trim = Some(self.gc_task.now + self.cfg.trim_delay_ns);
+        #[cfg(debug_assertions)]
+        if let Err(e) = self.heap.check_accounting() {
+            panic!("heap accounting broken after GC {}: {e}", self.gc_count);
+        }
+    }
+
+    /// Finish the run: run the GC to its end and book CPU.
+    pub fn finish(&mut self, k: &mut Kernel) {
+        if self.gc.is_some() {
+            if let Some(st) = self.gc.as_mut() {
+                st.blocking = true;
+            }
+            self.gc_step(k, Nanos::MAX, true);
+        }
+        k.book_cpu(&mut self.mutator);
+        k.book_cpu(&mut self.gc_task);
+        self.sample(k);
+        let _ = self.next_ev;
+    }
+
+    /// Bytes that are live objects in `space`.
+    pub fn space_bytes(&self, space: SpaceId) -> u64 {
+        match space {
+            SpaceId::Los => self.heap.los.bytes_allocated,
+            SpaceId::NonMoving => self.heap.non_moving.bytes_allocated,
+            _ => self.heap.bytes_allocated - self.heap.los.bytes_allocated - self.heap.non_moving.bytes_allocated,
+        }
+    }
+}
+
+fn sub_bd(a: &mut Breakdown, b: &Breakdown) {
+    a.cpu_ns -= b.cpu_ns;
+    a.minor_faults -= b.minor_faults;
+    a.minor_fault_ns -= b.minor_fault_ns;
+    a.major_faults_zram -= b.major_faults_zram;
+    a.major_fault_zram_ns -= b.major_fault_zram_ns;
+    a.major_faults_flash_swap -= b.major_faults_flash_swap;
+    a.major_fault_flash_swap_ns -= b.major_fault_flash_swap_ns;
+    a.major_faults_file -= b.major_faults_file;
+    a.major_fault_file_ns -= b.major_fault_file_ns;
+    a.reclaim_stall_ns -= b.reclaim_stall_ns;
+    a.allocstalls -= b.allocstalls;
+    a.memstall_ns -= b.memstall_ns;
+    a.cpu_wait_ns -= b.cpu_wait_ns;
+}
+
+/// Human size as ART prints it (B, KB, MB).
+pub fn fmt_bytes(b: u64) -> String {
+    if b >= 10 << 20 {
+        format!("{}MB", b >> 20)
+    } else if b >= 10 << 10 {
+        format!("{}KB", b >> 10)
+    } else {
+        format!("{b}B")
+    }
+}
+
+fn fmt_dur(ns: Nanos) -> String {
+    if ns >= 1_000_000 {
+        format!("{:.3}ms", ns as f64 / 1e6)
+    } else {
+        format!("{}us", ns / 1000)
+    }
+}
+
+/// ART's GC log line (`Heap::LogGC`).
+pub fn gc_log_line(r: &GcRecord, allocated: u64, footprint: u64) -> String {
+    let free_pct = if footprint > 0 { 100 * footprint.saturating_sub(allocated) / footprint } else { 0 };
+    let pauses: Vec<String> = r.pauses_ns.iter().map(|&p| fmt_dur(p)).collect();
+    format!(
+        "{} {} GC freed {}({}) AllocSpace objects, {}({}) LOS objects, {}% free, {}/{}, paused {} total {}",
+        r.cause,
+        r.name,
+        r.freed_objects,
+        fmt_bytes(r.freed_bytes),
+        r.freed_los_objects,
+        fmt_bytes(r.freed_los_bytes),
+        free_pct,
+        fmt_bytes(allocated),
+        fmt_bytes(footprint),
+        if pauses.is_empty() { "0us".to_string() } else { pauses.join(",") },
+        fmt_dur(r.end_ns - r.start_ns)
+    )
+}
