@@ -6,6 +6,7 @@
 //! frames) builds on these and on the runtime crate; it is not here yet.
 
 pub mod app;
+pub mod device;
 pub mod input;
 pub mod scenario;
 

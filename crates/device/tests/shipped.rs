@@ -39,3 +39,17 @@ fn scenarios_load_and_validate() {
         scenario::load(path.to_str().unwrap(), &known).unwrap_or_else(|e| panic!("{e}"));
     }
 }
+
+#[test]
+fn device_profiles_load_and_configure_the_kernel() {
+    let devices = stems("devices");
+    assert!(devices.len() >= 4, "{devices:?}");
+    for d in &devices {
+        let p = mobmem_device::device::load(data().join("devices").join(format!("{d}.toml")).to_str().unwrap()).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(p.core_speeds().len(), p.kernel_settings().iter().find(|(k, _)| k == "kernel.cores").map(|(_, v)| v.parse::<usize>().unwrap()).unwrap_or(8));
+        let mut cfg = mobmem_kernel::KernelConfig::default();
+        for (k, v) in p.kernel_settings() {
+            cfg.set(&k, &v).unwrap_or_else(|e| panic!("{d}: {e}"));
+        }
+    }
+}

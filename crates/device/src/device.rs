@@ -1,0 +1,98 @@
+//! Device profiles: the phone's hardware, kernel settings and ActivityManager limits.
+//!
+//! One TOML file per device in `python/mobmem/data/devices/`: `[device]` (CPU clusters,
+//! storage, the cached-process limit), `[kernel]` (settings for the kernel model, each with its
+//! source), and optionally `[runtime]` (ART heap properties, read by the runtime).
+
+use crate::input::{self, InputError};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CpuCluster {
+    pub cluster: String,
+    pub cores: u32,
+    pub freq_mhz: u32,
+    /// Speed relative to the cost model's reference core.
+    pub speed: f64,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Storage {
+    pub kind: String,
+    pub random_read_us: f64,
+    pub seq_read_mb_s: f64,
+    pub write_mb_s: f64,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Hardware {
+    pub max_cached_processes: u32,
+    pub cpu: Vec<CpuCluster>,
+    pub storage: Storage,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DeviceProfile {
+    pub name: String,
+    pub source: String,
+    pub device: Hardware,
+    pub kernel: BTreeMap<String, toml::Value>,
+    #[serde(default)]
+    pub runtime: Option<toml::Value>,
+}
+
+impl DeviceProfile {
+    /// Per-core speeds, big cores first (for the simulated CPU set).
+    pub fn core_speeds(&self) -> Vec<f64> {
+        let mut v: Vec<f64> = self.device.cpu.iter().flat_map(|c| std::iter::repeat_n(c.speed, c.cores as usize)).collect();
+        v.sort_by(|a, b| b.partial_cmp(a).unwrap_or(std::cmp::Ordering::Equal));
+        v
+    }
+
+    /// The `[kernel]` table as `kernel.key=value` settings (sub-tables flattened).
+    pub fn kernel_settings(&self) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for (k, v) in &self.kernel {
+            match v {
+                toml::Value::Table(t) => {
+                    for (kk, vv) in t {
+                        out.push((format!("kernel.{k}.{kk}"), value_text(vv)));
+                    }
+                }
+                _ => out.push((format!("kernel.{k}"), value_text(v))),
+            }
+        }
+        out
+    }
+
+    pub fn validate(&self, file: &str) -> Result<(), InputError> {
+        let bad = |msg: String| InputError { file: file.into(), line: 0, col: 0, msg };
+        if self.device.cpu.is_empty() || self.device.cpu.iter().any(|c| c.cores == 0 || !(c.speed > 0.0)) {
+            return Err(bad("device.cpu: every cluster needs cores > 0 and speed > 0".into()));
+        }
+        let s = &self.device.storage;
+        if !(s.random_read_us > 0.0 && s.seq_read_mb_s > 0.0 && s.write_mb_s > 0.0) {
+            return Err(bad("device.storage: latencies and bandwidths must be positive".into()));
+        }
+        Ok(())
+    }
+}
+
+fn value_text(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+pub fn load(path: &str) -> Result<DeviceProfile, InputError> {
+    let text = input::read(path)?;
+    let d: DeviceProfile = input::parse(path, &text)?;
+    d.validate(path)?;
+    Ok(d)
+}
