@@ -117,3 +117,18 @@ def test_shipped_traces_parse():
     for t in sorted((ROOT / "traces").glob("*.trace")):
         ops, touches = _core.check_trace(str(t))
         assert ops > 0 and touches > 0, t
+
+
+def test_out_dir_gets_json_and_csv(tmp_path):
+    import csv
+
+    p = write(tmp_path, SMALL)
+    out = tmp_path / "res"
+    run("kernel", "replay", str(p), "--out", str(out), "--set", "sample_interval_ms=10", check=True)
+    res = json.loads((out / "result.json").read_text())
+    rows = list(csv.DictReader((out / "timeseries.csv").open()))
+    assert len(rows) == len(res["timeseries"]["time_ms"]) >= 5
+    assert float(rows[-1]["time_ms"]) >= float(rows[0]["time_ms"])
+    procs = list(csv.DictReader((out / "per_process.csv").open()))
+    assert {r["pid"] for r in procs} == {"1", "2"}
+    assert not list(out.glob("*.tmp"))

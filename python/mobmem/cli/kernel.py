@@ -89,6 +89,7 @@ def replay(
     set_: List[str] = typer.Option([], "--set", help="kernel.KEY=VALUE, applied after the trace header (repeatable)."),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON object."),
     real: bool = typer.Option(False, "--real", help="Also execute the trace on this machine's kernel (root) and compare."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Also write result.json, timeseries.csv, per_process.csv and kills.csv to this directory."),
 ) -> None:
     """Replay TRACE in the kernel model and print the vmstat counters, meminfo and kills."""
     from mobmem.kernel import model
@@ -101,10 +102,46 @@ def replay(
         code = real_mod.replay_real(str(trace), as_json=as_json, model=_model_json(res))
         raise typer.Exit(code)
     res = model.replay(trace, device, set_)
+    if out is not None:
+        write_outputs(res, out)
     if as_json:
         sys.stdout.write(json.dumps(_model_json(res)) + "\n")
     else:
         print_model_result(res, title=str(trace))
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    """Write via a temporary file and rename, so an interrupted run never leaves half a file."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+
+
+def write_outputs(res: dict, out: Path) -> None:
+    """The result as files: JSON summary and CSV tables (time series, processes, kills)."""
+    import csv
+    import io
+
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise MobmemError(f"--out {out}: {e.strerror}") from None
+
+    def table(rows: list[dict]) -> str:
+        buf = io.StringIO()
+        if rows:
+            w = csv.DictWriter(buf, fieldnames=list(rows[0].keys()))
+            w.writeheader()
+            w.writerows(rows)
+        return buf.getvalue()
+
+    ts = res["timeseries"]
+    cols = list(ts.keys())
+    series_rows = [dict(zip(cols, vals)) for vals in zip(*(ts[c] for c in cols))]
+    _atomic_write(out / "result.json", json.dumps(_model_json(res), indent=1) + "\n")
+    _atomic_write(out / "timeseries.csv", table(series_rows))
+    _atomic_write(out / "per_process.csv", table(res["per_process"]))
+    _atomic_write(out / "kills.csv", table(res["kills"]))
 
 
 @app.command()
