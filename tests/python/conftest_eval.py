@@ -1,7 +1,7 @@
 """Helpers for the evaluation-framework tests (harness, LBO, JVM). Not a pytest conftest: import it.
 
-``load_cli("bench")`` returns the ``mobmem.cli.bench`` module even while sibling CLI modules that
-``mobmem/cli/__init__.py`` registers are still missing (they are written by other areas)."""
+``load_cli("bench")`` returns the ``mobmem.cli.bench`` module through the package, so a CLI that
+fails to import fails these tests too."""
 
 from __future__ import annotations
 
@@ -17,14 +17,4 @@ if PY not in sys.path:
 
 
 def load_cli(name: str):
-    try:
-        return importlib.import_module(f"mobmem.cli.{name}")
-    except ImportError:
-        key = f"_mobmem_cli_{name}"
-        if key in sys.modules:
-            return sys.modules[key]
-        spec = importlib.util.spec_from_file_location(key, os.path.join(PY, "mobmem", "cli", f"{name}.py"))
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[key] = mod
-        spec.loader.exec_module(mod)
-        return mod
+    return importlib.import_module(f"mobmem.cli.{name}")
