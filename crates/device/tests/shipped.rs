@@ -22,10 +22,14 @@ fn stems(dir: &str) -> Vec<String> {
 #[test]
 fn app_profiles_load_and_validate() {
     let apps = stems("apps");
+    assert!(apps.len() >= 23, "expected at least 23 app profiles, found {}: {apps:?}", apps.len());
     for a in &apps {
         let p = app::load(data().join("apps").join(format!("{a}.toml")).to_str().unwrap()).unwrap_or_else(|e| panic!("{e}"));
+        assert!(p.estimate, "{a}: popular-app profiles are estimates and must say so (estimate = true)");
         let share = p.java_share();
         assert!(share > 0.0 && share < 1.0, "{a}: java share {share}");
+        // Measured range 7-26% for popular apps, ~4% for a game (design/device-and-apps.md).
+        assert!((0.03..=0.30).contains(&share), "{a}: java share {share:.3} outside the plausible range");
     }
 }
 
@@ -33,10 +37,14 @@ fn app_profiles_load_and_validate() {
 fn scenarios_load_and_validate() {
     let devices = stems("devices");
     let apps = stems("apps");
+    assert!(!devices.is_empty(), "no device profiles found");
     let known = scenario::Known { devices: &devices, apps: &apps };
-    for s in stems("scenarios") {
+    let scenarios = stems("scenarios");
+    assert!(scenarios.len() >= 12, "expected at least 12 scenarios, found {}: {scenarios:?}", scenarios.len());
+    for s in scenarios {
         let path = data().join("scenarios").join(format!("{s}.toml"));
-        scenario::load(path.to_str().unwrap(), &known).unwrap_or_else(|e| panic!("{e}"));
+        let sc = scenario::load(path.to_str().unwrap(), &known).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!sc.description.trim().is_empty(), "{s}: every shipped scenario needs a description");
     }
 }
 
