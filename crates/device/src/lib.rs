@@ -1,10 +1,12 @@
 //! The device, its apps and the user (issue 4) — inputs first.
 //!
-//! This crate holds the validated input model of a simulated phone session: [`app`] profiles,
-//! [`scenario`] scripts, and the [`input`] machinery that reports a bad file as
-//! `FILE:LINE:COL: field: problem`. The session simulator (zygote, ActivityManager, launches,
-//! frames) builds on these and on the runtime crate; it is not here yet.
+//! This crate holds the validated input model of a simulated phone session: [`device`] and
+//! [`app`] profiles, [`scenario`] scripts, and the [`input`] machinery that reports a bad file as
+//! `FILE:LINE:COL: field: problem`; and the [`activity_manager`] (process states → adj, the
+//! cached-process limit). The session simulator (zygote, launches with TTID breakdown, frames)
+//! builds on these and on the runtime crate; it is not here yet.
 
+pub mod activity_manager;
 pub mod app;
 pub mod device;
 pub mod input;
