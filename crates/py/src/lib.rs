@@ -37,12 +37,82 @@ fn debug_build() -> bool {
     cfg!(debug_assertions)
 }
 
+// ---------------------------------------------------------------------- runtime (issue 3)
+
+/// Run one app's runtime on the device model for `seconds` after its start-up. `kernel` and
+/// `runtime` are (key, value) settings (device tables first, then calibration, then the user's);
+/// `app` is a profile name or a `synthetic:…` spec with `app_settings` applied on top. Returns
+/// the JSON result (keys `gcs`, `summary`, `oom`, `log`, …); bad input raises ValueError.
+#[pyfunction]
+#[pyo3(signature = (kernel, runtime, app, app_settings=Vec::new(), seconds=10.0, state="fg".to_string(), policies=Vec::new()))]
+fn runtime_run(py: Python<'_>, kernel: Pairs, runtime: Pairs, app: String, app_settings: Pairs, seconds: f64, state: String, policies: Vec<String>) -> PyResult<String> {
+    let st = mobmem_runtime::AppState::parse(&state).ok_or_else(|| PyValueError::new_err(format!("state must be fg or bg, got {state:?}")))?;
+    let r = py.allow_threads(|| {
+        mobmem_runtime::sim::run_app(&mobmem_runtime::sim::RunOptions {
+            kernel: &kernel,
+            runtime: &runtime,
+            app: &app,
+            app_settings: &app_settings,
+            seconds,
+            state: st,
+            policies: &policies,
+        })
+    });
+    r.map(|v| v.to_string()).map_err(PyValueError::new_err)
+}
+
+/// Run the simulated GCBench; `params` may set stretch_depth, long_lived_depth, array_doubles,
+/// min_depth, max_depth, node_ns.
+#[pyfunction]
+#[pyo3(signature = (kernel, runtime, params=Vec::new()))]
+fn runtime_gcbench(py: Python<'_>, kernel: Pairs, runtime: Pairs, params: Pairs) -> PyResult<String> {
+    let mut p = mobmem_runtime::gcbench::GcBenchParams::default();
+    for (k, v) in &params {
+        let n: u64 = v.trim().parse().map_err(|_| PyValueError::new_err(format!("gcbench {k}: expected a non-negative integer, got {v:?}")))?;
+        match k.as_str() {
+            "stretch_depth" => p.stretch_depth = n as u32,
+            "long_lived_depth" => p.long_lived_depth = n as u32,
+            "array_doubles" => p.array_doubles = n as u32,
+            "min_depth" => p.min_depth = n as u32,
+            "max_depth" => p.max_depth = n as u32,
+            "node_ns" => p.node_ns = n,
+            _ => return Err(PyValueError::new_err(format!("unknown gcbench parameter {k:?}"))),
+        }
+    }
+    if p.stretch_depth > 24 || p.long_lived_depth > p.stretch_depth || p.min_depth > p.max_depth || p.max_depth > p.stretch_depth {
+        return Err(PyValueError::new_err("gcbench depths must satisfy min ≤ max ≤ stretch ≤ 24 and long-lived ≤ stretch"));
+    }
+    let r = py.allow_threads(|| mobmem_runtime::sim::run_gcbench(&kernel, &runtime, &p));
+    r.map(|v| v.to_string()).map_err(PyValueError::new_err)
+}
+
+/// Runtime model throughput benchmarks (tracing refs/s, allocation objects/s), JSON.
+#[pyfunction]
+#[pyo3(signature = (objects=2_000_000, allocations=20_000_000))]
+fn runtime_bench(py: Python<'_>, objects: u64, allocations: u64) -> String {
+    py.allow_threads(|| mobmem_runtime::bench::run_all(objects, allocations).to_string())
+}
+
+/// The names accepted by `runtime.<name>` settings, app settings, and the runtime policies.
+#[pyfunction]
+fn runtime_setting_keys() -> (Vec<&'static str>, Vec<&'static str>, Vec<(&'static str, &'static str)>) {
+    (
+        mobmem_runtime::RuntimeConfig::KEYS.to_vec(),
+        mobmem_runtime::workload::AppProfile::KEYS.to_vec(),
+        mobmem_runtime::hooks::POLICIES.iter().map(|(n, d, _)| (*n, *d)).collect(),
+    )
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(replay_trace, m)?)?;
     m.add_function(wrap_pyfunction!(check_trace, m)?)?;
     m.add_function(wrap_pyfunction!(kernel_setting_keys, m)?)?;
     m.add_function(wrap_pyfunction!(debug_build, m)?)?;
+    m.add_function(wrap_pyfunction!(runtime_run, m)?)?;
+    m.add_function(wrap_pyfunction!(runtime_gcbench, m)?)?;
+    m.add_function(wrap_pyfunction!(runtime_bench, m)?)?;
+    m.add_function(wrap_pyfunction!(runtime_setting_keys, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

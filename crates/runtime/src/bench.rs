@@ -1,1 +1,138 @@
-//! TODO
+//! Throughput benchmarks of the runtime model itself (wall clock of this machine, one core):
+//! - **tracing**: references visited per second by a full collection of a large live graph
+//!   (mark-sweep marking, and concurrent copying with copying), kernel touches included;
+//! - **allocation**: objects allocated per second by a mutator allocating short-lived 24-byte
+//!   objects under concurrent copying (young collections included).
+//! Goals (issue 3): ≥ 50 M references/s, ≥ 30 M allocations/s in release builds.
+
+use crate::config::{CollectorKind, RuntimeConfig};
+use crate::gc::{GcCause, GcType};
+use crate::object::NULL;
+use crate::runtime::Runtime;
+use mobmem_kernel::{Kernel, KernelConfig};
+use serde_json::{json, Value};
+use std::time::Instant;
+
+fn setup(kind: CollectorKind, heap: u64) -> (Kernel, Runtime) {
+    let mut kc = KernelConfig::default();
+    kc.ram_pages = 8 << 18; // 8 GiB: no memory pressure in the benchmark
+    kc.sample_interval_ns = 0;
+    let mut k = Kernel::new(kc).unwrap();
+    let mut cfg = RuntimeConfig::default();
+    cfg.fg_collector = kind;
+    cfg.bg_collector = kind;
+    cfg.heap.growth_limit = heap;
+    cfg.heap.capacity = heap;
+    cfg.heap.start_size = heap / 2;
+    cfg.heap.max_free = 32 << 20;
+    let mut rt = Runtime::new(&mut k, 1, "bench", 0, cfg, 0).unwrap();
+    rt.keep_log = false;
+    rt.sample_interval_ns = 0;
+    (k, rt)
+}
+
+/// Build a live graph of `objects` objects the way programs build them: a binary tree allocated
+/// depth-first (allocation order follows the tree), each object's third field pointing to an
+/// object allocated shortly before it (a parent's sibling, a shared key…). Every object has 3
+/// references (root excepted).
+fn build_graph(rt: &mut Runtime, k: &mut Kernel, objects: u64) {
+    let root = rt.alloc(k, 32, 3).unwrap();
+    rt.set_root(k, 0, root);
+    let mut made = 1u64;
+    let mut recent: Vec<u32> = vec![root; 64];
+    let max_depth = 64 - objects.leading_zeros();
+    let mut stack: Vec<(u32, u32, u32)> = vec![(root, 0, 1)];
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    while let Some(&(parent, field, depth)) = stack.last() {
+        if field == 2 || made >= objects {
+            stack.pop();
+            continue;
+        }
+        stack.last_mut().unwrap().1 += 1;
+        let o = rt.alloc(k, 32, 3).unwrap();
+        made += 1;
+        rt.write_ref(k, parent, field, o);
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        rt.write_ref(k, o, 2, recent[(x % 64) as usize]);
+        recent[(made % 64) as usize] = o;
+        if made < objects && depth + 1 < max_depth {
+            stack.push((o, 0, depth + 1));
+        }
+    }
+}
+
+const TRACING_PHASES: &[&str] = &["InitialMark", "ConcurrentMark", "Remark", "FlipThreadRoots", "CopyingPhase", "MarkStackCheckpoint", "StopTheWorld"];
+
+/// Tracing throughput of a full collection of `objects` live objects with collector `kind`.
+pub fn tracing(kind: CollectorKind, objects: u64) -> Value {
+    let heap = (objects * 32 * 3).max(64 << 20).next_multiple_of(1 << 20);
+    let (mut k, mut rt) = setup(kind, heap);
+    build_graph(&mut rt, &mut k, objects);
+    rt.collect_blocking(&mut k, GcCause::Explicit, GcType::Full); // settle (first copy)
+    rt.host_timing = true;
+    let t = Instant::now();
+    rt.collect_blocking(&mut k, GcCause::Explicit, GcType::Full);
+    let s = t.elapsed().as_secs_f64();
+    // The tracing phases (marking / copying), without sweeping and region reclamation.
+    let trace_ns: u128 = rt.host_phase_ns.iter().filter(|(n, _)| TRACING_PHASES.contains(n)).map(|(_, ns)| *ns).sum();
+    let ts = trace_ns as f64 / 1e9;
+    let r = rt.records.last().unwrap();
+    json!({
+        "collector": kind.short(),
+        "objects": r.objects_scanned,
+        "refs_visited": r.refs_visited,
+        "bytes_copied": r.bytes_copied,
+        "wall_s": s,
+        "tracing_wall_s": ts,
+        "refs_per_s": r.refs_visited as f64 / ts.max(1e-9),
+        "objects_per_s": r.objects_scanned as f64 / ts.max(1e-9),
+        "refs_per_s_whole_gc": r.refs_visited as f64 / s,
+        "phases_wall_s": rt.host_phase_ns.iter().map(|(n, ns)| (n.to_string(), *ns as f64 / 1e9)).collect::<std::collections::BTreeMap<_, _>>(),
+    })
+}
+
+/// Allocation throughput: `n` objects of 24 bytes with 2 fields; each links to the previous
+/// one and a root holds the latest, so almost everything dies young.
+pub fn allocation(kind: CollectorKind, n: u64) -> Value {
+    let (mut k, mut rt) = setup(kind, 64 << 20);
+    // Device-default sizing (young collections every few MiB, as on a phone).
+    rt.cfg.heap.max_free = 8 << 20;
+    rt.target_footprint = 8 << 20;
+    rt.concurrent_start_bytes = crate::sizing::initial_concurrent_start(8 << 20);
+    let t = Instant::now();
+    let mut prev = NULL;
+    for i in 0..n {
+        let o = rt.alloc(&mut k, 24, 2).unwrap();
+        if i % 16 == 0 {
+            rt.write_ref(&mut k, o, 0, prev);
+        }
+        rt.set_root(&mut k, 0, o);
+        prev = o;
+        if i & 4095 == 0 {
+            rt.poll(&mut k);
+        }
+    }
+    rt.finish(&mut k);
+    let s = t.elapsed().as_secs_f64();
+    json!({
+        "collector": kind.short(),
+        "objects": n,
+        "wall_s": s,
+        "objects_per_s": n as f64 / s,
+        "gcs": rt.records.len(),
+    })
+}
+
+/// Both benchmarks, with the goals.
+pub fn run_all(objects: u64, allocations: u64) -> Value {
+    let tr = vec![tracing(CollectorKind::MarkSweep, objects), tracing(CollectorKind::ConcurrentCopying, objects)];
+    let al = vec![allocation(CollectorKind::ConcurrentCopying, allocations), allocation(CollectorKind::NoGc, allocations.min(2_000_000))];
+    json!({
+        "debug_build": cfg!(debug_assertions),
+        "tracing": tr,
+        "allocation": al,
+        "goals": { "refs_per_s": 50e6, "objects_per_s": 30e6 },
+    })
+}

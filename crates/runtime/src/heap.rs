@@ -82,8 +82,10 @@ pub struct Heap {
     pub classes: Vec<AllocClass>,
     /// Class of new mutator allocations.
     pub mutator_class: u8,
-    /// Mark epoch of the current (or last) collection.
+    /// Number of the current (or last) collection (page stamps of the GC working set).
     pub epoch: u32,
+    /// Mark byte value of the current collection (1..=255).
+    pub mark_epoch: u8,
     /// Objects allocated now are marked (allocated black): a collection is past its initial pause.
     pub allocate_black: bool,
     /// Page stamps per space for counting the GC thread's distinct pages.
@@ -95,6 +97,47 @@ pub struct Heap {
     /// Next free region search start is implicit (lowest first); counters for reports:
     pub tlabs_allocated: u64,
     pub regions_released: u64,
+    /// Last page touched by the GC thread and by the mutator (see [`TouchCache`]).
+    pub gc_cache: TouchCache,
+    pub mut_cache: TouchCache,
+    pub touch_ns: u64,
+    /// The kernel's LRU is pure (every touch reorders it): no touch cache.
+    pub touch_cache_enabled: bool,
+}
+
+/// The last page a thread touched. Touching it again only costs the kernel's resident-touch
+/// CPU: the page is present with its accessed bit (and dirty bit, after a write) set, and
+/// nothing can have changed that if the kernel's clock, its LRU scan counters (page_referenced
+/// clears accessed bits) and its madvise counters did not move and no fault happened since —
+/// exactly what [`TouchCache::hit`] checks. The runtime also drops the caches when it issues
+/// madvise itself. This keeps the model's result identical to touching every time.
+#[derive(Clone, Copy, Debug)]
+pub struct TouchCache {
+    v: u32,
+    p: u32,
+    write: bool,
+    now: u64,
+    scans: u64,
+}
+
+impl TouchCache {
+    pub const NONE: Self = Self { v: u32::MAX, p: u32::MAX, write: false, now: 0, scans: 0 };
+    #[inline]
+    fn scans(k: &Kernel) -> u64 {
+        let s = &k.vmstat;
+        s.pgrefill + s.pgscan_kswapd + s.pgscan_direct + s.madvise_cold_pages + s.madvise_pageout_pages + s.pgfault
+    }
+    #[inline]
+    pub fn hit(&self, k: &Kernel, v: u32, p: u32, write: bool) -> bool {
+        self.p == p && self.v == v && (self.write || !write) && self.now == k.now && self.scans == Self::scans(k)
+    }
+    #[inline]
+    pub fn set(&mut self, k: &Kernel, v: u32, p: u32, write: bool) {
+        *self = Self { v, p, write, now: k.now, scans: Self::scans(k) };
+    }
+    pub fn clear(&mut self) {
+        *self = Self::NONE;
+    }
 }
 
 impl Heap {
@@ -144,6 +187,7 @@ impl Heap {
             classes: vec![AllocClass { name: "default".into(), tags: 0 }],
             mutator_class: 0,
             epoch: 0,
+            mark_epoch: 0,
             allocate_black: false,
             page_stamp: [vec![0; main_pages as usize], vec![0; nm_pages as usize], vec![0; los_pages as usize]],
             gc_pages_touched: 0,
@@ -151,6 +195,10 @@ impl Heap {
             swapped_bytes: 0,
             tlabs_allocated: 0,
             regions_released: 0,
+            gc_cache: TouchCache::NONE,
+            mut_cache: TouchCache::NONE,
+            touch_ns: k.cfg.costs.touch_ns,
+            touch_cache_enabled: k.cfg.lru != mobmem_kernel::LruMode::Pure,
         };
         // Immune spaces hold objects too (1 KiB each, estimate), so references into them exist.
         for (space, bytes) in [(SpaceId::Boot, cfg.heap.boot_image_bytes), (SpaceId::Zygote, cfg.heap.zygote_space_bytes)] {
@@ -159,6 +207,24 @@ impl Heap {
             }
         }
         Ok(h)
+    }
+
+    /// Start a new collection's epoch (clears the mark bytes when the u8 epoch wraps).
+    pub fn next_epoch(&mut self) {
+        self.epoch += 1;
+        if self.mark_epoch == u8::MAX {
+            for w in self.objs.word.iter_mut() {
+                w.mark = 0;
+            }
+            self.mark_epoch = 0;
+        }
+        self.mark_epoch += 1;
+    }
+
+    /// Whether `o` is marked in the current collection.
+    #[inline]
+    pub fn is_marked(&self, o: ObjId) -> bool {
+        self.objs.word[o as usize].mark == self.mark_epoch
     }
 
     /// Register a placement class with the given region tags; returns its index.
@@ -177,51 +243,67 @@ impl Heap {
 
     /// Objects of the boot image and zygote space.
     pub fn immune_objects(&self, space: SpaceId) -> impl Iterator<Item = ObjId> + '_ {
-        (0..self.objs.len() as ObjId).filter(move |&o| self.objs.space[o as usize] == space as u8 && self.objs.is_live(o))
+        (0..self.objs.len() as ObjId).filter(move |&o| self.objs.word[o as usize].space == space as u8 && self.objs.is_live(o))
     }
 
     // ------------------------------------------------------------------ page accesses
 
-    /// Touch every page of object `o` on behalf of `t`.
+    /// Touch every page of object `o` on behalf of `t` (a mutator).
     #[inline]
-    pub fn touch_object(&self, k: &mut Kernel, t: &mut Task, o: ObjId, write: bool) {
+    pub fn touch_object(&mut self, k: &mut Kernel, t: &mut Task, o: ObjId, write: bool) {
         let i = o as usize;
-        if self.objs.flags[i] & flag::SWAPPED != 0 {
+        if self.objs.word[i].flags & flag::SWAPPED != 0 {
             return;
         }
-        let sp = self.objs.space[i] as usize;
-        let a = self.objs.addr[i];
-        let first = (a / PAGE) as u32;
-        let last = ((a + self.objs.size[i] as u64 - 1) / PAGE) as u32;
-        let v = self.vma[sp];
+        let sp = self.objs.word[i].space as usize;
+        let a = self.objs.hdr[i].addr;
         let w = write && sp < 3;
+        let size = self.objs.hdr[i].size;
+        self.touch_pages(k, t, self.vma[sp], a, size, w);
+    }
+
+    /// Touch an address range of a collected space on behalf of a mutator.
+    #[inline]
+    pub fn touch_range(&mut self, k: &mut Kernel, t: &mut Task, space: SpaceId, addr: u64, size: u32, write: bool) {
+        self.touch_pages(k, t, self.vma[space as usize], addr, size, write);
+    }
+
+    #[inline]
+    fn touch_pages(&mut self, k: &mut Kernel, t: &mut Task, v: u32, a: u64, size: u32, write: bool) {
+        let first = (a / PAGE) as u32;
+        let last = ((a + size as u64 - 1) / PAGE) as u32;
         for p in first..=last {
-            k.touch(t, v, p, w);
+            if self.mut_cache.hit(k, v, p, write) {
+                t.cpu(self.touch_ns);
+                continue;
+            }
+            k.touch(t, v, p, write);
+            if self.touch_cache_enabled {
+                self.mut_cache.set(k, v, p, write);
+            }
         }
     }
 
-    /// Touch an address range of a collected space (GC copying destination etc.).
+    /// Forget the touch caches (the runtime changed pages itself, e.g. madvise).
     #[inline]
-    pub fn touch_range(&self, k: &mut Kernel, t: &mut Task, space: SpaceId, addr: u64, size: u32, write: bool) {
-        let v = self.vma[space as usize];
-        for p in (addr / PAGE) as u32..=((addr + size as u64 - 1) / PAGE) as u32 {
-            k.touch(t, v, p, write);
-        }
+    pub fn drop_touch_caches(&mut self) {
+        self.gc_cache.clear();
+        self.mut_cache.clear();
     }
 
     /// GC-thread touch of an object, counting distinct pages (the GC working set).
     #[inline]
     pub fn gc_touch_object(&mut self, k: &mut Kernel, t: &mut Task, o: ObjId, write: bool) {
         let i = o as usize;
-        if self.objs.flags[i] & flag::SWAPPED != 0 {
+        if self.objs.word[i].flags & flag::SWAPPED != 0 {
             return;
         }
-        let sp = self.objs.space[i] as usize;
+        let sp = self.objs.word[i].space as usize;
         if sp >= 3 {
             return;
         }
-        let a = self.objs.addr[i];
-        self.gc_touch_range(k, t, sp, a, self.objs.size[i], write);
+        let a = self.objs.hdr[i].addr;
+        self.gc_touch_range(k, t, sp, a, self.objs.hdr[i].size, write);
     }
 
     #[inline]
@@ -231,12 +313,19 @@ impl Heap {
         let last = ((a + size as u64 - 1) / PAGE) as u32;
         let ep = self.epoch;
         for p in first..=last {
+            if self.gc_cache.hit(k, v, p, write) {
+                t.cpu(self.touch_ns);
+                continue;
+            }
             let s = &mut self.page_stamp[sp][p as usize];
             if *s != ep {
                 *s = ep;
                 self.gc_pages_touched += 1;
             }
             k.touch(t, v, p, write);
+            if self.touch_cache_enabled {
+                self.gc_cache.set(k, v, p, write);
+            }
         }
     }
 
@@ -268,7 +357,7 @@ impl Heap {
         let young = if self.allocate_black { 0 } else { 0 } | flag::YOUNG | if pinned { flag::PINNED } else { 0 };
         let o = self.objs.create(addr, size, space, nrefs, t.now, self.alloc_clock, state, young);
         if self.allocate_black {
-            self.objs.mark[o as usize] = self.epoch;
+            self.objs.word[o as usize].mark = self.mark_epoch;
         }
         if space == SpaceId::Main && self.collector.uses_regions() {
             let r = RegionSpace::region_of(addr) as usize;
@@ -362,8 +451,8 @@ impl Heap {
     /// collector; large objects' pages go back to the kernel at once.
     pub fn free_object(&mut self, k: &mut Kernel, t: &mut Task, o: ObjId) {
         let i = o as usize;
-        let size = self.objs.size[i];
-        let a = self.objs.addr[i];
+        let size = self.objs.hdr[i].size;
+        let a = self.objs.hdr[i].addr;
         match self.objs.space_of(o) {
             SpaceId::Main if self.collector.uses_regions() => {
                 let r = RegionSpace::region_of(a) as usize;
@@ -378,11 +467,12 @@ impl Heap {
             SpaceId::Los => {
                 let (first, n) = self.los.free(a, size);
                 t.cpu(self.costs.los_free_ns);
+                self.drop_touch_caches();
                 let _ = k.madvise(t, self.vma[SpaceId::Los as usize], first, n, Advice::DontNeed);
             }
             SpaceId::Zygote | SpaceId::Boot => panic!("freeing an immune object"),
         }
-        if self.objs.flags[i] & flag::SWAPPED != 0 {
+        if self.objs.word[i].flags & flag::SWAPPED != 0 {
             self.swapped_objects -= 1;
             self.swapped_bytes -= size as u64;
         }
@@ -409,6 +499,7 @@ impl Heap {
             }
             self.regions.free_region(q);
             if release_pages {
+                self.drop_touch_caches();
                 self.regions.dirty[q as usize] = false;
                 let _ = k.madvise(t, self.vma[0], q * REGION_PAGES, REGION_PAGES, Advice::DontNeed);
                 self.regions_released += 1;
@@ -419,6 +510,7 @@ impl Heap {
     /// Heap trim: release the pages of free regions not yet released and of empty free-list runs.
     /// Returns pages released.
     pub fn trim(&mut self, k: &mut Kernel, t: &mut Task) -> u64 {
+        self.drop_touch_caches();
         let mut pages = 0u64;
         for r in 0..self.regions.num_regions {
             let i = r as usize;
@@ -445,7 +537,7 @@ impl Heap {
     #[inline]
     pub fn store_ref(&mut self, o: ObjId, field: u32, v: ObjId) {
         self.objs.set_ref(o, field, v);
-        let f = &mut self.objs.flags[o as usize];
+        let f = &mut self.objs.word[o as usize].flags;
         if *f & flag::DIRTY == 0 && v != NULL {
             *f |= flag::DIRTY;
             self.dirty.push(o);
@@ -469,10 +561,10 @@ impl Heap {
         let mut total = 0u64;
         let mut count = 0u64;
         for i in 0..self.objs.len() {
-            if self.objs.flags[i] & flag::LIVE != 0 {
+            if self.objs.word[i].flags & flag::LIVE != 0 {
                 count += 1;
-                if !SpaceId::from_u8(self.objs.space[i]).immune() {
-                    total += self.objs.size[i] as u64;
+                if !SpaceId::from_u8(self.objs.word[i].space).immune() {
+                    total += self.objs.hdr[i].size as u64;
                 }
             }
         }

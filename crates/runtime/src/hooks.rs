@@ -109,6 +109,8 @@ pub struct Hooks {
     pub object_swap: Option<Box<dyn ObjectSwapPolicy>>,
     /// Names of installed policies.
     pub installed: Vec<String>,
+    /// A policy wants `Info::depth` of every marked object after each collection.
+    pub record_depth: bool,
 }
 
 impl Default for Hooks {
@@ -122,6 +124,7 @@ impl Default for Hooks {
             sizing: Box::new(GrowForUtilization),
             object_swap: None,
             installed: Vec::new(),
+            record_depth: false,
         }
     }
 }

@@ -10,6 +10,8 @@
 //! reachability [`oracle`] used by the property tests; [`sim`] (one app on a device, JSON
 //! results) and [`bench`] (throughput benchmarks).
 
+#![recursion_limit = "256"]
+
 pub mod bench;
 pub mod config;
 pub mod costs;

@@ -104,32 +104,61 @@ pub mod flag {
 /// Who copied an object last.
 pub const COPIED_NEVER: u32 = 0;
 
-/// Struct-of-arrays object storage.
-#[derive(Default, Clone)]
-pub struct Objects {
-    pub addr: Vec<u64>,
-    pub size: Vec<u32>,
-    pub space: Vec<u8>,
-    pub flags: Vec<u8>,
-    pub ref_start: Vec<u32>,
-    pub nrefs: Vec<u16>,
-    /// Edge slots reserved for this id (≥ nrefs), reused when the id is recycled.
-    pub ref_cap: Vec<u16>,
-    /// The flat edge array.
-    pub refs: Vec<ObjId>,
-    pub alloc_ns: Vec<Nanos>,
+/// Where an object is and where its fields are: read by allocation, copying and scanning.
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(C)]
+pub struct Header {
+    /// Byte offset inside its space's VMA.
+    pub addr: u64,
+    pub size: u32,
+    /// First slot of its reference fields in the edge array.
+    pub ref_start: u32,
+    pub nrefs: u16,
+}
+
+/// The state a collector tests for every reference it visits — like ART's lock word: 4 bytes
+/// per object in a dense array, so that the common "already marked" test costs little.
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(C)]
+pub struct Word {
+    /// Marked in the current collection iff `mark == Heap::mark_epoch` (a u8 epoch; the marks
+    /// are cleared when the epoch wraps, see `Heap::next_epoch`).
+    pub mark: u8,
+    pub space: u8,
+    pub flags: u8,
+    pub _pad: u8,
+}
+
+/// What is known about an object besides its header: written once at allocation, read by
+/// placement policies, reports and tests.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Info {
+    pub alloc_ns: Nanos,
     /// The allocated-bytes clock at allocation.
-    pub alloc_clock: Vec<u64>,
-    pub alloc_state: Vec<u8>,
-    /// Mark epoch: marked in collection `e` iff `mark[o] == e`.
-    pub mark: Vec<u32>,
-    /// Depth from the roots at which the current collection discovered the object.
-    pub depth: Vec<u16>,
+    pub alloc_clock: u64,
     /// Thread id that copied the object last (`COPIED_NEVER` if never moved). The GC thread and
     /// mutator threads have distinct ids (see `Runtime::gc_thread`).
-    pub copied_by: Vec<u32>,
+    pub copied_by: u32,
     /// Number of times the id was (re)used.
-    pub gen: Vec<u32>,
+    pub gen: u32,
+    /// Edge slots reserved for this id (≥ nrefs), reused when the id is recycled.
+    pub ref_cap: u16,
+    /// Depth from the roots at which the current collection discovered the object.
+    pub depth: u16,
+    /// `AppState` at allocation.
+    pub alloc_state: u8,
+}
+
+/// Object storage: three arrays indexed by object id — words (mark, space, flags: tested for
+/// every reference visited), headers (address, size, fields: every allocation, copy and scan) and
+/// infos (cold) — plus the flat edge array.
+#[derive(Default, Clone)]
+pub struct Objects {
+    pub word: Vec<Word>,
+    pub hdr: Vec<Header>,
+    pub info: Vec<Info>,
+    /// The flat edge array.
+    pub refs: Vec<ObjId>,
     free_ids: Vec<ObjId>,
     /// Live objects (ids in use).
     pub count: u64,
@@ -139,7 +168,7 @@ pub struct Objects {
 
 impl Objects {
     pub fn len(&self) -> usize {
-        self.addr.len()
+        self.hdr.len()
     }
     pub fn is_empty(&self) -> bool {
         self.count == 0
@@ -147,27 +176,35 @@ impl Objects {
 
     #[inline]
     pub fn is_live(&self, o: ObjId) -> bool {
-        (o as usize) < self.flags.len() && self.flags[o as usize] & flag::LIVE != 0
+        (o as usize) < self.word.len() && self.word[o as usize].flags & flag::LIVE != 0
     }
     #[inline]
     pub fn space_of(&self, o: ObjId) -> SpaceId {
-        SpaceId::from_u8(self.space[o as usize])
+        SpaceId::from_u8(self.word[o as usize].space)
     }
     #[inline]
     pub fn refs_of(&self, o: ObjId) -> &[ObjId] {
-        let s = self.ref_start[o as usize] as usize;
-        &self.refs[s..s + self.nrefs[o as usize] as usize]
+        let h = &self.hdr[o as usize];
+        let s = h.ref_start as usize;
+        &self.refs[s..s + h.nrefs as usize]
     }
     #[inline]
     pub fn get_ref(&self, o: ObjId, field: u32) -> ObjId {
-        debug_assert!(field < self.nrefs[o as usize] as u32);
-        self.refs[self.ref_start[o as usize] as usize + field as usize]
+        let h = &self.hdr[o as usize];
+        debug_assert!(field < h.nrefs as u32);
+        self.refs[h.ref_start as usize + field as usize]
     }
     #[inline]
     pub fn set_ref(&mut self, o: ObjId, field: u32, v: ObjId) {
-        debug_assert!(field < self.nrefs[o as usize] as u32);
-        let i = self.ref_start[o as usize] as usize + field as usize;
+        let h = &self.hdr[o as usize];
+        debug_assert!(field < h.nrefs as u32);
+        let i = h.ref_start as usize + field as usize;
         self.refs[i] = v;
+    }
+
+    fn vectors_consistent(&self) -> bool {
+        let n = self.hdr.len();
+        self.word.len() == n && self.info.len() == n
     }
 
     /// Create an object record (the caller has chosen its address).
@@ -177,46 +214,53 @@ impl Objects {
         self.count += 1;
         if let Some(o) = self.free_ids.pop() {
             let i = o as usize;
-            self.addr[i] = addr;
-            self.size[i] = size;
-            self.space[i] = space as u8;
-            self.flags[i] = fl | flag::LIVE;
-            if nrefs <= self.ref_cap[i] {
-                self.dead_edges -= nrefs as u64;
-            } else {
-                self.ref_start[i] = self.refs.len() as u32;
-                self.ref_cap[i] = nrefs;
-                self.refs.resize(self.refs.len() + nrefs as usize, NULL);
+            // Every vector has one entry per id ever created (asserted in debug builds), so the
+            // reuse path indexes without bounds checks: it is the allocation hot path.
+            debug_assert!(self.vectors_consistent());
+            assert!(i < self.hdr.len());
+            unsafe {
+                let info = self.info.get_unchecked_mut(i);
+                let cap = info.ref_cap;
+                let h = self.hdr.get_unchecked_mut(i);
+                // The stale mark is an epoch at most the current one, and this id was unmarked in
+                // it (or it would not have been freed): it never equals a current or future epoch.
+                h.addr = addr;
+                h.size = size;
+                let w = self.word.get_unchecked_mut(i);
+                w.space = space as u8;
+                w.flags = fl | flag::LIVE;
+                h.nrefs = nrefs;
+                if nrefs <= cap {
+                    self.dead_edges -= cap as u64;
+                } else {
+                    h.ref_start = self.refs.len() as u32;
+                    info.ref_cap = nrefs;
+                    self.refs.resize(self.refs.len() + nrefs as usize, NULL);
+                }
+                let s = h.ref_start as usize;
+                let r = &mut self.refs[s..s + nrefs as usize];
+                if r.len() <= 4 {
+                    // (volatile: a call to memset costs more than a few stores)
+                    for x in r.iter_mut() {
+                        std::ptr::write_volatile(x, NULL);
+                    }
+                } else {
+                    r.fill(NULL);
+                }
+                info.alloc_ns = now;
+                info.alloc_clock = clock;
+                info.alloc_state = state as u8;
+                info.copied_by = COPIED_NEVER;
+                info.gen += 1;
             }
-            self.nrefs[i] = nrefs;
-            let s = self.ref_start[i] as usize;
-            self.refs[s..s + nrefs as usize].fill(NULL);
-            self.alloc_ns[i] = now;
-            self.alloc_clock[i] = clock;
-            self.alloc_state[i] = state as u8;
-            self.mark[i] = 0;
-            self.depth[i] = 0;
-            self.copied_by[i] = COPIED_NEVER;
-            self.gen[i] += 1;
             return o;
         }
-        let o = self.addr.len() as ObjId;
+        let o = self.hdr.len() as ObjId;
         assert!(o != NULL, "object id space exhausted");
-        self.addr.push(addr);
-        self.size.push(size);
-        self.space.push(space as u8);
-        self.flags.push(fl | flag::LIVE);
-        self.ref_start.push(self.refs.len() as u32);
-        self.nrefs.push(nrefs);
-        self.ref_cap.push(nrefs);
+        self.word.push(Word { mark: 0, space: space as u8, flags: fl | flag::LIVE, _pad: 0 });
+        self.hdr.push(Header { addr, size, ref_start: self.refs.len() as u32, nrefs });
         self.refs.resize(self.refs.len() + nrefs as usize, NULL);
-        self.alloc_ns.push(now);
-        self.alloc_clock.push(clock);
-        self.alloc_state.push(state as u8);
-        self.mark.push(0);
-        self.depth.push(0);
-        self.copied_by.push(COPIED_NEVER);
-        self.gen.push(0);
+        self.info.push(Info { alloc_ns: now, alloc_clock: clock, copied_by: COPIED_NEVER, gen: 0, ref_cap: nrefs, depth: 0, alloc_state: state as u8 });
         o
     }
 
@@ -224,26 +268,30 @@ impl Objects {
     #[inline]
     pub fn free(&mut self, o: ObjId) {
         let i = o as usize;
-        debug_assert!(self.flags[i] & flag::LIVE != 0, "double free of object {o}");
-        self.flags[i] = 0;
-        self.dead_edges += self.ref_cap[i] as u64;
-        self.nrefs[i] = 0;
+        debug_assert!(self.word[i].flags & flag::LIVE != 0, "double free of object {o}");
+        self.word[i].flags = 0;
+        self.hdr[i].nrefs = 0;
+        self.dead_edges += self.info[i].ref_cap as u64;
         self.free_ids.push(o);
         self.count -= 1;
     }
 
-    /// Rebuild the edge array without dead slots when at least half of it is dead.
+    /// Rebuild the edge array without dead slots when it is mostly dead.
     pub fn maybe_compact_edges(&mut self) {
-        if self.dead_edges * 2 < self.refs.len() as u64 || self.refs.len() < 1 << 16 {
+        // Freed ids reuse their edge slots; compact only when the array is mostly dead.
+        let live = self.refs.len() as u64 - self.dead_edges;
+        if self.dead_edges < 3 * live || self.refs.len() < 1 << 20 {
             return;
         }
-        let mut out: Vec<ObjId> = Vec::with_capacity(self.refs.len() - self.dead_edges as usize);
-        for i in 0..self.addr.len() {
-            let s = self.ref_start[i] as usize;
-            let n = if self.flags[i] & flag::LIVE != 0 { self.nrefs[i] as usize } else { 0 };
-            self.ref_start[i] = out.len() as u32;
+        let mut out: Vec<ObjId> = Vec::with_capacity(live as usize);
+        for i in 0..self.hdr.len() {
+            let live = self.word[i].flags & flag::LIVE != 0;
+            let h = &mut self.hdr[i];
+            let s = h.ref_start as usize;
+            let n = if live { h.nrefs as usize } else { 0 };
+            h.ref_start = out.len() as u32;
             out.extend_from_slice(&self.refs[s..s + n]);
-            self.ref_cap[i] = n as u16;
+            self.info[i].ref_cap = n as u16;
         }
         self.refs = out;
         self.dead_edges = 0;

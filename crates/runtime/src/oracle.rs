@@ -18,7 +18,8 @@ pub struct Oracle {
 
 impl Oracle {
     pub fn alloc(&mut self, heap: &Heap, o: ObjId, nrefs: u16) {
-        self.objects.insert(o, (heap.objs.gen[o as usize], vec![NULL; nrefs as usize]));
+        debug_assert!(self.objects.get(&o).map(|(g, _)| *g != heap.objs.info[o as usize].gen).unwrap_or(true));
+        self.objects.insert(o, (heap.objs.info[o as usize].gen, vec![NULL; nrefs as usize]));
     }
     pub fn set_ref(&mut self, o: ObjId, f: u32, v: ObjId) {
         self.objects.get_mut(&o).expect("store into an unknown object").1[f as usize] = v;
@@ -52,18 +53,18 @@ impl Oracle {
     /// Objects a collection starting now must free: for a full collection, every object not
     /// reachable from the roots; for a sticky one, every young object not reachable from the
     /// roots or from any old object.
-    pub fn must_free(&self, heap: &Heap, sticky: bool) -> Vec<ObjId> {
+    pub fn must_free(&self, heap: &Heap, sticky: bool) -> Vec<(ObjId, u32)> {
         let live = if sticky {
-            let old: Vec<ObjId> = self.objects.keys().copied().filter(|&o| heap.objs.flags[o as usize] & flag::YOUNG == 0).collect();
+            let old: Vec<ObjId> = self.objects.keys().copied().filter(|&o| heap.objs.word[o as usize].flags & flag::YOUNG == 0).collect();
             self.reachable_from(self.roots.iter().copied().chain(old))
         } else {
             self.reachable()
         };
-        let mut v: Vec<ObjId> = self
+        let mut v: Vec<(ObjId, u32)> = self
             .objects
-            .keys()
-            .copied()
-            .filter(|o| !live.contains(o) && (!sticky || heap.objs.flags[*o as usize] & flag::YOUNG != 0))
+            .iter()
+            .filter(|(o, _)| !live.contains(o) && (!sticky || heap.objs.word[**o as usize].flags & flag::YOUNG != 0))
+            .map(|(&o, &(g, _))| (o, g))
             .collect();
         v.sort_unstable();
         v
@@ -72,26 +73,27 @@ impl Oracle {
     /// After a collection: reachable objects are live, same identity, same references; the
     /// objects in `must_free` are gone; live objects do not overlap and lie in allocated space.
     /// Forgets freed objects. Returns the number of objects the collector freed.
-    pub fn check_after_gc(&mut self, heap: &Heap, must_free: &[ObjId]) -> Result<usize, String> {
+    pub fn check_after_gc(&mut self, heap: &Heap, must_free: &[(ObjId, u32)]) -> Result<usize, String> {
         let reach = self.reachable();
         for &o in &reach {
+            if !self.objects.contains_key(&o) && heap.objs.space_of(o).immune() {
+                continue;
+            }
             let (gen, refs) = self.objects.get(&o).ok_or_else(|| format!("oracle lost object {o}"))?;
-            if !heap.objs.is_live(o) || heap.objs.gen[o as usize] != *gen {
+            if !heap.objs.is_live(o) || heap.objs.info[o as usize].gen != *gen {
                 return Err(format!("reachable object {o} was freed"));
             }
             if heap.objs.refs_of(o) != refs.as_slice() {
                 return Err(format!("reachable object {o} has corrupted references: heap {:?} oracle {:?}", heap.objs.refs_of(o), refs));
             }
         }
-        for &o in must_free {
-            if let Some((gen, _)) = self.objects.get(&o) {
-                if heap.objs.is_live(o) && heap.objs.gen[o as usize] == *gen {
-                    return Err(format!("unreachable object {o} survived the collection"));
-                }
+        for &(o, gen) in must_free {
+            if heap.objs.is_live(o) && heap.objs.info[o as usize].gen == gen {
+                return Err(format!("unreachable object {o} survived the collection"));
             }
         }
         let before = self.objects.len();
-        self.objects.retain(|&o, (gen, _)| heap.objs.is_live(o) && heap.objs.gen[o as usize] == *gen);
+        self.objects.retain(|&o, (gen, _)| heap.objs.is_live(o) && heap.objs.info[o as usize].gen == *gen);
         check_layout(heap)?;
         heap.check_accounting()?;
         Ok(before - self.objects.len())
@@ -106,9 +108,9 @@ pub fn check_layout(heap: &Heap) -> Result<(), String> {
         if !heap.objs.is_live(o) || heap.objs.space_of(o).immune() {
             continue;
         }
-        let a = heap.objs.addr[i];
-        let s = heap.objs.size[i] as u64;
-        if heap.objs.space[i] == SpaceId::Main as u8 && heap.collector.uses_regions() {
+        let a = heap.objs.hdr[i].addr;
+        let s = heap.objs.hdr[i].size as u64;
+        if heap.objs.word[i].space == SpaceId::Main as u8 && heap.collector.uses_regions() {
             let r = (a / REGION_SIZE) as usize;
             let st = heap.regions.state[r];
             if st == RegionState::Free || st == RegionState::LargeTail {
@@ -118,7 +120,7 @@ pub fn check_layout(heap: &Heap) -> Result<(), String> {
                 return Err(format!("object {o} at {a:#x}+{s} beyond region {r} top {}", heap.regions.top[r]));
             }
         }
-        spans.push((heap.objs.space[i], a, a + s, o));
+        spans.push((heap.objs.word[i].space, a, a + s, o));
     }
     spans.sort_unstable();
     for w in spans.windows(2) {

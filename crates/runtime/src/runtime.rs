@@ -98,6 +98,9 @@ pub struct Runtime {
     next_ev: Nanos,
     /// Keep GC log lines (off for benchmarks).
     pub keep_log: bool,
+    /// Measure the host's wall time per phase name (benchmarks only; never part of results).
+    pub host_timing: bool,
+    pub host_phase_ns: Vec<(&'static str, u128)>,
 }
 
 impl Runtime {
@@ -149,6 +152,8 @@ impl Runtime {
             gc_count: 0,
             next_ev: 0,
             keep_log: true,
+            host_timing: false,
+            host_phase_ns: Vec::new(),
             heap,
             hooks: Hooks::default(),
             cfg,
@@ -354,7 +359,7 @@ impl Runtime {
     /// read barrier / compaction fault.
     #[inline]
     fn access(&mut self, k: &mut Kernel, o: ObjId) {
-        if self.heap.objs.flags[o as usize] & flag::SWAPPED != 0 {
+        if self.heap.objs.word[o as usize].flags & flag::SWAPPED != 0 {
             self.swap_in(k, o);
         }
         if let Some(b) = self.hooks.barrier.as_mut() {
@@ -393,21 +398,22 @@ impl Runtime {
     /// the object are released.
     pub fn swap_out(&mut self, k: &mut Kernel, o: ObjId) {
         let i = o as usize;
-        if !self.heap.objs.is_live(o) || self.heap.objs.flags[i] & flag::SWAPPED != 0 || self.heap.objs.space_of(o).immune() {
+        if !self.heap.objs.is_live(o) || self.heap.objs.word[i].flags & flag::SWAPPED != 0 || self.heap.objs.space_of(o).immune() {
             return;
         }
-        let size = self.heap.objs.size[i] as u64;
-        let a = self.heap.objs.addr[i];
+        let size = self.heap.objs.hdr[i].size as u64;
+        let a = self.heap.objs.hdr[i].addr;
         self.heap.touch_object(k, &mut self.gc_task, o, false);
         let bw = k.cfg.costs.flash_write_bw.max(1);
         self.gc_task.cpu(self.heap.costs.object_swap_ns + size * 1_000_000_000 / bw);
         let first = a.div_ceil(4096);
         let end = (a + size) / 4096;
         if end > first {
-            let v = self.heap.vma[self.heap.objs.space[i] as usize];
+            self.heap.drop_touch_caches();
+            let v = self.heap.vma[self.heap.objs.word[i].space as usize];
             let _ = k.madvise(&mut self.gc_task, v, first as u32, (end - first) as u32, Advice::DontNeed);
         }
-        self.heap.objs.flags[i] |= flag::SWAPPED;
+        self.heap.objs.word[i].flags |= flag::SWAPPED;
         self.heap.swapped_objects += 1;
         self.heap.swapped_bytes += size;
         self.stats.swapped_out += 1;
@@ -416,8 +422,8 @@ impl Runtime {
     /// A mutator access to a stub: read the object back from the swap file into its pages.
     pub fn swap_in(&mut self, k: &mut Kernel, o: ObjId) {
         let i = o as usize;
-        let size = self.heap.objs.size[i] as u64;
-        self.heap.objs.flags[i] &= !flag::SWAPPED;
+        let size = self.heap.objs.hdr[i].size as u64;
+        self.heap.objs.word[i].flags &= !flag::SWAPPED;
         self.heap.swapped_objects -= 1;
         self.heap.swapped_bytes -= size;
         self.stats.swapped_in += 1;
@@ -553,11 +559,12 @@ impl Runtime {
         }
         self.wake_gc_thread(t);
         self.gc_count += 1;
-        self.heap.epoch += 1;
+        self.heap.next_epoch();
         self.heap.gc_pages_touched = 0;
         let c = self.collector.as_ref().unwrap();
         let mut st = Box::new(GcState::new(ty, cause, c.plan(ty), self.cfg.trace_order));
         st.scope_hook = self.hooks.scope.is_some();
+        st.record_depth |= self.hooks.placement.is_some() || self.hooks.record_depth;
         st.force_evacuate_all = cause == GcCause::CollectorTransition;
         st.rec.id = self.gc_count;
         st.rec.collector = self.collector_kind.short();
@@ -626,6 +633,7 @@ impl Runtime {
         let Some(mut st) = self.gc.take() else { return };
         let mut c = self.collector.take().unwrap();
         k.advance_to(self.gc_task.now);
+        self.heap.gc_cache.clear();
         let mut finished = false;
         loop {
             let Some(phase) = st.current() else {
@@ -645,12 +653,20 @@ impl Runtime {
                 st.phase_cpu_start = busy_ns(&self.gc_task, self.gc_idle_ns);
             }
             let next_ev = k.next_event_time().unwrap_or(Nanos::MAX);
+            let host_t0 = self.host_timing.then(std::time::Instant::now);
             let done = {
                 let mut cx = Cx { heap: &mut self.heap, k, t: &mut self.gc_task, hooks: &mut self.hooks, st: &mut st, cfg: &self.cfg, gc_thread: true, next_ev };
                 let u = if pause { Nanos::MAX } else { until };
                 c.run_phase(phase, &mut cx, u)
             };
             k.book_cpu(&mut self.gc_task);
+            if let Some(t0) = host_t0 {
+                let ns = t0.elapsed().as_nanos();
+                match self.host_phase_ns.iter_mut().find(|(n, _)| *n == phase.name()) {
+                    Some(e) => e.1 += ns,
+                    None => self.host_phase_ns.push((phase.name(), ns)),
+                }
+            }
             if !done {
                 break;
             }
@@ -739,6 +755,7 @@ impl Runtime {
         for a in actions {
             match a {
                 AfterGcAction::Madvise { space, first_page, count, advice } => {
+                    self.heap.drop_touch_caches();
                     let v = self.heap.vma[space as usize];
                     let _ = match Advice::parse(&advice) {
                         Some(adv) => k.madvise(&mut self.gc_task, v, first_page, count, adv),

@@ -1,1 +1,977 @@
-//! TODO
+//! The mutator workload model: a lifetime-driven graph mutator (runtime.md "Mutator workload").
+//!
+//! - **Shape**: `roots` static roots over a long-lived structure: depth-1 containers (one per
+//!   root), depth-2 objects, then holder objects (depth 3) whose slots hold long-lived *units*
+//!   (small trees of objects), and caches (depth 3) whose slots hold medium-lived units. Depth-1
+//!   and depth-2 objects are sized so that they hold `near_root_share` of the structure's bytes.
+//! - **Allocation**: object sizes from a size-class mix given as shares of *bytes* (default: the
+//!   measured Android mix of runtime.md), reference fields per object from `fanout` (never more
+//!   than the object's size allows; objects ≥ 12 KiB are primitive arrays), at `alloc_rate_fg`
+//!   or `alloc_rate_bg` bytes per second.
+//! - **Lifetimes**: each new unit gets a lifetime class: temporary (held by a stack root, dies
+//!   after a uniform 0..`temp_life` bytes of allocation), medium-lived (held by a cache slot,
+//!   evicted after an exponential lifetime of mean `medium_life` bytes) or long-lived (replaces a
+//!   random unit of the structure, which dies with its subtree). Background allocations are
+//!   temporaries with probability `bg_temp_share`.
+//! - **Accesses**: per unit of work, `reads` object reads split between recently allocated units,
+//!   a stable hot subset of long-lived slots, and paths from a root; each read touches pages.
+//!   Plus writes of data fields of hot objects, native-memory touches and file-page reads.
+//! - **Launch access set** ([`Workload::hot_launch`]): near-root objects, foreground-young units
+//!   (allocated within `launch_fyo_window` bytes before going to background, still alive) and a
+//!   sample of other live units.
+//! Units of work come at the frame period in the foreground (16.7 ms) and `bg_period` in the
+//! background; each does `cpu_fg`·period (or `cpu_bg`) of compute besides its memory work.
+//!
+//! Deaths are decided by the workload (it clears the reference that held a unit); whether the
+//! object is garbage is for the collector to find out. Draws come from seeded streams.
+
+use crate::object::{AppState, ObjId, SpaceId, NULL};
+use crate::runtime::Runtime;
+use mobmem_engine::rng::{stream, Rng, Stream};
+use mobmem_engine::Nanos;
+use mobmem_kernel::Kernel;
+use serde::Serialize;
+
+/// One size class: [lo, hi] bytes and its share of allocated bytes.
+#[derive(Clone, Debug, Serialize)]
+pub struct SizeClass {
+    pub lo: u32,
+    pub hi: u32,
+    pub byte_share: f64,
+}
+
+/// The measured Android mix of bytes by object size (runtime.md).
+pub fn android_size_mix() -> Vec<SizeClass> {
+    let c = |lo, hi, s| SizeClass { lo, hi, byte_share: s };
+    vec![
+        c(8, 16, 0.044),
+        c(17, 32, 0.547),
+        c(33, 64, 0.210),
+        c(65, 128, 0.150),
+        c(129, 256, 0.028),
+        c(257, 512, 0.013),
+        c(12 * 1024, 48 * 1024, 0.010),
+    ]
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct AppProfile {
+    pub name: String,
+    /// Long-lived structure built at start (the live heap in the foreground).
+    pub live_heap: u64,
+    pub near_root_share: f64,
+    pub roots: u32,
+    pub fanout: f64,
+    pub size_mix: Vec<SizeClass>,
+    /// Objects per unit (mean; a unit is a small tree).
+    pub unit_objects: f64,
+    /// Lifetime mix of allocated units (temporary, medium; long = the rest).
+    pub temp_share: f64,
+    pub medium_share: f64,
+    pub temp_life: u64,
+    pub medium_life: u64,
+    pub bg_temp_share: f64,
+    pub alloc_rate_fg: u64,
+    pub alloc_rate_bg: u64,
+    pub frame_ns: Nanos,
+    pub bg_period_ns: Nanos,
+    pub cpu_fg: f64,
+    pub cpu_bg: f64,
+    pub reads_fg: u32,
+    pub reads_bg: u32,
+    pub recent_share: f64,
+    pub hot_share: f64,
+    pub hot_fraction: f64,
+    pub pinned_share: f64,
+    pub native_anon: u64,
+    pub native_touch_fg: u32,
+    pub file_bytes: u64,
+    pub file_touch_fg: u32,
+    pub launch_file_share: f64,
+    pub launch_near_share: f64,
+    pub launch_fyo_window: u64,
+    pub launch_other_share: f64,
+    /// The app sizes caches from the reported maximum heap (heap-size feedback): no by default.
+    pub introspects_heap: bool,
+    pub seed: u64,
+}
+
+impl Default for AppProfile {
+    /// A generic mid-sized app (estimates: 48 MiB live Java heap, 8 MiB/s foreground allocation).
+    fn default() -> Self {
+        Self {
+            name: "generic".into(),
+            live_heap: 48 << 20,
+            near_root_share: 0.10,
+            roots: 64,
+            fanout: 3.0,
+            size_mix: android_size_mix(),
+            unit_objects: 4.0,
+            temp_share: 0.75,
+            medium_share: 0.15,
+            temp_life: 1 << 20,
+            medium_life: 32 << 20,
+            bg_temp_share: 0.95,
+            alloc_rate_fg: 8 << 20,
+            alloc_rate_bg: 128 << 10,
+            frame_ns: 16_666_667,
+            bg_period_ns: 100_000_000,
+            cpu_fg: 0.30,
+            cpu_bg: 0.01,
+            reads_fg: 2000,
+            reads_bg: 40,
+            recent_share: 0.5,
+            hot_share: 0.3,
+            hot_fraction: 0.05,
+            pinned_share: 0.02,
+            native_anon: 32 << 20,
+            native_touch_fg: 64,
+            file_bytes: 48 << 20,
+            file_touch_fg: 16,
+            launch_file_share: 0.3,
+            launch_near_share: 1.0,
+            launch_fyo_window: 4 << 20,
+            launch_other_share: 0.05,
+            introspects_heap: false,
+            seed: 1,
+        }
+    }
+}
+
+impl AppProfile {
+    pub const KEYS: &'static [&'static str] = &[
+        "name", "live_heap", "footprint", "near_root_share", "roots", "fanout", "objsize", "unit_objects",
+        "temp_share", "medium_share", "temp_life", "medium_life", "bg_temp_share", "alloc_rate_fg", "alloc_rate_bg",
+        "rate", "frame_ms", "bg_period_ms", "cpu_fg", "cpu_bg", "reads_fg", "reads_bg", "recent_share", "hot_share",
+        "hot_fraction", "pinned_share", "native_anon", "native_touch_fg", "file_bytes", "file_touch_fg",
+        "launch_file_share", "launch_near_share", "launch_fyo_window", "launch_other_share", "introspects_heap", "seed",
+    ];
+
+    pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
+        let bad = |m: &str| format!("app setting {key}: {m}, got {value:?}");
+        let size = || crate::config::parse_size(value).ok_or_else(|| bad("expected a size like 180m"));
+        let frac = || -> Result<f64, String> {
+            let x: f64 = value.trim().parse().map_err(|_| bad("expected a number"))?;
+            if (0.0..=1.0).contains(&x) {
+                Ok(x)
+            } else {
+                Err(bad("expected a fraction within [0, 1]"))
+            }
+        };
+        let pos = || -> Result<f64, String> {
+            let x: f64 = value.trim().parse().map_err(|_| bad("expected a number"))?;
+            if x >= 0.0 && x.is_finite() {
+                Ok(x)
+            } else {
+                Err(bad("expected a non-negative number"))
+            }
+        };
+        match key.strip_prefix("app.").unwrap_or(key) {
+            "name" => self.name = value.into(),
+            "live_heap" | "footprint" => self.live_heap = size()?,
+            "near_root_share" => self.near_root_share = frac()?,
+            "roots" => self.roots = (pos()? as u32).max(1),
+            "fanout" => self.fanout = pos()?.min(64.0),
+            "objsize" => {
+                let s = size()? as u32;
+                if s == 0 {
+                    return Err(bad("must be positive"));
+                }
+                self.size_mix = vec![SizeClass { lo: s, hi: s, byte_share: 1.0 }];
+            }
+            "unit_objects" => self.unit_objects = pos()?.max(1.0),
+            "temp_share" => self.temp_share = frac()?,
+            "medium_share" => self.medium_share = frac()?,
+            "temp_life" => self.temp_life = size()?.max(1),
+            "medium_life" => self.medium_life = size()?.max(1),
+            "bg_temp_share" => self.bg_temp_share = frac()?,
+            "alloc_rate_fg" | "rate" => self.alloc_rate_fg = size()?,
+            "alloc_rate_bg" => self.alloc_rate_bg = size()?,
+            "frame_ms" => self.frame_ns = (pos()? * 1e6) as Nanos,
+            "bg_period_ms" => self.bg_period_ns = (pos()? * 1e6) as Nanos,
+            "cpu_fg" => self.cpu_fg = frac()?,
+            "cpu_bg" => self.cpu_bg = frac()?,
+            "reads_fg" => self.reads_fg = pos()? as u32,
+            "reads_bg" => self.reads_bg = pos()? as u32,
+            "recent_share" => self.recent_share = frac()?,
+            "hot_share" => self.hot_share = frac()?,
+            "hot_fraction" => self.hot_fraction = frac()?,
+            "pinned_share" => self.pinned_share = frac()?,
+            "native_anon" => self.native_anon = size()?,
+            "native_touch_fg" => self.native_touch_fg = pos()? as u32,
+            "file_bytes" => self.file_bytes = size()?,
+            "file_touch_fg" => self.file_touch_fg = pos()? as u32,
+            "launch_file_share" => self.launch_file_share = frac()?,
+            "launch_near_share" => self.launch_near_share = frac()?,
+            "launch_fyo_window" => self.launch_fyo_window = size()?,
+            "launch_other_share" => self.launch_other_share = frac()?,
+            "introspects_heap" => self.introspects_heap = matches!(value, "true" | "1" | "yes"),
+            "seed" => self.seed = pos()? as u64,
+            _ => return Err(format!("unknown app setting {key:?}; known: {}", Self::KEYS.join(", "))),
+        }
+        if self.temp_share + self.medium_share > 1.0 + 1e-9 {
+            return Err(format!("app setting {key}: temp_share + medium_share exceeds 1"));
+        }
+        Ok(())
+    }
+
+    /// A synthetic app as memory-management studies use: `synthetic:footprint=180m,objsize=512`
+    /// — a heap of a fixed footprint filled with objects of one size that keeps deleting and
+    /// re-creating a small part of it (every new unit replaces a random long-lived one).
+    pub fn synthetic(spec: &str) -> Result<Self, String> {
+        let body = spec.strip_prefix("synthetic").ok_or_else(|| format!("not a synthetic app spec: {spec:?}"))?;
+        let body = body.strip_prefix(':').unwrap_or(body);
+        let mut p = Self {
+            name: spec.into(),
+            live_heap: 180 << 20,
+            size_mix: vec![SizeClass { lo: 512, hi: 512, byte_share: 1.0 }],
+            temp_share: 0.0,
+            medium_share: 0.0,
+            bg_temp_share: 0.0,
+            alloc_rate_fg: 2 << 20,
+            alloc_rate_bg: 64 << 10,
+            unit_objects: 4.0,
+            fanout: 2.0,
+            ..Self::default()
+        };
+        for kv in body.split(',').filter(|s| !s.trim().is_empty()) {
+            let (k, v) = kv.split_once('=').ok_or_else(|| format!("synthetic app spec {spec:?}: expected key=value, got {kv:?}"))?;
+            p.set(k.trim(), v.trim())?;
+        }
+        p.name = spec.into();
+        Ok(p)
+    }
+
+    /// Object-count probabilities of the size classes (byte shares / mean sizes).
+    fn count_cdf(&self) -> Vec<f64> {
+        let w: Vec<f64> = self.size_mix.iter().map(|c| c.byte_share / ((c.lo + c.hi) as f64 / 2.0).max(1.0)).collect();
+        let tot: f64 = w.iter().sum();
+        let mut acc = 0.0;
+        w.iter().map(|x| {
+            acc += x / tot;
+            acc
+        }).collect()
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Holder {
+    /// Root slot index.
+    Root(u32),
+    /// (object, field).
+    Field(ObjId, u32),
+}
+
+/// A unit (small tree) the workload holds: its root object, where it is held, when allocated.
+#[derive(Clone, Copy, Debug)]
+pub struct Unit {
+    pub obj: ObjId,
+    pub gen: u32,
+    holder: Holder,
+    /// Allocated-bytes clock at allocation.
+    pub clock: u64,
+    pub state: AppState,
+}
+
+/// A timing wheel over the allocated-bytes clock.
+struct Wheel {
+    bucket: u64,
+    buckets: Vec<Vec<u32>>,
+    pos: u64,
+}
+
+impl Wheel {
+    fn new(bucket: u64, n: usize) -> Self {
+        Self { bucket, buckets: (0..n).map(|_| Vec::new()).collect(), pos: 0 }
+    }
+    fn insert(&mut self, now_clock: u64, life: u64, id: u32) {
+        let n = self.buckets.len() as u64;
+        let b = ((now_clock + life) / self.bucket).clamp(self.pos + 1, self.pos + n - 1);
+        self.buckets[(b % n) as usize].push(id);
+    }
+    /// Advance to `clock`, handing expired ids to `f`.
+    fn advance(&mut self, clock: u64, out: &mut Vec<u32>) {
+        let target = clock / self.bucket;
+        let n = self.buckets.len() as u64;
+        while self.pos < target {
+            self.pos += 1;
+            let b = (self.pos % n) as usize;
+            out.append(&mut self.buckets[b]);
+        }
+    }
+}
+
+/// Counters of a workload run.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct WorkloadStats {
+    pub units_of_work: u64,
+    pub late_units: u64,
+    pub objects_allocated: u64,
+    pub bytes_allocated: u64,
+    pub reads: u64,
+    pub temp_units: u64,
+    pub medium_units: u64,
+    pub long_units: u64,
+    pub structure_objects: u64,
+    pub structure_bytes: u64,
+    pub near_root_bytes: u64,
+}
+
+/// Result of a hot launch's accesses.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct LaunchAccess {
+    pub objects: u64,
+    pub near_root: u64,
+    pub foreground_young: u64,
+    pub other: u64,
+    pub time_ns: Nanos,
+    pub major_faults: u64,
+}
+
+pub struct Workload {
+    pub p: AppProfile,
+    rng: Stream,
+    cdf: Vec<f64>,
+    /// Stable structure: depth-1 and depth-2 objects.
+    pub near: Vec<ObjId>,
+    holders: Vec<ObjId>,
+    caches: Vec<ObjId>,
+    /// Long-lived slots: (holder, field) and the unit in it.
+    long_slots: Vec<Unit>,
+    hot_slots: Vec<u32>,
+    medium_slots: Vec<Unit>,
+    medium_free: Vec<u32>,
+    temp_slots: Vec<Unit>,
+    temp_free: Vec<u32>,
+    temp_wheel: Wheel,
+    medium_wheel: Wheel,
+    expired: Vec<u32>,
+    /// Ring of recently allocated units (for accesses and the launch set).
+    recent: Vec<Unit>,
+    recent_pos: usize,
+    /// Units allocated just before going to background.
+    pub fyo: Vec<Unit>,
+    temp_root_base: u32,
+    alloc_debt: f64,
+    pub next_unit_at: Nanos,
+    native_vma: Option<u32>,
+    native_pages: u32,
+    file_vma: Option<u32>,
+    file_pages: u32,
+    pub stats: WorkloadStats,
+    pub built: bool,
+    pub oom: bool,
+}
+
+const RECENT: usize = 4096;
+
+impl Workload {
+    pub fn new(p: AppProfile) -> Self {
+        let rng = stream(p.seed, 0x4150_5000, "workload");
+        let cdf = p.count_cdf();
+        let temp_bucket = (p.temp_life / 64).max(1024);
+        let med_bucket = (p.medium_life / 128).max(4096);
+        Self {
+            rng,
+            cdf,
+            near: Vec::new(),
+            holders: Vec::new(),
+            caches: Vec::new(),
+            long_slots: Vec::new(),
+            hot_slots: Vec::new(),
+            medium_slots: Vec::new(),
+            medium_free: Vec::new(),
+            temp_slots: Vec::new(),
+            temp_free: Vec::new(),
+            temp_wheel: Wheel::new(temp_bucket, 128),
+            medium_wheel: Wheel::new(med_bucket, 1024),
+            expired: Vec::new(),
+            recent: Vec::with_capacity(RECENT),
+            recent_pos: 0,
+            fyo: Vec::new(),
+            temp_root_base: p.roots,
+            alloc_debt: 0.0,
+            next_unit_at: 0,
+            native_vma: None,
+            native_pages: 0,
+            file_vma: None,
+            file_pages: 0,
+            stats: WorkloadStats::default(),
+            built: false,
+            oom: false,
+            p,
+        }
+    }
+
+    fn draw_size(&mut self) -> u32 {
+        let u: f64 = self.rng.gen();
+        let i = self.cdf.iter().position(|&c| u < c).unwrap_or(self.cdf.len() - 1);
+        let c = &self.p.size_mix[i];
+        let s = if c.hi > c.lo { self.rng.gen_range(c.lo..=c.hi) } else { c.lo };
+        (s.max(8) + 7) & !7
+    }
+
+    /// Reference fields for an object of `size` bytes (never growing the object).
+    fn draw_nrefs(&mut self, size: u32) -> u16 {
+        if size >= 12 * 1024 {
+            return 0;
+        }
+        let max = (size.saturating_sub(8) / 4) as f64;
+        let mean = self.p.fanout;
+        let n = if mean <= 0.0 { 0.0 } else { (self.rng.gen::<f64>() * 2.0 * mean).round() };
+        n.min(max).min(255.0) as u16
+    }
+
+    fn alloc(&mut self, rt: &mut Runtime, k: &mut Kernel, size: u32, nrefs: u16, pinned: bool) -> Option<ObjId> {
+        let r = if pinned { rt.alloc_pinned(k, size, nrefs) } else { rt.alloc(k, size, nrefs) };
+        match r {
+            Ok(o) => {
+                self.stats.objects_allocated += 1;
+                self.stats.bytes_allocated += rt.heap.objs.hdr[o as usize].size as u64;
+                Some(o)
+            }
+            Err(_) => {
+                self.oom = true;
+                None
+            }
+        }
+    }
+
+    /// Allocate a unit (a small tree) and return its root; the root is held in temporary root
+    /// slot `hold` while its children are allocated.
+    fn alloc_unit(&mut self, rt: &mut Runtime, k: &mut Kernel, hold: u32) -> Option<ObjId> {
+        let n = 1 + (self.rng.gen::<f64>() * 2.0 * (self.p.unit_objects - 1.0)).round() as u32;
+        let size = self.draw_size();
+        let want = (n - 1).min(255) as u16;
+        let nrefs = self.draw_nrefs(size).max(want.min(((size.saturating_sub(8)) / 4) as u16));
+        let root = self.alloc(rt, k, size, nrefs, false)?;
+        rt.set_root(k, hold as usize, root);
+        let mut prev = NULL;
+        for j in 0..(n - 1).min(nrefs as u32) {
+            let s = self.draw_size();
+            let nr = self.draw_nrefs(s);
+            let c = self.alloc(rt, k, s, nr, false)?;
+            if nr > 0 && prev != NULL {
+                rt.write_ref(k, c, 0, prev);
+            }
+            rt.write_ref(k, root, j, c);
+            prev = c;
+        }
+        Some(root)
+    }
+
+    // ------------------------------------------------------------------ building
+
+    /// Build the long-lived structure (app start-up) and map native and file memory.
+    pub fn build(&mut self, rt: &mut Runtime, k: &mut Kernel) {
+        let p = self.p.clone();
+        let scratch = p.roots; // a temporary root used while building
+        self.temp_root_base = p.roots + 1;
+        let near_target = (p.live_heap as f64 * p.near_root_share) as u64;
+        let boot: Vec<ObjId> = rt.heap.immune_objects(SpaceId::Boot).take(256).collect();
+        // Depth 1: one container (an object array) per root, wide enough for the depth-2 objects
+        // that the near-root budget pays for.
+        let mut near_bytes = 0u64;
+        let n_d2 = (near_target as f64 / (self.mean_obj_bytes().max(64.0) + 4.0)).ceil() as u64;
+        let d2_per = (n_d2.div_ceil(p.roots as u64) + 1).clamp(16, 16_000) as u16;
+        let mut d1 = Vec::new();
+        for r in 0..p.roots {
+            // Some containers are class-like pinned objects in the non-moving space.
+            let pinned = self.rng.gen::<f64>() < p.pinned_share * 10.0;
+            let Some(o) = self.alloc(rt, k, 8 + 4 * d2_per as u32 + 8, d2_per, pinned) else { return };
+            rt.set_root(k, r as usize, o);
+            near_bytes += rt.heap.objs.hdr[o as usize].size as u64;
+            d1.push(o);
+            self.near.push(o);
+        }
+        // Depth 2 objects until the near-root budget is used; each keeps fields for holders.
+        let mut d2 = Vec::new();
+        let mut slot = 0usize;
+        while near_bytes < near_target && slot < d1.len() * d2_per as usize {
+            let s = self.draw_size().max(64);
+            let nrefs = ((s - 8) / 4).min(8) as u16;
+            let Some(o) = self.alloc(rt, k, s, nrefs, false) else { return };
+            let parent = d1[slot % d1.len()];
+            rt.write_ref(k, parent, (slot / d1.len()) as u32, o);
+            if nrefs > 1 && !boot.is_empty() {
+                let b = boot[self.rng.gen_range(0..boot.len())];
+                rt.write_ref(k, o, nrefs as u32 - 1, b);
+            }
+            near_bytes += rt.heap.objs.hdr[o as usize].size as u64;
+            d2.push(o);
+            self.near.push(o);
+            slot += 1;
+        }
+        if d2.is_empty() {
+            d2 = d1.clone();
+        }
+        self.stats.near_root_bytes = near_bytes;
+        // Holders (depth 3) under depth-2 objects; caches too.
+        let far_target = p.live_heap.saturating_sub(near_bytes);
+        let mean_unit = self.mean_unit_bytes();
+        let nlong = ((far_target as f64 * (1.0 - 0.1)) / mean_unit).max(1.0) as usize;
+        let holder_fields = 64u16;
+        let nholders = nlong.div_ceil(holder_fields as usize);
+        // Caches big enough that eviction follows the medium lifetime, not the cache size.
+        let medium_slots = p.medium_share * p.medium_life as f64 / mean_unit * 1.5;
+        let ncaches = ((medium_slots / 64.0).ceil() as usize).max(1);
+        let mut d2_cursor = 0usize;
+        let mut last_holder = NULL;
+        // Attach to the first free field of a depth-2 object (the last field is kept for the
+        // boot-image reference); when none is left, chain under the previous holder.
+        let mut attach = |rt: &mut Runtime, k: &mut Kernel, o: ObjId, d2: &Vec<ObjId>, last: ObjId| {
+            while d2_cursor < d2.len() * 8 {
+                let parent = d2[d2_cursor % d2.len()];
+                let n = rt.heap.objs.hdr[parent as usize].nrefs as u32;
+                let f = (d2_cursor / d2.len()) as u32;
+                d2_cursor += 1;
+                if n >= 2 && f < n - 1 {
+                    rt.write_ref(k, parent, f, o);
+                    return;
+                }
+            }
+            let n = rt.heap.objs.hdr[last as usize].nrefs as u32;
+            rt.write_ref(k, last, n - 1, o);
+        };
+        for _ in 0..nholders {
+            let Some(h) = self.alloc(rt, k, 8 + 4 * (holder_fields as u32 + 1), holder_fields + 1, false) else { return };
+            rt.set_root(k, scratch as usize, h);
+            attach(rt, k, h, &d2, last_holder);
+            last_holder = h;
+            self.holders.push(h);
+        }
+        for _ in 0..ncaches {
+            let Some(c) = self.alloc(rt, k, 8 + 4 * 65, 65, false) else { return };
+            rt.set_root(k, scratch as usize, c);
+            attach(rt, k, c, &d2, last_holder);
+            last_holder = c;
+            self.caches.push(c);
+            for f in 0..64 {
+                self.medium_free.push(self.medium_slots.len() as u32);
+                self.medium_slots.push(Unit { obj: NULL, gen: 0, holder: Holder::Field(c, f), clock: 0, state: AppState::Foreground });
+            }
+        }
+        // Fill the holders with long-lived units.
+        let hold = scratch;
+        'fill: for hi in 0..self.holders.len() {
+            for f in 0..holder_fields as u32 {
+                if self.long_slots.len() >= nlong {
+                    break 'fill;
+                }
+                let h = self.holders[hi];
+                let Some(u) = self.alloc_unit(rt, k, hold) else { return };
+                rt.write_ref(k, h, f, u);
+                let gen = rt.heap.objs.info[u as usize].gen;
+                self.long_slots.push(Unit { obj: u, gen, holder: Holder::Field(h, f), clock: rt.heap.alloc_clock, state: rt.state });
+                rt.poll(k);
+            }
+        }
+        rt.set_root(k, scratch as usize, NULL);
+        let nhot = ((self.long_slots.len() as f64 * p.hot_fraction).ceil() as usize).min(self.long_slots.len());
+        for _ in 0..nhot {
+            let s = self.rng.gen_range(0..self.long_slots.len()) as u32;
+            self.hot_slots.push(s);
+        }
+        self.stats.structure_objects = self.stats.objects_allocated;
+        self.stats.structure_bytes = self.stats.bytes_allocated;
+        // Native anon memory and file-backed pages.
+        let pi = rt.proc_idx;
+        if p.native_anon > 0 {
+            self.native_pages = p.native_anon.div_ceil(4096) as u32;
+            if let Ok(v) = k.map_anon(pi, "[anon:libc_malloc]", self.native_pages) {
+                self.native_vma = Some(v);
+                for pg in 0..self.native_pages {
+                    k.touch(&mut rt.mutator, v, pg, true);
+                }
+            }
+        }
+        if p.file_bytes > 0 {
+            self.file_pages = p.file_bytes.div_ceil(4096) as u32;
+            let file = format!("{}.apk", p.name.replace([':', ',', '='], "_"));
+            if let Ok(v) = k.map_file(pi, "base.apk", &file, self.file_pages, true) {
+                self.file_vma = Some(v);
+                let n = (self.file_pages as f64 * p.launch_file_share) as u32;
+                for pg in 0..n {
+                    k.touch(&mut rt.mutator, v, pg, false);
+                }
+            }
+        }
+        k.book_cpu(&mut rt.mutator);
+        self.next_unit_at = rt.mutator.now;
+        self.built = true;
+    }
+
+    fn mean_obj_bytes(&self) -> f64 {
+        self.mean_unit_bytes() / self.p.unit_objects
+    }
+
+    fn mean_unit_bytes(&self) -> f64 {
+        let w: f64 = self.cdf.iter().enumerate().map(|(i, &c)| {
+            let prev = if i == 0 { 0.0 } else { self.cdf[i - 1] };
+            (c - prev) * ((self.p.size_mix[i].lo + self.p.size_mix[i].hi) as f64 / 2.0)
+        }).sum();
+        w * self.p.unit_objects
+    }
+
+    // ------------------------------------------------------------------ running
+
+    fn holder_still(rt: &Runtime, u: &Unit) -> bool {
+        if u.obj == NULL || !rt.heap.objs.is_live(u.obj) || rt.heap.objs.info[u.obj as usize].gen != u.gen {
+            return false;
+        }
+        match u.holder {
+            Holder::Root(i) => rt.heap.roots.get(i as usize).copied() == Some(u.obj),
+            Holder::Field(o, f) => rt.heap.objs.get_ref(o, f) == u.obj,
+        }
+    }
+
+    fn kill(rt: &mut Runtime, k: &mut Kernel, u: &Unit) {
+        match u.holder {
+            Holder::Root(i) => rt.set_root(k, i as usize, NULL),
+            Holder::Field(o, f) => rt.write_ref(k, o, f, NULL),
+        }
+    }
+
+    /// Run expired lifetimes.
+    fn expire(&mut self, rt: &mut Runtime, k: &mut Kernel) {
+        let clock = rt.heap.alloc_clock;
+        let mut ex = std::mem::take(&mut self.expired);
+        self.temp_wheel.advance(clock, &mut ex);
+        for &s in &ex {
+            let u = self.temp_slots[s as usize];
+            if Self::holder_still(rt, &u) {
+                Self::kill(rt, k, &u);
+            }
+            self.temp_slots[s as usize].obj = NULL;
+            self.temp_free.push(s);
+        }
+        ex.clear();
+        self.medium_wheel.advance(clock, &mut ex);
+        for &s in &ex {
+            let u = self.medium_slots[s as usize];
+            if u.obj != NULL && Self::holder_still(rt, &u) {
+                Self::kill(rt, k, &u);
+            }
+            self.medium_slots[s as usize].obj = NULL;
+            self.medium_free.push(s);
+        }
+        ex.clear();
+        self.expired = ex;
+    }
+
+    /// Allocate one unit with a lifetime class drawn for the current state.
+    fn allocate_one(&mut self, rt: &mut Runtime, k: &mut Kernel) -> bool {
+        let bg = rt.state == AppState::Background;
+        let u: f64 = self.rng.gen();
+        let (temp_p, med_p) = if bg { (self.p.bg_temp_share, (1.0 - self.p.bg_temp_share) * 0.5) } else { (self.p.temp_share, self.p.medium_share) };
+        let class = if u < temp_p { 0 } else if u < temp_p + med_p { 1 } else { 2 };
+        let class = if class == 2 && self.long_slots.is_empty() { 0 } else { class };
+        let class = if class == 1 && self.medium_slots.is_empty() { 0 } else { class };
+        // Temporaries live in stack root slots.
+        let ts = match self.temp_free.pop() {
+            Some(s) => s,
+            None => {
+                self.temp_slots.push(Unit { obj: NULL, gen: 0, holder: Holder::Root(self.temp_root_base + self.temp_slots.len() as u32), clock: 0, state: rt.state });
+                (self.temp_slots.len() - 1) as u32
+            }
+        };
+        let Holder::Root(root_slot) = self.temp_slots[ts as usize].holder else { unreachable!() };
+        let Some(o) = self.alloc_unit(rt, k, root_slot) else { return false };
+        let gen = rt.heap.objs.info[o as usize].gen;
+        let clock = rt.heap.alloc_clock;
+        let unit;
+        match class {
+            0 => {
+                self.stats.temp_units += 1;
+                let life = (self.rng.gen::<f64>() * self.p.temp_life as f64) as u64;
+                unit = Unit { obj: o, gen, holder: Holder::Root(root_slot), clock, state: rt.state };
+                self.temp_slots[ts as usize] = unit;
+                self.temp_wheel.insert(clock, life, ts);
+            }
+            1 => {
+                self.stats.medium_units += 1;
+                let ms = match self.medium_free.pop() {
+                    Some(s) => s,
+                    None => {
+                        // Cache full: evict a random entry.
+                        let s = self.rng.gen_range(0..self.medium_slots.len()) as u32;
+                        let old = self.medium_slots[s as usize];
+                        if Self::holder_still(rt, &old) {
+                            Self::kill(rt, k, &old);
+                        }
+                        s
+                    }
+                };
+                let Holder::Field(c, f) = self.medium_slots[ms as usize].holder else { unreachable!() };
+                rt.write_ref(k, c, f, o);
+                rt.set_root(k, root_slot as usize, NULL);
+                self.temp_free.push(ts);
+                unit = Unit { obj: o, gen, holder: Holder::Field(c, f), clock, state: rt.state };
+                self.medium_slots[ms as usize] = unit;
+                let life = (-(1.0 - self.rng.gen::<f64>()).ln() * self.p.medium_life as f64) as u64;
+                self.medium_wheel.insert(clock, life, ms);
+            }
+            _ => {
+                self.stats.long_units += 1;
+                let s = self.rng.gen_range(0..self.long_slots.len());
+                let Holder::Field(h, f) = self.long_slots[s].holder else { unreachable!() };
+                rt.write_ref(k, h, f, o); // the old unit dies with its subtree
+                rt.set_root(k, root_slot as usize, NULL);
+                self.temp_free.push(ts);
+                unit = Unit { obj: o, gen, holder: Holder::Field(h, f), clock, state: rt.state };
+                self.long_slots[s] = unit;
+            }
+        }
+        if self.recent.len() < RECENT {
+            self.recent.push(unit);
+        } else {
+            self.recent[self.recent_pos] = unit;
+        }
+        self.recent_pos = (self.recent_pos + 1) % RECENT;
+        true
+    }
+
+    /// Read a unit: its root and children through their references.
+    fn read_unit(&mut self, rt: &mut Runtime, k: &mut Kernel, o: ObjId) {
+        rt.read(k, o);
+        self.stats.reads += 1;
+        let n = rt.heap.objs.hdr[o as usize].nrefs as u32;
+        if n > 0 {
+            let f = self.rng.gen_range(0..n);
+            let c = rt.read_ref(k, o, f);
+            if c != NULL && !rt.heap.objs.space_of(c).immune() {
+                rt.read(k, c);
+                self.stats.reads += 1;
+            }
+        }
+    }
+
+    fn access(&mut self, rt: &mut Runtime, k: &mut Kernel, reads: u32) {
+        for _ in 0..reads {
+            let u: f64 = self.rng.gen();
+            if u < self.p.recent_share && !self.recent.is_empty() {
+                let i = self.rng.gen_range(0..self.recent.len());
+                let unit = self.recent[i];
+                if Self::holder_still(rt, &unit) {
+                    self.read_unit(rt, k, unit.obj);
+                }
+            } else if u < self.p.recent_share + self.p.hot_share && !self.hot_slots.is_empty() {
+                let s = self.hot_slots[self.rng.gen_range(0..self.hot_slots.len())];
+                let unit = self.long_slots[s as usize];
+                if Self::holder_still(rt, &unit) {
+                    self.read_unit(rt, k, unit.obj);
+                    if self.rng.gen::<f64>() < 0.1 {
+                        // a data-field write (no reference store, no barrier)
+                        rt.heap.touch_object(k, &mut rt.mutator, unit.obj, true);
+                    }
+                }
+            } else {
+                // A path from a root.
+                let r = self.rng.gen_range(0..self.p.roots) as usize;
+                let mut o = rt.heap.roots.get(r).copied().unwrap_or(NULL);
+                for _ in 0..6 {
+                    if o == NULL || rt.heap.objs.space_of(o).immune() {
+                        break;
+                    }
+                    rt.read(k, o);
+                    self.stats.reads += 1;
+                    let n = rt.heap.objs.hdr[o as usize].nrefs as u32;
+                    if n == 0 {
+                        break;
+                    }
+                    let f = self.rng.gen_range(0..n);
+                    o = rt.read_ref(k, o, f);
+                }
+            }
+        }
+    }
+
+    /// One unit of work (a frame in the foreground). Returns false if the app ran out of memory.
+    pub fn unit_of_work(&mut self, rt: &mut Runtime, k: &mut Kernel) -> bool {
+        let bg = rt.state == AppState::Background;
+        let period = if bg { self.p.bg_period_ns } else { self.p.frame_ns };
+        let start = rt.mutator.now;
+        let cpu = if bg { self.p.cpu_bg } else { self.p.cpu_fg };
+        rt.mutator.cpu((period as f64 * cpu) as Nanos);
+        let rate = if bg { self.p.alloc_rate_bg } else { self.p.alloc_rate_fg };
+        self.alloc_debt += rate as f64 * period as f64 / 1e9;
+        let reads = if bg { self.p.reads_bg } else { self.p.reads_fg };
+        let target = rt.heap.alloc_clock + self.alloc_debt.max(0.0) as u64;
+        let mut reads_left = reads;
+        let steps = ((self.alloc_debt / 4096.0) as u32).max(1);
+        let reads_per_step = reads / steps + 1;
+        while rt.heap.alloc_clock < target {
+            let before = rt.heap.alloc_clock;
+            if !self.allocate_one(rt, k) {
+                return false;
+            }
+            self.alloc_debt -= (rt.heap.alloc_clock - before) as f64;
+            self.expire(rt, k);
+            let r = reads_per_step.min(reads_left);
+            self.access(rt, k, r);
+            reads_left -= r;
+            self.sync(rt, k);
+        }
+        self.access(rt, k, reads_left);
+        // Native memory and file pages.
+        let (nt, ft) = if bg { (self.p.native_touch_fg / 16, self.p.file_touch_fg / 16) } else { (self.p.native_touch_fg, self.p.file_touch_fg) };
+        if let Some(v) = self.native_vma {
+            let hot = (self.native_pages / 3).max(1);
+            for _ in 0..nt {
+                let pg = self.rng.gen_range(0..hot);
+                k.touch(&mut rt.mutator, v, pg, self.rng.gen::<bool>());
+            }
+        }
+        if let Some(v) = self.file_vma {
+            let hot = ((self.file_pages as f64 * self.p.launch_file_share) as u32).max(1);
+            for _ in 0..ft {
+                let pg = self.rng.gen_range(0..hot);
+                k.touch(&mut rt.mutator, v, pg, false);
+            }
+        }
+        self.stats.units_of_work += 1;
+        if rt.mutator.now - start > period {
+            self.stats.late_units += 1;
+        }
+        k.book_cpu(&mut rt.mutator);
+        true
+    }
+
+    #[inline]
+    fn sync(&mut self, rt: &mut Runtime, k: &mut Kernel) {
+        if rt.mutator.now >= k.next_event_time().unwrap_or(Nanos::MAX) {
+            k.book_cpu(&mut rt.mutator);
+            k.advance_to(rt.mutator.now);
+        }
+    }
+
+    /// Run the app until simulated time `until` (units of work at their period, the GC thread
+    /// and kernel events in between). Returns false if the app ran out of memory.
+    pub fn run_until(&mut self, rt: &mut Runtime, k: &mut Kernel, until: Nanos) -> bool {
+        while self.next_unit_at < until {
+            if !k.procs[rt.proc_idx as usize].alive {
+                return true;
+            }
+            let at = self.next_unit_at.max(rt.mutator.now);
+            rt.mutator_idle_until(at);
+            k.advance_to(rt.mutator.now);
+            rt.poll(k);
+            k.advance_to(rt.mutator.now);
+            if !self.unit_of_work(rt, k) {
+                return false;
+            }
+            rt.poll(k);
+            let period = if rt.state == AppState::Background { self.p.bg_period_ns } else { self.p.frame_ns };
+            self.next_unit_at += period;
+        }
+        rt.mutator_idle_until(until);
+        k.advance_to(until);
+        rt.poll(k);
+        true
+    }
+
+    /// The app goes to background or foreground (runtime state + the foreground-young set).
+    pub fn set_state(&mut self, rt: &mut Runtime, state: AppState) {
+        if state == AppState::Background && rt.state == AppState::Foreground {
+            let clock = rt.heap.alloc_clock;
+            let w = self.p.launch_fyo_window;
+            self.fyo = self.recent.iter().copied().filter(|u| clock - u.clock <= w).collect();
+        }
+        rt.set_state(state);
+    }
+
+    /// A hot launch's accesses: near-root objects, foreground-young objects, a sample of other
+    /// live units, and the launch share of the file pages.
+    pub fn hot_launch(&mut self, rt: &mut Runtime, k: &mut Kernel) -> LaunchAccess {
+        let t0 = rt.mutator.now;
+        let maj0 = rt.mutator.bd.major_faults_zram + rt.mutator.bd.major_faults_flash_swap + rt.mutator.bd.major_faults_file;
+        let mut la = LaunchAccess::default();
+        k.advance_to(rt.mutator.now);
+        let near = self.near.clone();
+        for o in near {
+            if self.rng.gen::<f64>() < self.p.launch_near_share && rt.heap.objs.is_live(o) {
+                rt.read(k, o);
+                la.near_root += 1;
+            }
+        }
+        let fyo = std::mem::take(&mut self.fyo);
+        for u in &fyo {
+            if Self::holder_still(rt, u) {
+                rt.read(k, u.obj);
+                la.foreground_young += 1;
+            }
+        }
+        self.fyo = fyo;
+        let n = (self.long_slots.len() as f64 * self.p.launch_other_share) as usize;
+        for _ in 0..n {
+            let u = self.long_slots[self.rng.gen_range(0..self.long_slots.len())];
+            if Self::holder_still(rt, &u) {
+                self.read_unit(rt, k, u.obj);
+                la.other += 1;
+            }
+        }
+        if let Some(v) = self.file_vma {
+            let n = (self.file_pages as f64 * self.p.launch_file_share) as u32;
+            for pg in 0..n {
+                k.touch(&mut rt.mutator, v, pg, false);
+            }
+        }
+        k.book_cpu(&mut rt.mutator);
+        la.objects = la.near_root + la.foreground_young + la.other;
+        la.time_ns = rt.mutator.now - t0;
+        la.major_faults = rt.mutator.bd.major_faults_zram + rt.mutator.bd.major_faults_flash_swap + rt.mutator.bd.major_faults_file - maj0;
+        la
+    }
+}
+
+/// Depth of every object reachable from the roots (breadth-first over the heap's references) —
+/// for measuring a heap's shape. Returns (bytes at depth ≤ `d`, all reachable bytes), immune
+/// objects excluded.
+pub fn near_root_bytes(rt: &Runtime, d: u16) -> (u64, u64) {
+    let objs = &rt.heap.objs;
+    let mut depth = vec![u16::MAX; objs.len()];
+    let mut q: std::collections::VecDeque<ObjId> = std::collections::VecDeque::new();
+    for &r in &rt.heap.roots {
+        if r != NULL && depth[r as usize] == u16::MAX {
+            depth[r as usize] = 1;
+            q.push_back(r);
+        }
+    }
+    let (mut near, mut all) = (0u64, 0u64);
+    while let Some(o) = q.pop_front() {
+        if objs.space_of(o).immune() {
+            continue;
+        }
+        let s = objs.hdr[o as usize].size as u64;
+        all += s;
+        if depth[o as usize] <= d {
+            near += s;
+        }
+        for &c in objs.refs_of(o) {
+            if c != NULL && depth[c as usize] == u16::MAX {
+                depth[c as usize] = depth[o as usize] + 1;
+                q.push_back(c);
+            }
+        }
+    }
+    (near, all)
+}
+
+/// Objects reachable from the roots (a plain marking over the heap's references).
+pub fn reachable_set(rt: &Runtime) -> Vec<bool> {
+    let objs = &rt.heap.objs;
+    let mut seen = vec![false; objs.len()];
+    let mut stack: Vec<ObjId> = rt.heap.roots.iter().copied().filter(|&r| r != NULL).collect();
+    while let Some(o) = stack.pop() {
+        if seen[o as usize] {
+            continue;
+        }
+        seen[o as usize] = true;
+        for &c in objs.refs_of(o) {
+            if c != NULL && !seen[c as usize] {
+                stack.push(c);
+            }
+        }
+    }
+    seen
+}

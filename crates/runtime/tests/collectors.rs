@@ -65,7 +65,7 @@ fn apply(k: &mut Kernel, rt: &mut Runtime, or: &mut Oracle, op: &Op) {
         }
         Op::Link { a, f, b } => {
             if let (Some(a), Some(b)) = (pick(a), pick(b)) {
-                let n = rt.heap.objs.nrefs[a as usize] as usize;
+                let n = rt.heap.objs.hdr[a as usize].nrefs as usize;
                 if n > 0 && !rt.heap.objs.space_of(a).immune() {
                     rt.write_ref(k, a, (f % n) as u32, b);
                     or.set_ref(a, (f % n) as u32, b);
@@ -74,7 +74,7 @@ fn apply(k: &mut Kernel, rt: &mut Runtime, or: &mut Oracle, op: &Op) {
         }
         Op::Unlink { a, f } => {
             if let Some(a) = pick(a) {
-                let n = rt.heap.objs.nrefs[a as usize] as usize;
+                let n = rt.heap.objs.hdr[a as usize].nrefs as usize;
                 if n > 0 {
                     rt.write_ref(k, a, (f % n) as u32, NULL);
                     or.set_ref(a, (f % n) as u32, NULL);
@@ -93,7 +93,7 @@ fn apply(k: &mut Kernel, rt: &mut Runtime, or: &mut Oracle, op: &Op) {
         }
         Op::Read { a } => {
             if let Some(a) = pick(a) {
-                let n = rt.heap.objs.nrefs[a as usize] as u32;
+                let n = rt.heap.objs.hdr[a as usize].nrefs as u32;
                 for f in 0..n {
                     rt.read_ref(k, a, f);
                 }
@@ -118,8 +118,8 @@ fn run_program(kind: CollectorKind, ops: &[Op]) -> Result<(), TestCaseError> {
             if concurrent {
                 // Interleave the following mutator operations with GC slices.
                 let mut s = 0;
-                while rt.gc_running() && s < slices as usize * 4 {
-                    let t = rt.mutator.now + 20_000;
+                while rt.gc_running() && s < slices as usize * 8 {
+                    let t = rt.mutator.now + 1_000;
                     rt.run_gc_until(&mut k, t);
                     i += 1;
                     if i < ops.len() && !matches!(ops[i], Op::Gc { .. }) {
@@ -137,7 +137,7 @@ fn run_program(kind: CollectorKind, ops: &[Op]) -> Result<(), TestCaseError> {
             apply(&mut k, &mut rt, &mut or, &ops[i]);
             if let Op::Alloc { .. } = ops[i] {
                 let o = or.roots.iter().copied().find(|&o| o != NULL).unwrap();
-                let n = rt.heap.objs.nrefs[o as usize];
+                let n = rt.heap.objs.hdr[o as usize].nrefs;
                 if n > 0 && !boot.is_empty() {
                     rt.write_ref(&mut k, o, 0, boot[o as usize % boot.len()]);
                     or.set_ref(o, 0, boot[o as usize % boot.len()]);

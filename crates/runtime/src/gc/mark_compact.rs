@@ -41,10 +41,10 @@ fn compaction_flip(cx: &mut Cx) {
     let mut live: Vec<(u64, ObjId)> = Vec::new();
     for o in 0..h.objs.len() as ObjId {
         let i = o as usize;
-        if h.objs.is_live(o) && h.objs.space[i] == SpaceId::Main as u8 {
-            let r = (h.objs.addr[i] / REGION_SIZE) as usize;
+        if h.objs.is_live(o) && h.objs.word[i].space == SpaceId::Main as u8 {
+            let r = (h.objs.hdr[i].addr / REGION_SIZE) as usize;
             if h.regions.state[r] == RegionState::Allocated {
-                live.push((h.objs.addr[i], o));
+                live.push((h.objs.hdr[i].addr, o));
             }
         }
     }
@@ -61,14 +61,14 @@ fn compaction_flip(cx: &mut Cx) {
     dest_r = skip(h, dest_r);
     let mut entries = Vec::with_capacity(live.len());
     for &(old, o) in &live {
-        let size = h.objs.size[o as usize];
+        let size = h.objs.hdr[o as usize].size;
         if new_top[dest_r] as u64 + size as u64 > REGION_SIZE {
             dest_r = skip(h, dest_r + 1);
         }
         let new = dest_r as u64 * REGION_SIZE + new_top[dest_r] as u64;
         debug_assert!(new <= old, "sliding compaction moves objects down");
         new_top[dest_r] += size;
-        h.objs.addr[o as usize] = new;
+        h.objs.hdr[o as usize].addr = new;
         entries.push((o, old));
     }
     cx.t.cpu(live.len() as u64 * h.costs.forward_object_ns);
@@ -107,12 +107,12 @@ fn compaction_flip(cx: &mut Cx) {
         cx.t.cpu(h.costs.region_ns);
     }
     h.regions.num_non_free = non_free;
-    let dest_end = entries.last().map(|&(o, _)| h.objs.addr[o as usize] + h.objs.size[o as usize] as u64).unwrap_or(0);
+    let dest_end = entries.last().map(|&(o, _)| h.objs.hdr[o as usize].addr + h.objs.hdr[o as usize].size as u64).unwrap_or(0);
     let pages = dest_end.div_ceil(PAGE) as usize;
     let mut page_first = vec![0u32; pages + 1];
     let mut j = 0usize;
     for (p, pf) in page_first.iter_mut().enumerate() {
-        while j < entries.len() && h.objs.addr[entries[j].0 as usize] < p as u64 * PAGE {
+        while j < entries.len() && h.objs.hdr[entries[j].0 as usize].addr < p as u64 * PAGE {
             j += 1;
         }
         *pf = j as u32;
@@ -134,9 +134,9 @@ fn compact_page(cx: &mut Cx, p: u32) {
     for j in a..b {
         let (o, old) = cx.st.compaction.as_ref().unwrap().entries[j];
         let i = o as usize;
-        let size = cx.heap.objs.size[i];
-        let new = cx.heap.objs.addr[i];
-        let swapped = cx.heap.objs.flags[i] & crate::object::flag::SWAPPED != 0;
+        let size = cx.heap.objs.hdr[i].size;
+        let new = cx.heap.objs.hdr[i].addr;
+        let swapped = cx.heap.objs.word[i].flags & crate::object::flag::SWAPPED != 0;
         if !swapped {
             if cx.gc_thread {
                 cx.heap.gc_touch_range(cx.k, cx.t, 0, old, size, false);
@@ -147,7 +147,7 @@ fn compact_page(cx: &mut Cx, p: u32) {
             }
         }
         if new != old {
-            cx.heap.objs.copied_by[i] = cx.t.thread as u32;
+            cx.heap.objs.info[i].copied_by = cx.t.thread as u32;
             cx.st.rec.objects_copied += 1;
             cx.st.rec.bytes_copied += size as u64;
             if !cx.gc_thread {
@@ -164,6 +164,7 @@ fn finish_compaction(cx: &mut Cx) {
         // Only regions still free (a mutator may have taken one since the flip).
         if cx.heap.regions.state[r as usize] == RegionState::Free && cx.cfg.release_regions_at_gc {
             cx.heap.regions.dirty[r as usize] = false;
+            cx.heap.drop_touch_caches();
             let _ = cx.k.madvise(cx.t, cx.heap.vma[0], r * REGION_PAGES, REGION_PAGES, mobmem_kernel::madvise::Advice::DontNeed);
             cx.heap.regions_released += 1;
             cx.st.rec.regions_freed += 1;
@@ -230,10 +231,10 @@ impl Collector for MarkCompact {
     fn mutator_access(&mut self, cx: &mut Cx, o: ObjId) {
         let Some(c) = cx.st.compaction.as_ref() else { return };
         let i = o as usize;
-        if cx.heap.objs.space[i] != SpaceId::Main as u8 {
+        if cx.heap.objs.word[i].space != SpaceId::Main as u8 {
             return;
         }
-        let a = cx.heap.objs.addr[i];
+        let a = cx.heap.objs.hdr[i].addr;
         if a >= c.dest_end {
             return;
         }

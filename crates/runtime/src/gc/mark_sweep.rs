@@ -37,7 +37,7 @@ pub fn concurrent_mark(cx: &mut Cx, until: Nanos) -> bool {
 pub fn remark(cx: &mut Cx) {
     cx.t.cpu(cx.heap.costs.suspend_ns);
     trace::mark_roots(cx);
-    let epoch = cx.heap.epoch;
+    let epoch = cx.heap.mark_epoch;
     let n = cx.heap.dirty.len();
     for j in 0..n {
         let o = cx.heap.dirty[j];
@@ -45,8 +45,8 @@ pub fn remark(cx: &mut Cx) {
         if !cx.heap.objs.is_live(o) {
             continue;
         }
-        let old = cx.st.sticky && cx.heap.objs.flags[i] & flag::YOUNG == 0;
-        if cx.heap.objs.mark[i] == epoch || old {
+        let old = cx.st.sticky && cx.heap.objs.word[i].flags & flag::YOUNG == 0;
+        if cx.heap.objs.word[i].mark == epoch || old {
             cx.st.rec.cards_scanned += 1;
             cx.t.cpu(cx.heap.costs.card_ns);
             trace::scan_object(cx, o, trace::DEPTH_UNKNOWN - 1);

@@ -227,6 +227,9 @@ pub struct GcState {
     pub force_evacuate_all: bool,
     /// The mutator waits for the whole collection (allocation failure, explicit GC).
     pub blocking: bool,
+    /// Store each marked object's depth in `Info::depth` (placement policies, breadth-first
+    /// tracing); the mark stack carries depths either way.
+    pub record_depth: bool,
 }
 
 impl GcState {
@@ -257,6 +260,7 @@ impl GcState {
             scope_hook: false,
             force_evacuate_all: false,
             blocking: false,
+            record_depth: order == TraceOrder::BreadthFirst,
         }
     }
     pub fn current(&self) -> Option<PhaseId> {
@@ -283,6 +287,7 @@ impl Cx<'_> {
     #[inline]
     pub fn sync_kernel(&mut self) {
         if self.t.now >= self.next_ev {
+            self.heap.gc_cache.clear();
             self.k.book_cpu(self.t);
             self.k.advance_to(self.t.now);
             self.next_ev = self.k.next_event_time().unwrap_or(Nanos::MAX);

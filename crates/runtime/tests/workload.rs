@@ -1,0 +1,95 @@
+//! The mutator workload model produces heaps with the configured properties.
+//! Tolerances: near-root byte share within ±2 percentage points of `near_root_share`; survival
+//! (bytes still reachable 1–5 MiB after allocation) within ±5 pp of `1 − temp_share` (medium-
+//! lived units evicted and long-lived units replaced in that span account for ~2 pp); bytes by
+//! size class within ±3 pp of the configured mix.
+
+use mobmem_kernel::{Kernel, KernelConfig};
+use mobmem_runtime::config::CollectorKind;
+use mobmem_runtime::workload::{near_root_bytes, reachable_set, AppProfile, Workload};
+use mobmem_runtime::{Runtime, RuntimeConfig};
+
+fn nogc(heap_mib: u64) -> (Kernel, Runtime) {
+    let mut k = Kernel::new(KernelConfig::default()).unwrap();
+    let mut c = RuntimeConfig::default();
+    c.fg_collector = CollectorKind::NoGc;
+    c.bg_collector = CollectorKind::NoGc;
+    c.heap.growth_limit = heap_mib << 20;
+    c.heap.capacity = heap_mib << 20;
+    c.heap.boot_image_bytes = 256 << 10;
+    c.heap.zygote_space_bytes = 64 << 10;
+    let rt = Runtime::new(&mut k, 7, "app", 0, c, 0).unwrap();
+    (k, rt)
+}
+
+#[test]
+fn near_root_share_matches_the_profile() {
+    for share in [0.05, 0.10, 0.20] {
+        let (mut k, mut rt) = nogc(64);
+        let p = AppProfile { live_heap: 12 << 20, near_root_share: share, native_anon: 0, file_bytes: 0, ..AppProfile::default() };
+        let mut w = Workload::new(p);
+        w.build(&mut rt, &mut k);
+        let (near, all) = near_root_bytes(&rt, 2);
+        let got = near as f64 / all as f64;
+        assert!((got - share).abs() < 0.02, "near-root share {got:.3} for {share}");
+        assert!((all as f64 - (12 << 20) as f64).abs() < 0.1 * (12 << 20) as f64, "structure {all} bytes");
+    }
+}
+
+#[test]
+fn survival_and_size_mix_match_the_profile() {
+    let (mut k, mut rt) = nogc(96);
+    let p = AppProfile { live_heap: 4 << 20, native_anon: 0, file_bytes: 0, ..AppProfile::default() };
+    let temp = p.temp_share;
+    let mix = p.size_mix.clone();
+    let mut w = Workload::new(p);
+    w.build(&mut rt, &mut k);
+    let c1 = rt.heap.alloc_clock + (4 << 20);
+    let c2 = c1 + (4 << 20);
+    let end = c2 + (1 << 20);
+    while rt.heap.alloc_clock < end {
+        assert!(w.unit_of_work(&mut rt, &mut k));
+    }
+    let reach = reachable_set(&rt);
+    let (mut alloc, mut live) = (0u64, 0u64);
+    let mut by_class = vec![0u64; mix.len()];
+    for o in 0..rt.heap.objs.len() {
+        let c = rt.heap.objs.info[o].alloc_clock;
+        if !rt.heap.objs.is_live(o as u32) || c < c1 || c >= c2 {
+            continue;
+        }
+        let s = rt.heap.objs.hdr[o].size as u64;
+        alloc += s;
+        if reach[o] {
+            live += s;
+        }
+        if let Some(i) = mix.iter().position(|m| (m.lo as u64..=m.hi as u64).contains(&s) || (m.lo <= 16 && s <= 16)) {
+            by_class[i] += s;
+        }
+    }
+    let survival = live as f64 / alloc as f64;
+    assert!((survival - (1.0 - temp)).abs() < 0.05, "survival {survival:.3}, expected about {:.3}", 1.0 - temp);
+    let total: u64 = by_class.iter().sum();
+    assert!(total as f64 > 0.97 * alloc as f64, "sizes outside the mix");
+    for (m, b) in mix.iter().zip(&by_class) {
+        let got = *b as f64 / total as f64;
+        assert!((got - m.byte_share).abs() < 0.03, "class {}..{}: {got:.3} vs {}", m.lo, m.hi, m.byte_share);
+    }
+}
+
+#[test]
+fn synthetic_app_has_one_object_size_and_a_fixed_footprint() {
+    let (mut k, mut rt) = nogc(64);
+    let p = AppProfile::synthetic("synthetic:footprint=8m,objsize=512").unwrap();
+    assert!(AppProfile::synthetic("synthetic:footprint=8m,bogus=1").is_err());
+    let mut w = Workload::new(p);
+    w.build(&mut rt, &mut k);
+    let (_, all0) = near_root_bytes(&rt, 2);
+    for _ in 0..120 {
+        assert!(w.unit_of_work(&mut rt, &mut k));
+    }
+    let (_, all1) = near_root_bytes(&rt, 2);
+    assert!((all1 as f64 - all0 as f64).abs() < 0.05 * all0 as f64, "footprint drifted {all0} → {all1}");
+    let sizes: std::collections::BTreeSet<u32> = (0..rt.heap.objs.len()).filter(|&o| rt.heap.objs.info[o].alloc_clock > rt.heap.alloc_clock / 2 && rt.heap.objs.is_live(o as u32)).map(|o| rt.heap.objs.hdr[o].size).collect();
+    assert_eq!(sizes.into_iter().collect::<Vec<_>>(), vec![512]);
+}

@@ -1,0 +1,165 @@
+"""``mobmem runtime …``: the ART-like managed runtime model (issue 3).
+
+- ``mobmem runtime run --app PROFILE_OR_SYNTHETIC --collector cc|cmc|ss|nogc|ms --heap SIZE
+  --seconds N [--state fg|bg] [--device NAME] [--json]`` — one app's runtime on the device model:
+  ART-style GC log lines and a summary; ``--json`` gives ``gcs``, ``summary`` and ``oom`` (and more).
+- ``mobmem runtime gcbench --collector … --heap SIZE [--json]`` — the simulated GCBench.
+- ``mobmem runtime apps`` / ``mobmem runtime keys`` — app profiles, setting names and policies.
+- ``mobmem bench runtime`` — the model's tracing and allocation throughput.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import List, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from mobmem.errors import MobmemError
+
+app = typer.Typer(help="The ART-like managed runtime model: run an app's heap and collectors, GCBench.", no_args_is_help=True)
+console = Console()
+
+SUMMARY_ROWS = [
+    ("gc_count", "collections", "{:,}"), ("sticky_count", "  sticky (young)", "{:,}"), ("full_count", "  full", "{:,}"),
+    ("alloc_gc_count", "  for allocation (thread waited)", "{:,}"),
+    ("pause_total_ms", "pause total ms", "{:.2f}"), ("pause_max_ms", "pause max ms", "{:.3f}"),
+    ("gc_cpu_ms", "GC-thread CPU ms", "{:.1f}"), ("gc_cpu_pause_ms", "  of it in pauses (STW)", "{:.2f}"),
+    ("mutator_cpu_ms", "mutator CPU ms", "{:.1f}"), ("total_cpu_ms", "total CPU ms", "{:.1f}"),
+    ("mutator_wait_ms", "mutator waiting for GC ms", "{:.2f}"), ("mutator_gc_work_ms", "mutator barrier work ms", "{:.2f}"),
+    ("bytes_allocated_total", "bytes allocated", "{:,}"), ("live_bytes_end", "heap bytes at end", "{:,}"),
+    ("peak_footprint_mib", "peak heap footprint MiB", "{:.1f}"), ("peak_rss_mib", "peak RSS MiB", "{:.1f}"),
+    ("copied_by_mutator", "objects copied by the mutator", "{:,}"), ("gc_pages_touched", "GC pages touched (sum)", "{:,}"),
+    ("trims", "heap trims", "{:,}"), ("transitions", "collector transitions", "{:,}"),
+]
+
+
+def _print_result(res: dict, title: str) -> None:
+    for line in res.get("log", []):
+        sys.stdout.write(line + "\n")  # ART's log lines, unwrapped
+    sys.stdout.flush()
+    s = res["summary"]
+    t = Table(title=title, show_edge=False)
+    t.add_column("")
+    t.add_column("value", justify="right")
+    for key, label, fmt in SUMMARY_ROWS:
+        if key in s:
+            t.add_row(label, fmt.format(s[key]))
+    f = s.get("faults", {})
+    t.add_row("GC-thread faults minor / major", f"{f.get('gc_minor', 0):,} / {f.get('gc_major_zram', 0) + f.get('gc_major_flash', 0) + f.get('gc_major_file', 0):,}")
+    t.add_row("mutator faults minor / major", f"{f.get('mutator_minor', 0):,} / {f.get('mutator_major_zram', 0) + f.get('mutator_major_flash', 0) + f.get('mutator_major_file', 0):,}")
+    console.print(t)
+    console.print(f"simulated {s['sim_time_ms'] / 1000:.2f} s; out of memory: {'yes' if res.get('oom') else 'no'}; "
+                  f"wall {res.get('wall', {}).get('seconds', 0):.2f} s", highlight=False)
+
+
+def _json_out(res: dict) -> None:
+    out = {k: res[k] for k in ("gcs", "summary", "oom") if k in res}
+    for k, v in res.items():
+        if k not in out:
+            out[k] = v
+    sys.stdout.write(json.dumps(out) + "\n")
+
+
+@app.command()
+def run(
+    app_: str = typer.Option("generic", "--app", help="App profile name (see `mobmem runtime apps`) or synthetic:footprint=180m,objsize=512."),
+    collector: Optional[str] = typer.Option(None, "--collector", help="cc | cmc | ss | nogc | ms (default: the device's, else cc)."),
+    heap: Optional[str] = typer.Option(None, "--heap", help="Per-app heap size override (growth limit and capacity), e.g. 256m."),
+    seconds: float = typer.Option(10.0, "--seconds", help="Simulated seconds after the app's start-up."),
+    state: str = typer.Option("fg", "--state", help="fg or bg: the app's state after start-up."),
+    device: Optional[str] = typer.Option(None, "--device", help="Device profile (kernel and dalvik.vm.heap* settings)."),
+    set_: List[str] = typer.Option([], "--set", help="runtime KEY=VALUE, kernel.KEY=VALUE or app.KEY=VALUE (repeatable)."),
+    policy: List[str] = typer.Option([], "--policy", help="Runtime policy to install (repeatable; see `mobmem runtime keys`)."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON object (gcs, summary, oom, …)."),
+) -> None:
+    """Run one app's runtime on the device model: ART-style GC log lines and a summary."""
+    from mobmem import runtime as rtm
+
+    res = rtm.run(app_, collector=collector, heap=heap, seconds=seconds, state=state, device=device, settings=set_, policies=policy)
+    if as_json:
+        _json_out(res)
+    else:
+        _print_result(res, f"{app_} · {res['summary']['collector']} · {state}")
+
+
+@app.command()
+def gcbench(
+    collector: Optional[str] = typer.Option(None, "--collector", help="cc | cmc | ss | nogc | ms."),
+    heap: Optional[str] = typer.Option(None, "--heap", help="Heap size (growth limit and capacity), e.g. 64m."),
+    device: Optional[str] = typer.Option(None, "--device"),
+    set_: List[str] = typer.Option([], "--set", help="runtime KEY=VALUE or kernel.KEY=VALUE (repeatable)."),
+    depth: Optional[int] = typer.Option(None, "--depth", help="Stretch-tree depth (default 18; smaller = a scaled-down run)."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Run the simulated GCBench (binary trees) with a collector and heap size."""
+    from mobmem import runtime as rtm
+
+    params = {}
+    if depth is not None:
+        if not 6 <= depth <= 22:
+            raise MobmemError(f"--depth must be within [6, 22], got {depth}")
+        params = {"stretch_depth": depth, "long_lived_depth": depth - 2, "max_depth": depth - 2}
+    res = rtm.gcbench(collector=collector, heap=heap, device=device, settings=set_, params=params)
+    if as_json:
+        _json_out(res)
+    else:
+        _print_result(res, f"GCBench · {res['summary']['collector']}")
+        r = res["result"]
+        console.print(f"{r['nodes_allocated']:,} nodes, {r['trees_built']:,} trees; simulated {r['sim_time_ns'] / 1e9:.3f} s", highlight=False)
+
+
+@app.command()
+def apps() -> None:
+    """List the app profiles."""
+    from mobmem import runtime as rtm
+
+    data = rtm._toml(rtm.APPS_FILE)
+    for n in sorted(data):
+        console.print(f"{n:10s} {data[n].get('description', '')}", highlight=False)
+    console.print("synthetic:footprint=SIZE,objsize=SIZE[,rate=SIZE,…]  a fixed-footprint heap of one object size", highlight=False)
+
+
+@app.command()
+def keys() -> None:
+    """List runtime setting names, app setting names and runtime policies."""
+    from mobmem import _core
+
+    rk, ak, pols = _core.runtime_setting_keys()
+    console.print("runtime settings: " + ", ".join(rk), highlight=False)
+    console.print("app settings (app.KEY): " + ", ".join(ak), highlight=False)
+    for n, d in pols:
+        console.print(f"policy {n}: {d}", highlight=False)
+
+
+def bench_runtime(
+    objects: int = typer.Option(2_000_000, "--objects", help="Live objects traced by the tracing benchmark."),
+    allocations: int = typer.Option(20_000_000, "--allocations", help="Objects allocated by the allocation benchmark."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Benchmark the runtime model: tracing (refs/s) and allocation (objects/s) throughput, one core."""
+    from mobmem import runtime as rtm
+
+    if objects < 1000 or allocations < 1000:
+        raise MobmemError("--objects and --allocations must be at least 1000")
+    res = rtm.bench(objects, allocations)
+    if as_json:
+        sys.stdout.write(json.dumps(res) + "\n")
+        return
+    if res.get("debug_build"):
+        console.print("warning: debug build — numbers are not representative", style="yellow")
+    g = res["goals"]
+    for r in res["tracing"]:
+        ok = "ok" if r["refs_per_s"] >= g["refs_per_s"] else "below goal"
+        console.print(f"tracing   {r['collector']:4s} {r['refs_per_s'] / 1e6:7.1f} M refs/s   ({r['objects']:,} objects, {r['wall_s']:.3f} s; goal ≥ {g['refs_per_s'] / 1e6:.0f} M: {ok})", highlight=False)
+    for r in res["allocation"]:
+        ok = "ok" if r["objects_per_s"] >= g["objects_per_s"] else "below goal"
+        console.print(f"allocation {r['collector']:4s} {r['objects_per_s'] / 1e6:7.1f} M objects/s ({r['objects']:,} objects, {r['gcs']} GCs, {r['wall_s']:.3f} s; goal ≥ {g['objects_per_s'] / 1e6:.0f} M: {ok})", highlight=False)
+
+
+def register_bench(bench_app: typer.Typer) -> None:
+    """Add ``mobmem bench runtime`` to the bench group."""
+    bench_app.command("runtime")(bench_runtime)
