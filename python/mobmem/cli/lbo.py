@@ -3,7 +3,7 @@
 ``mobmem lbo --backend jvm|sim --workloads … --collectors … --heaps N [--range R] [--invocations K]
 [--out DIR] [--json]`` runs a whole study (minimum heaps, sweep, analysis, tables, plots, report);
 re-running with the same ``--out`` resumes it. ``mobmem lbo minheap …`` runs only the minimum-heap
-search. ``--backend sim`` is refused until the simulator's runtime (issue 3) exists.
+search. ``--backend sim`` runs the runtime model's collectors on the simulated GCBench.
 """
 
 from __future__ import annotations
@@ -76,7 +76,7 @@ def _backend(name, jdk, measure, log, warmup, timeout):
 @handle_errors
 def main(
     ctx: typer.Context,
-    backend: str = typer.Option("jvm", "--backend", help="jvm (real JVMs on this host) or sim (the simulator; not yet available)."),
+    backend: str = typer.Option("jvm", "--backend", help="jvm (real JVMs on this host) or sim (the simulator: simulated GCBench on the runtime model)."),
     workloads: str = typer.Option("gcbench", "--workloads", help="Comma-separated: gcbench, lusearch, xalan, pmd."),
     collectors: str = typer.Option(ALL_COLLECTORS, "--collectors", help="Comma-separated collectors."),
     heaps: int = typer.Option(9, "--heaps", help="Number of heap sizes (N)."),
@@ -87,7 +87,7 @@ def main(
     json_flag: bool = typer.Option(False, "--json", help="Print lbo.json on stdout instead of tables."),
     jdk: Optional[str] = typer.Option(None, "--jdk", help="JDK major version (17, 25) or home; default: java on PATH."),
     measure: str = typer.Option("auto", "--measure", help="auto (perf_event, else /proc fallback), perf, proc."),
-    reference: str = typer.Option("G1", "--reference", help="Collector used for the minimum-heap search."),
+    reference: Optional[str] = typer.Option(None, "--reference", help="Collector used for the minimum-heap search (default: the back end's: G1 on the JVM, cc in the simulator)."),
     min_heap: Optional[str] = typer.Option(None, "--min-heap", help="Skip the search: WORKLOAD=MB[,…]."),
     warmup: Optional[int] = typer.Option(None, "--warmup", help="Warm-up iterations in each JVM (default: per workload)."),
     timeout: Optional[float] = typer.Option(None, "--timeout", help="Per-invocation time limit in seconds (default: per workload)."),
@@ -112,7 +112,7 @@ def main(
     log = _log(quiet or json_flag)
     be = _backend(backend, jdk, measure, log, warmup, timeout)
     ws, cs = be.check(_list(workloads, "workloads"), _list(collectors, "collectors"))
-    ref = be.check(ws[:1], [reference])[1][0]
+    ref = be.check(ws[:1], [reference or be.reference_collector])[1][0]
     if be.is_nogc(ref):
         raise MobmemError(f"--reference {ref} cannot find a minimum heap (its heap is fixed); use e.g. G1")
     given = _parse_min_heaps(min_heap)
@@ -156,8 +156,8 @@ def minheap_cmd(ctx: typer.Context):
     o = ctx.obj or {}
     log = _log(o.get("quiet") or o.get("json_flag"))
     be = _backend(o.get("backend", "jvm"), o.get("jdk"), o.get("measure", "auto"), log, o.get("warmup"), o.get("timeout"))
-    ws, _ = be.check(_list(o.get("workloads", "gcbench"), "workloads"), [o.get("reference", "G1")])
-    ref = be.check(ws[:1], [o.get("reference", "G1")])[1][0]
+    ws, _ = be.check(_list(o.get("workloads", "gcbench"), "workloads"), [o.get("reference") or be.reference_collector])
+    ref = be.check(ws[:1], [o.get("reference") or be.reference_collector])[1][0]
     if be.is_nogc(ref):
         raise MobmemError(f"--reference {ref} cannot find a minimum heap (its heap is fixed); use e.g. G1")
     be.prepare(ws, log)

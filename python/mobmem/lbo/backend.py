@@ -21,6 +21,8 @@ class Backend(ABC):
     name = "backend"
     #: (total metric, stop-the-world metric, label) — distilled cost = total − stw
     metric_pairs: list[tuple[str, str, str]] = []
+    #: the collector that finds minimum heaps unless --reference says otherwise
+    reference_collector: str = "G1"
 
     @abstractmethod
     def collectors(self) -> list[str]:
