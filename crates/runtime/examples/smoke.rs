@@ -1,3 +1,7 @@
+//! Developer smoke runs of the runtime model (release: `cargo run --release -p mobmem-runtime
+//! --example smoke -- MODE …`): `run COLLECTOR APP SECONDS [bg]`, `gcbench COLLECTOR HEAP`,
+//! `trace [OBJECTS]`, `alloc`, `bench`. The supported interface is `mobmem runtime …`.
+
 use mobmem_runtime::sim::{run_app, run_gcbench, RunOptions};
 use mobmem_runtime::gcbench::GcBenchParams;
 use mobmem_runtime::AppState;

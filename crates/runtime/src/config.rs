@@ -185,7 +185,7 @@ pub fn parse_size(s: &str) -> Option<u64> {
         _ => (s, 1),
     };
     let v: f64 = num.trim().parse().ok()?;
-    if !(v >= 0.0) || !v.is_finite() {
+    if v.is_nan() || v < 0.0 || !v.is_finite() {
         return None;
     }
     Some((v * mult as f64) as u64)

@@ -272,6 +272,10 @@ impl Heap {
     fn touch_pages(&mut self, k: &mut Kernel, t: &mut Task, v: u32, a: u64, size: u32, write: bool) {
         let first = (a / PAGE) as u32;
         let last = ((a + size as u64 - 1) / PAGE) as u32;
+        if first == last && self.mut_cache.hit(k, v, first, write) {
+            t.cpu(self.touch_ns);
+            return;
+        }
         for p in first..=last {
             if self.mut_cache.hit(k, v, p, write) {
                 t.cpu(self.touch_ns);
@@ -333,6 +337,7 @@ impl Heap {
 
     /// Allocate an object for a mutator (no GC here: the runtime handles failures).
     #[allow(clippy::too_many_arguments)]
+    #[inline]
     pub fn alloc(&mut self, k: &mut Kernel, t: &mut Task, size: u32, nrefs: u16, state: AppState, pinned: bool) -> Result<ObjId, AllocFail> {
         let c = &self.costs;
         let (space, addr, cost) = if pinned {
@@ -354,13 +359,14 @@ impl Heap {
         };
         let cost = cost + self.costs.init_ns(size);
         t.cpu(cost);
-        let young = if self.allocate_black { 0 } else { 0 } | flag::YOUNG | if pinned { flag::PINNED } else { 0 };
+        let young = flag::YOUNG | if pinned { flag::PINNED } else { 0 };
         let o = self.objs.create(addr, size, space, nrefs, t.now, self.alloc_clock, state, young);
         if self.allocate_black {
             self.objs.word[o as usize].mark = self.mark_epoch;
         }
         if space == SpaceId::Main && self.collector.uses_regions() {
             let r = RegionSpace::region_of(addr) as usize;
+            // (large regions got their object's bytes when they were taken)
             if self.regions.state[r] == crate::space::RegionState::Allocated {
                 self.regions.obj_bytes[r] += size;
             }
@@ -369,12 +375,13 @@ impl Heap {
         self.alloc_clock += size as u64;
         self.objects_allocated += 1;
         self.young.push(o);
-        self.touch_object(k, t, o, true);
+        // Initialising the object writes its pages.
+        self.touch_pages(k, t, self.vma[space as usize], addr, size, true);
         Ok(o)
     }
 
     /// Bump allocation in the thread's TLAB; a new TLAB (and region) when it is full.
-    #[inline]
+    #[inline(always)]
     fn tlab_alloc(&mut self, size: u32) -> Result<(u64, u64), AllocFail> {
         let s = size as u64;
         if self.tlab.region != NO_REGION && self.tlab.pos + s <= self.tlab.end {
@@ -382,6 +389,13 @@ impl Heap {
             self.tlab.pos += s;
             return Ok((a, self.costs.tlab_alloc_ns));
         }
+        self.tlab_refill(size)
+    }
+
+    /// A new TLAB (from the current region if it has room, else a new region).
+    #[inline(never)]
+    fn tlab_refill(&mut self, size: u32) -> Result<(u64, u64), AllocFail> {
+        let s = size as u64;
         let want = s.max(self.tlab_size as u64);
         let mut cost = self.costs.new_tlab_ns + self.costs.tlab_alloc_ns;
         // Carve from the current region if room remains, else take a new region.

@@ -1,14 +1,14 @@
 //! mobmem's ART-like managed runtime (issue 3).
 //!
-//! The folder reads like `art/runtime/gc/`: [`object`] (objects in struct-of-arrays storage),
+//! The folder reads like `art/runtime/gc/`: [`object`] (objects: word, header and info arrays indexed by stable ids),
 //! [`space`] (region space, free-list spaces, large object space), [`heap`] (spaces, allocation,
 //! barriers' remembered set, accounting), [`gc`] (collectors as plans of pause/concurrent phases:
 //! NoGC, SemiSpace, ConcurrentCopying, ConcurrentMarkCompact, mark-sweep), [`sizing`]
-//! (`GrowForUtilization`), [`runtime`] (triggers, the GC thread, state transitions, attribution),
+//! (`GrowForUtilization`), [`runtime`](mod@runtime) (triggers, the GC thread, state transitions, attribution),
 //! [`hooks`] (policy hooks and their registry) and [`policies`], [`costs`] and [`config`]; the
 //! workloads: [`workload`] (the lifetime-driven graph mutator of an app) and [`gcbench`]; the
 //! reachability [`oracle`] used by the property tests; [`sim`] (one app on a device, JSON
-//! results) and [`bench`] (throughput benchmarks).
+//! results) and [`bench`](mod@bench) (throughput benchmarks).
 
 #![recursion_limit = "256"]
 

@@ -1,14 +1,16 @@
-//! Objects in struct-of-arrays storage (`mirror::Object`, seen from outside).
+//! Objects (`mirror::Object`, seen from outside).
 //!
-//! An object is an index (`ObjId`) into parallel vectors: its address (a byte offset inside its
-//! space's VMA), size, space, reference fields (a slice of one flat edge array), allocation time
-//! (simulated ns and the allocated-bytes clock), the app state at allocation, and GC metadata
-//! (mark epoch, depth at marking, which thread last copied it). The identity of an object is
-//! stable while it lives: a moving collector changes `addr`, never the id, so references (ids)
-//! stay valid across moves. A freed id is recycled by a later allocation (`gen` counts reuses).
+//! An object is an index (`ObjId`) into three arrays: its [`Word`] (mark byte, space, flags — 4
+//! bytes, tested for every reference a collector visits), its [`Header`] (address inside its
+//! space's VMA, size, reference fields: up to three inline, more in one flat edge array) and its
+//! [`Info`] (allocation time in simulated ns and on the allocated-bytes clock, app state at
+//! allocation, which thread last copied it, generation, depth at marking). The identity of an
+//! object is stable while it lives: a moving collector changes `addr`, never the id, so
+//! references (ids) stay valid across moves. A freed id is recycled by a later allocation (`gen`
+//! counts reuses).
 //!
 //! Nothing here allocates per object on the hot path: vectors grow amortised, freed ids and their
-//! edge slots are reused, and the edge array is compacted when half of it is dead.
+//! edge slots are reused, and the edge array is compacted when most of it is dead.
 
 use mobmem_engine::Nanos;
 
@@ -104,16 +106,31 @@ pub mod flag {
 /// Who copied an object last.
 pub const COPIED_NEVER: u32 = 0;
 
-/// Where an object is and where its fields are: read by allocation, copying and scanning.
+/// Reference fields kept inside the header (objects with more use the edge array).
+pub const INLINE_REFS: usize = 3;
+
+/// Where an object is and what it references: read by allocation, copying and scanning (32
+/// bytes: objects with at most [`INLINE_REFS`] references — most of them — are scanned from one
+/// cache line).
 #[derive(Clone, Copy, Debug, Default)]
 #[repr(C)]
 pub struct Header {
     /// Byte offset inside its space's VMA.
     pub addr: u64,
     pub size: u32,
-    /// First slot of its reference fields in the edge array.
+    /// First slot of its reference fields in the edge array (objects with > INLINE_REFS fields).
     pub ref_start: u32,
     pub nrefs: u16,
+    /// Edge-array slots reserved for this id, reused when the id is recycled.
+    pub ref_cap: u16,
+    pub inline: [ObjId; INLINE_REFS],
+}
+
+impl Header {
+    #[inline(always)]
+    pub fn uses_edges(&self) -> bool {
+        self.nrefs as usize > INLINE_REFS
+    }
 }
 
 /// The state a collector tests for every reference it visits — like ART's lock word: 4 bytes
@@ -141,8 +158,6 @@ pub struct Info {
     pub copied_by: u32,
     /// Number of times the id was (re)used.
     pub gen: u32,
-    /// Edge slots reserved for this id (≥ nrefs), reused when the id is recycled.
-    pub ref_cap: u16,
     /// Depth from the roots at which the current collection discovered the object.
     pub depth: u16,
     /// `AppState` at allocation.
@@ -185,21 +200,33 @@ impl Objects {
     #[inline]
     pub fn refs_of(&self, o: ObjId) -> &[ObjId] {
         let h = &self.hdr[o as usize];
-        let s = h.ref_start as usize;
-        &self.refs[s..s + h.nrefs as usize]
+        if h.uses_edges() {
+            let s = h.ref_start as usize;
+            &self.refs[s..s + h.nrefs as usize]
+        } else {
+            &h.inline[..h.nrefs as usize]
+        }
     }
     #[inline]
     pub fn get_ref(&self, o: ObjId, field: u32) -> ObjId {
         let h = &self.hdr[o as usize];
         debug_assert!(field < h.nrefs as u32);
-        self.refs[h.ref_start as usize + field as usize]
+        if h.uses_edges() {
+            self.refs[h.ref_start as usize + field as usize]
+        } else {
+            h.inline[field as usize]
+        }
     }
     #[inline]
     pub fn set_ref(&mut self, o: ObjId, field: u32, v: ObjId) {
-        let h = &self.hdr[o as usize];
+        let h = &mut self.hdr[o as usize];
         debug_assert!(field < h.nrefs as u32);
-        let i = h.ref_start as usize + field as usize;
-        self.refs[i] = v;
+        if h.uses_edges() {
+            let i = h.ref_start as usize + field as usize;
+            self.refs[i] = v;
+        } else {
+            h.inline[field as usize] = v;
+        }
     }
 
     fn vectors_consistent(&self) -> bool {
@@ -214,14 +241,19 @@ impl Objects {
         self.count += 1;
         if let Some(o) = self.free_ids.pop() {
             let i = o as usize;
+            // Host cache hint: the ids popped next (no effect on the simulation).
+            if let Some(&next) = self.free_ids.len().checked_sub(8).and_then(|j| self.free_ids.get(j)) {
+                prefetch(&self.hdr[next as usize]);
+                prefetch(&self.info[next as usize]);
+            }
             // Every vector has one entry per id ever created (asserted in debug builds), so the
             // reuse path indexes without bounds checks: it is the allocation hot path.
             debug_assert!(self.vectors_consistent());
             assert!(i < self.hdr.len());
             unsafe {
                 let info = self.info.get_unchecked_mut(i);
-                let cap = info.ref_cap;
                 let h = self.hdr.get_unchecked_mut(i);
+                let cap = h.ref_cap;
                 // The stale mark is an epoch at most the current one, and this id was unmarked in
                 // it (or it would not have been freed): it never equals a current or future epoch.
                 h.addr = addr;
@@ -230,22 +262,19 @@ impl Objects {
                 w.space = space as u8;
                 w.flags = fl | flag::LIVE;
                 h.nrefs = nrefs;
-                if nrefs <= cap {
-                    self.dead_edges -= cap as u64;
-                } else {
-                    h.ref_start = self.refs.len() as u32;
-                    info.ref_cap = nrefs;
-                    self.refs.resize(self.refs.len() + nrefs as usize, NULL);
-                }
-                let s = h.ref_start as usize;
-                let r = &mut self.refs[s..s + nrefs as usize];
-                if r.len() <= 4 {
-                    // (volatile: a call to memset costs more than a few stores)
-                    for x in r.iter_mut() {
-                        std::ptr::write_volatile(x, NULL);
+                h.inline = [NULL; INLINE_REFS];
+                if nrefs as usize > INLINE_REFS {
+                    // The id's edge slots (counted dead while it was free) come back into use,
+                    // or new ones are appended (the old ones stay dead until a compaction).
+                    if nrefs <= cap {
+                        self.dead_edges -= cap as u64;
+                    } else {
+                        h.ref_start = self.refs.len() as u32;
+                        h.ref_cap = nrefs;
+                        self.refs.resize(self.refs.len() + nrefs as usize, NULL);
                     }
-                } else {
-                    r.fill(NULL);
+                    let s = h.ref_start as usize;
+                    self.refs[s..s + nrefs as usize].fill(NULL);
                 }
                 info.alloc_ns = now;
                 info.alloc_clock = clock;
@@ -258,9 +287,13 @@ impl Objects {
         let o = self.hdr.len() as ObjId;
         assert!(o != NULL, "object id space exhausted");
         self.word.push(Word { mark: 0, space: space as u8, flags: fl | flag::LIVE, _pad: 0 });
-        self.hdr.push(Header { addr, size, ref_start: self.refs.len() as u32, nrefs });
-        self.refs.resize(self.refs.len() + nrefs as usize, NULL);
-        self.info.push(Info { alloc_ns: now, alloc_clock: clock, copied_by: COPIED_NEVER, gen: 0, ref_cap: nrefs, depth: 0, alloc_state: state as u8 });
+        let cap = if nrefs as usize > INLINE_REFS { nrefs } else { 0 };
+        let start = self.refs.len() as u32;
+        self.hdr.push(Header { addr, size, ref_start: start, nrefs, ref_cap: cap, inline: [NULL; INLINE_REFS] });
+        if nrefs as usize > INLINE_REFS {
+            self.refs.resize(self.refs.len() + nrefs as usize, NULL);
+        }
+        self.info.push(Info { alloc_ns: now, alloc_clock: clock, copied_by: COPIED_NEVER, gen: 0, depth: 0, alloc_state: state as u8 });
         o
     }
 
@@ -270,8 +303,10 @@ impl Objects {
         let i = o as usize;
         debug_assert!(self.word[i].flags & flag::LIVE != 0, "double free of object {o}");
         self.word[i].flags = 0;
+        if self.hdr[i].uses_edges() {
+            self.dead_edges += self.hdr[i].ref_cap as u64;
+        }
         self.hdr[i].nrefs = 0;
-        self.dead_edges += self.info[i].ref_cap as u64;
         self.free_ids.push(o);
         self.count -= 1;
     }
@@ -288,14 +323,25 @@ impl Objects {
             let live = self.word[i].flags & flag::LIVE != 0;
             let h = &mut self.hdr[i];
             let s = h.ref_start as usize;
-            let n = if live { h.nrefs as usize } else { 0 };
+            let n = if live && h.uses_edges() { h.nrefs as usize } else { 0 };
             h.ref_start = out.len() as u32;
+            h.ref_cap = n as u16;
             out.extend_from_slice(&self.refs[s..s + n]);
-            self.info[i].ref_cap = n as u16;
         }
         self.refs = out;
         self.dead_edges = 0;
     }
+}
+
+/// A hint to the host CPU's cache (no effect on the simulation).
+#[inline(always)]
+pub(crate) fn prefetch<T>(p: &T) {
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        core::arch::x86_64::_mm_prefetch(p as *const T as *const i8, core::arch::x86_64::_MM_HINT_T0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
 
 /// Round a requested size up to the object alignment, with room for the header and `nrefs`

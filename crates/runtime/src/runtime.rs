@@ -79,6 +79,10 @@ pub struct Runtime {
     pub gc_task: Task,
     pub mutator_idle_ns: Nanos,
     pub gc_idle_ns: Nanos,
+    /// The mutator's last idle interval [from, to) (sleeping between units of work): a pause
+    /// that starts while it is idle does not wait for it and only delays it if it outlasts it.
+    idle_from: Nanos,
+    idle_to: Nanos,
     pub proc_idx: u32,
     pub state: AppState,
     pub target_footprint: u64,
@@ -134,6 +138,8 @@ impl Runtime {
             gc_task,
             mutator_idle_ns: 0,
             gc_idle_ns: 0,
+            idle_from: 0,
+            idle_to: 0,
             proc_idx,
             state: AppState::Foreground,
             target_footprint: target,
@@ -181,7 +187,7 @@ impl Runtime {
         self.gc.is_some()
     }
     pub fn gc_thread(&self) -> u32 {
-        self.gc_task.thread as u32
+        self.gc_task.thread
     }
     pub fn mutator_cpu_ns(&self) -> Nanos {
         busy_ns(&self.mutator, self.mutator_idle_ns)
@@ -197,6 +203,8 @@ impl Runtime {
     pub fn mutator_idle_until(&mut self, t: Nanos) {
         if t > self.mutator.now {
             self.mutator_idle_ns += t - self.mutator.now;
+            self.idle_from = self.mutator.now;
+            self.idle_to = t;
             self.mutator.now = t;
         }
     }
@@ -368,12 +376,17 @@ impl Runtime {
         self.barrier(k, o);
     }
 
-    #[inline]
+    #[inline(always)]
     fn barrier(&mut self, k: &mut Kernel, o: ObjId) {
-        let Some(st) = self.gc.as_ref() else { return };
-        if !st.barrier {
-            return;
+        if let Some(st) = self.gc.as_ref() {
+            if st.barrier {
+                self.barrier_slow(k, o);
+            }
         }
+    }
+
+    #[inline(never)]
+    fn barrier_slow(&mut self, k: &mut Kernel, o: ObjId) {
         self.mutator.cpu(self.heap.costs.read_barrier_ns);
         self.stats.read_barriers += 1;
         let mut st = self.gc.take().unwrap();
@@ -642,7 +655,8 @@ impl Runtime {
             };
             let pause = phase.kind() == PhaseKind::Pause;
             if !st.phase_started {
-                if pause && !blocking && self.mutator.now > self.gc_task.now {
+                let mutator_idle = self.gc_task.now >= self.idle_from && self.gc_task.now < self.idle_to;
+                if pause && !blocking && !mutator_idle && self.mutator.now > self.gc_task.now {
                     // The pause waits for the mutator to reach a safepoint.
                     let w = self.mutator.now - self.gc_task.now;
                     self.gc_idle_ns += w;
@@ -680,11 +694,14 @@ impl Runtime {
                 st.rec.pause_max_ns = st.rec.pause_max_ns.max(d);
                 st.rec.gc_cpu_pause_ns += cpu;
                 if !blocking {
-                    // The mutator is stopped for the pause.
-                    self.mutator.now += d;
-                    self.mutator_idle_ns += d;
-                    self.stats.mutator_wait_ns += d;
-                    st.rec.mutator_wait_ns += d;
+                    // The mutator is stopped for the pause (if it was idle when the pause began,
+                    // only for the part that outlasts its idleness).
+                    let was_idle = st.phase_start_ns >= self.idle_from && st.phase_start_ns < self.idle_to;
+                    let w = if was_idle { end.saturating_sub(self.mutator.now) } else { d };
+                    self.mutator.now += w;
+                    self.mutator_idle_ns += w;
+                    self.stats.mutator_wait_ns += w;
+                    st.rec.mutator_wait_ns += w;
                 }
             }
             st.phase += 1;
@@ -846,7 +863,7 @@ fn fmt_dur(ns: Nanos) -> String {
 
 /// ART's GC log line (`Heap::LogGC`).
 pub fn gc_log_line(r: &GcRecord, allocated: u64, footprint: u64) -> String {
-    let free_pct = if footprint > 0 { 100 * footprint.saturating_sub(allocated) / footprint } else { 0 };
+    let free_pct = (100 * footprint.saturating_sub(allocated)).checked_div(footprint).unwrap_or(0);
     let pauses: Vec<String> = r.pauses_ns.iter().map(|&p| fmt_dur(p)).collect();
     format!(
         "{} {} GC freed {}({}) AllocSpace objects, {}({}) LOS objects, {}% free, {}/{}, paused {} total {}",

@@ -1,6 +1,6 @@
 //! One app's runtime on a device model, from settings to a JSON result (what `mobmem runtime
 //! run` and `mobmem runtime gcbench` print). Settings are layered like the kernel's: model
-//! defaults ← device ([kernel] and [runtime] tables) ← calibration file ← the user's options.
+//! defaults ← device (`[kernel]` and `[runtime]` tables) ← calibration file ← the user's options.
 
 use crate::config::RuntimeConfig;
 use crate::gc::GcRecord;

@@ -1,5 +1,6 @@
 //! The mutator workload model: a lifetime-driven graph mutator (runtime.md "Mutator workload").
 //!
+//!
 //! - **Shape**: `roots` static roots over a long-lived structure: depth-1 containers (one per
 //!   root), depth-2 objects, then holder objects (depth 3) whose slots hold long-lived *units*
 //!   (small trees of objects), and caches (depth 3) whose slots hold medium-lived units. Depth-1
@@ -19,6 +20,7 @@
 //! - **Launch access set** ([`Workload::hot_launch`]): near-root objects, foreground-young units
 //!   (allocated within `launch_fyo_window` bytes before going to background, still alive) and a
 //!   sample of other live units.
+//!
 //! Units of work come at the frame period in the foreground (16.7 ms) and `bg_period` in the
 //! background; each does `cpu_fg`·period (or `cpu_bg`) of compute besides its memory work.
 //!

@@ -1,6 +1,8 @@
 //! Behaviour tests of the runtime: barriers, triggers, escalation, OOM, heap sizing, collector
 //! transition and trim, placement hooks, compaction, fragmentation, GCBench.
 
+#![allow(clippy::field_reassign_with_default, clippy::needless_range_loop, clippy::unnecessary_cast, clippy::while_let_loop)]
+
 use mobmem_kernel::{Kernel, KernelConfig};
 use mobmem_runtime::config::CollectorKind;
 use mobmem_runtime::gcbench::{self, GcBenchParams};

@@ -4,6 +4,8 @@
 //! collection: no reachable object freed or corrupted, every object unreachable when the
 //! collection started (in its scope) freed, no overlapping objects, accounting intact.
 
+#![allow(clippy::field_reassign_with_default, clippy::needless_range_loop, clippy::unnecessary_cast, clippy::while_let_loop)]
+
 use mobmem_kernel::{Kernel, KernelConfig};
 use mobmem_runtime::config::CollectorKind;
 use mobmem_runtime::oracle::Oracle;

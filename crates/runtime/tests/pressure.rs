@@ -2,6 +2,8 @@
 //! collection; its GC thread takes the major faults and pswpin rises by about the number of pages
 //! holding live objects (the pages it traced). The same collection without pressure takes none.
 
+#![allow(clippy::field_reassign_with_default, clippy::needless_range_loop, clippy::unnecessary_cast, clippy::while_let_loop)]
+
 use mobmem_kernel::madvise::Advice;
 use mobmem_kernel::{Kernel, KernelConfig, Task};
 use mobmem_runtime::config::CollectorKind;
@@ -70,5 +72,42 @@ fn full_gc_of_a_swapped_out_background_app_swaps_in_what_it_traces() {
         assert!(err < 0.10, "{kind:?}: pswpin {pswpin} vs {live_pages} live pages");
         let (pswpin, majors, _, _) = run(kind, false);
         assert_eq!((pswpin, majors), (0, 0), "{kind:?} without pressure");
+    }
+}
+
+#[test]
+fn hot_launch_touches_near_root_and_foreground_young_objects() {
+    for pressure in [true, false] {
+        let mut kc = KernelConfig::default();
+        kc.set("swap", "zram").unwrap();
+        kc.set("swap_mib", "512").unwrap();
+        let mut k = Kernel::new(kc).unwrap();
+        let mut c = RuntimeConfig::default();
+        c.transition_gc = false;
+        c.heap.boot_image_bytes = 64 << 10;
+        c.heap.zygote_space_bytes = 16 << 10;
+        let mut rt = Runtime::new(&mut k, 9, "app", 0, c, 0).unwrap();
+        let p = AppProfile { live_heap: 4 << 20, native_anon: 0, file_bytes: 0, ..AppProfile::default() };
+        let mut w = Workload::new(p);
+        w.build(&mut rt, &mut k);
+        let t = rt.mutator.now;
+        assert!(w.run_until(&mut rt, &mut k, t + 500_000_000));
+        w.set_state(&mut rt, AppState::Background);
+        assert!(!w.fyo.is_empty());
+        if pressure {
+            let mut sys = Task::new(k.new_thread(), rt.proc_idx, rt.mutator.now);
+            let v = rt.heap.vma[0];
+            let n = k.vmas[v as usize].npages;
+            k.madvise(&mut sys, v, 0, n, Advice::PageOut).unwrap();
+        }
+        w.set_state(&mut rt, AppState::Foreground);
+        let la = w.hot_launch(&mut rt, &mut k);
+        assert_eq!(la.near_root as usize, w.near.len());
+        assert!(la.foreground_young > 0 && la.other > 0);
+        if pressure {
+            assert!(la.major_faults > 100, "{la:?}");
+        } else {
+            assert_eq!(la.major_faults, 0);
+        }
     }
 }

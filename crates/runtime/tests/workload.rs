@@ -4,6 +4,8 @@
 //! lived units evicted and long-lived units replaced in that span account for ~2 pp); bytes by
 //! size class within ±3 pp of the configured mix.
 
+#![allow(clippy::field_reassign_with_default, clippy::needless_range_loop, clippy::unnecessary_cast, clippy::while_let_loop)]
+
 use mobmem_kernel::{Kernel, KernelConfig};
 use mobmem_runtime::config::CollectorKind;
 use mobmem_runtime::workload::{near_root_bytes, reachable_set, AppProfile, Workload};

@@ -75,6 +75,7 @@ fn compaction_flip(cx: &mut Cx) {
     // Rebuild the region table.
     let mut to_release = Vec::new();
     let mut non_free = 0;
+    #[allow(clippy::needless_range_loop)]
     for r in 0..n {
         match h.regions.state[r] {
             RegionState::Large | RegionState::LargeTail => {
@@ -147,7 +148,7 @@ fn compact_page(cx: &mut Cx, p: u32) {
             }
         }
         if new != old {
-            cx.heap.objs.info[i].copied_by = cx.t.thread as u32;
+            cx.heap.objs.info[i].copied_by = cx.t.thread;
             cx.st.rec.objects_copied += 1;
             cx.st.rec.bytes_copied += size as u64;
             if !cx.gc_thread {

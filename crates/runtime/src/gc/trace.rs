@@ -15,6 +15,7 @@ use crate::object::{flag, AppState, ObjId, SpaceId, NULL};
 use crate::space::region::{LIVE_UNKNOWN, REGION_SIZE};
 use crate::space::{RegionSpace, RegionState};
 use mobmem_engine::Nanos;
+use crate::object::prefetch;
 
 /// Depth recorded for objects first reached by a mutator (not through tracing from the roots).
 pub const DEPTH_UNKNOWN: u16 = u16::MAX;
@@ -97,22 +98,11 @@ fn mark_new(cx: &mut Cx, o: ObjId, depth: u16) {
     } else {
         cx.t.cpu(h.costs.mark_object_ns);
     }
-    let rs = cx.heap.objs.hdr[i].ref_start as usize;
-    if rs < cx.heap.objs.refs.len() {
-        prefetch(&cx.heap.objs.refs[rs]);
+    let h = &cx.heap.objs.hdr[i];
+    if h.uses_edges() {
+        prefetch(&cx.heap.objs.refs[h.ref_start as usize]);
     }
     cx.st.stack.push((o, depth));
-}
-
-/// A hint to the host CPU's cache (no effect on the simulation).
-#[inline(always)]
-fn prefetch<T>(p: &T) {
-    #[cfg(target_arch = "x86_64")]
-    unsafe {
-        core::arch::x86_64::_mm_prefetch(p as *const T as *const i8, core::arch::x86_64::_MM_HINT_T0);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
 }
 
 /// Copy `o` into its placement class's evacuation region (touching source and destination pages).
@@ -154,7 +144,7 @@ pub fn copy_object(cx: &mut Cx, o: ObjId, depth: u16) {
     }
     h.objs.hdr[i].addr = addr;
     h.objs.word[i].space = space as u8;
-    h.objs.info[i].copied_by = cx.t.thread as u32;
+    h.objs.info[i].copied_by = cx.t.thread;
     // A swapped-out object's contents are not in the heap: only its stub moves.
     let bytes = if swapped { crate::object::HEADER_BYTES } else { size };
     cx.t.cpu(h.costs.copy_ns(bytes));
@@ -172,6 +162,7 @@ pub fn copy_object(cx: &mut Cx, o: ObjId, depth: u16) {
     }
 }
 
+
 /// Scan one gray object: read it, visit its reference fields.
 #[inline]
 pub fn scan_object(cx: &mut Cx, o: ObjId, depth: u16) {
@@ -181,13 +172,25 @@ pub fn scan_object(cx: &mut Cx, o: ObjId, depth: u16) {
     } else {
         cx.heap.touch_object(cx.k, cx.t, o, false);
     }
-    let n = cx.heap.objs.hdr[i].nrefs as usize;
-    let s = cx.heap.objs.hdr[i].ref_start as usize;
+    let h = cx.heap.objs.hdr[i];
+    let n = h.nrefs as usize;
     let c = &cx.heap.costs;
     cx.t.cpu(c.scan_object_ns + n as u64 * c.visit_ref_ns);
     cx.st.rec.objects_scanned += 1;
     cx.st.rec.refs_visited += n as u64;
     let d = depth.saturating_add(1).min(DEPTH_UNKNOWN - 1);
+    if !h.uses_edges() {
+        for &child in &h.inline[..n] {
+            if child != NULL {
+                prefetch(&cx.heap.objs.hdr[child as usize]);
+            }
+        }
+        for &child in &h.inline[..n] {
+            mark_ref(cx, child, d);
+        }
+        return;
+    }
+    let s = h.ref_start as usize;
     // Overlap the cache misses of the children's headers (host performance only).
     for f in 0..n {
         let child = cx.heap.objs.refs[s + f];
@@ -259,15 +262,28 @@ pub fn reclaim_objects(cx: &mut Cx, until: Nanos) -> bool {
     let sticky = cx.st.sticky;
     let end = if sticky { cx.st.young_snapshot.len() } else { cx.heap.objs.len() };
     let mut n = 0u32;
+    // Counters of the fast path, kept in registers and written back in batches.
+    let (mut fast_objs, mut fast_bytes) = (0u64, 0u64);
+    let flush = |cx: &mut Cx, objs: &mut u64, bytes: &mut u64| {
+        cx.st.rec.freed_objects += *objs;
+        cx.st.rec.freed_bytes += *bytes;
+        cx.heap.bytes_allocated -= *bytes;
+        *objs = 0;
+        *bytes = 0;
+    };
+    let regions = cx.heap.collector.uses_regions();
     while cx.st.cursor < end {
         let o = if sticky { cx.st.young_snapshot[cx.st.cursor] } else { cx.st.cursor as ObjId };
         cx.st.cursor += 1;
         let i = o as usize;
-        let f = cx.heap.objs.word[i].flags;
-        if f & flag::LIVE == 0 || cx.heap.objs.word[i].space >= SpaceId::Zygote as u8 {
+        let w = cx.heap.objs.word[i];
+        if w.flags & flag::LIVE == 0 || w.space >= SpaceId::Zygote as u8 {
             continue;
         }
-        if cx.heap.objs.word[i].mark == epoch {
+        if w.mark == epoch {
+            if sticky {
+                cx.heap.objs.word[i].flags &= !flag::YOUNG; // a survivor is old from now on
+            }
             continue;
         }
         if cx.st.scope_hook && !cx.hooks.scope.as_ref().map(|s| s.follow(cx.heap, o)).unwrap_or(true) {
@@ -278,24 +294,25 @@ pub fn reclaim_objects(cx: &mut Cx, until: Nanos) -> bool {
         // Fast path: a dead object in a region being evacuated costs nothing by itself (the
         // region is freed whole); only its id and the byte count are returned.
         let h = &mut *cx.heap;
-        if h.objs.word[i].space == SpaceId::Main as u8 && f & flag::SWAPPED == 0 && h.collector.uses_regions() && h.regions.in_from[(h.objs.hdr[i].addr / REGION_SIZE) as usize] {
-            let size = h.objs.hdr[i].size as u64;
-            cx.st.rec.freed_objects += 1;
-            cx.st.rec.freed_bytes += size;
-            h.bytes_allocated -= size;
+        let hd = &h.objs.hdr[i];
+        if regions && w.space == SpaceId::Main as u8 && w.flags & flag::SWAPPED == 0 && h.regions.in_from[(hd.addr / REGION_SIZE) as usize] {
+            fast_objs += 1;
+            fast_bytes += hd.size as u64;
             h.objs.free(o);
         } else {
             free_dead(cx, o);
         }
         n += 1;
-        if n & 255 == 0 {
+        if n & 1023 == 0 {
+            flush(cx, &mut fast_objs, &mut fast_bytes);
             cx.sync_kernel();
             if cx.t.now >= until {
                 return false;
             }
         }
     }
-    for &o in &cx.st.young_snapshot {
+    flush(cx, &mut fast_objs, &mut fast_bytes);
+    for &o in if sticky { &[][..] } else { &cx.st.young_snapshot[..] } {
         let i = o as usize;
         if cx.heap.objs.word[i].flags & flag::LIVE != 0 && cx.heap.objs.word[i].mark == epoch {
             cx.heap.objs.word[i].flags &= !flag::YOUNG;

@@ -85,3 +85,26 @@ impl PageExtents {
         self.free.values().copied().max().unwrap_or(0)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_fit_coalesces_and_reports_dirty_free_pages() {
+        let mut e = PageExtents::new(100);
+        let a = e.alloc(10).unwrap();
+        let b = e.alloc(20).unwrap();
+        let c = e.alloc(5).unwrap();
+        assert_eq!((a, b, c), (0, 10, 30));
+        e.free(b, 20);
+        assert_eq!(e.alloc(15), Some(10)); // first fit reuses the hole
+        e.free(10, 15);
+        e.free(a, 10);
+        e.free(c, 5);
+        assert_eq!(e.used_pages, 0);
+        assert_eq!(e.largest_free(), 100);
+        assert_eq!(e.take_dirty_free(), vec![(0, 35)]);
+        assert!(e.take_dirty_free().is_empty(), "released pages are not reported twice");
+    }
+}

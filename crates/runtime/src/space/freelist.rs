@@ -16,7 +16,7 @@ pub const NUM_BRACKETS: usize = 32 + 5;
 #[inline]
 pub fn bracket_of(size: u32) -> usize {
     if size <= 512 {
-        ((size.max(1) + 15) / 16 - 1) as usize
+        (size.max(1).div_ceil(16) - 1) as usize
     } else if size <= 1024 {
         32
     } else if size <= 2048 {
@@ -216,5 +216,43 @@ impl FreeListSpace {
     /// Bytes in runs (pages held) minus bytes of live objects: the space's fragmentation.
     pub fn fragmentation_bytes(&self) -> u64 {
         (self.pages.used_pages as u64 * PAGE).saturating_sub(self.bytes_allocated)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn brackets_cover_sizes() {
+        for s in [1u32, 16, 17, 512, 513, 1024, 2048, 4096, 8192, 12288] {
+            assert!(bracket_size(bracket_of(s)) >= s, "{s}");
+        }
+        assert_eq!(bracket_size(bracket_of(24)), 32);
+    }
+
+    #[test]
+    fn slots_are_reused_and_empty_runs_return_their_pages() {
+        let mut f = FreeListSpace::new(0, 64);
+        let a: Vec<u64> = (0..300).map(|_| f.alloc(48).unwrap().0).collect();
+        let pages = f.pages.used_pages;
+        assert!(pages >= 3);
+        let mut uniq = a.clone();
+        uniq.sort_unstable();
+        uniq.dedup();
+        assert_eq!(uniq.len(), a.len(), "no slot handed out twice");
+        // Free every other object: fragmentation, no run becomes empty.
+        for &x in a.iter().step_by(2) {
+            assert!(f.free(x, 48).is_none());
+        }
+        assert_eq!(f.pages.used_pages, pages);
+        assert!(f.fragmentation_bytes() > f.bytes_allocated);
+        let b = f.alloc(40).unwrap().0; // same bracket (48): a freed slot comes back
+        assert!(a.contains(&b));
+        f.free(b, 40);
+        for &x in a.iter().skip(1).step_by(2) {
+            f.free(x, 48);
+        }
+        assert_eq!((f.pages.used_pages, f.objects, f.bytes_allocated), (0, 0, 0));
     }
 }

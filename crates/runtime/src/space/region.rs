@@ -98,6 +98,10 @@ impl RegionSpace {
     pub fn tag_names(&self, r: u32) -> Vec<&str> {
         (0..self.tag_names.len()).filter(|&i| self.tags[r as usize] >> i & 1 == 1).map(|i| self.tag_names[i].as_str()).collect()
     }
+    /// The names of the registered tags (bit i = name i).
+    pub fn tag_names_registered(&self) -> &[String] {
+        &self.tag_names
+    }
     pub fn has_tag(&self, r: u32, tag: u32) -> bool {
         self.tags[r as usize] >> tag & 1 == 1
     }
@@ -211,5 +215,41 @@ impl RegionSpace {
         }
         let live = self.live[i];
         live != LIVE_UNKNOWN && (live as u64) * 100 < live_percent_threshold as u64 * self.top[i] as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copy_reserve_limits_mutators_not_evacuation() {
+        let mut r = RegionSpace::new(0, 8, true);
+        let got: Vec<_> = (0..8).map(|_| r.alloc_region(false, 0, 0)).collect();
+        assert_eq!(got.iter().filter(|g| g.is_some()).count(), 4);
+        assert!(r.alloc_region(true, 0, 0).is_some(), "evacuation may use the reserve");
+        let mut nr = RegionSpace::new(0, 8, false);
+        assert_eq!((0..8).filter_map(|_| nr.alloc_region(false, 0, 0)).count(), 8);
+    }
+
+    #[test]
+    fn large_regions_and_evacuation_rule() {
+        let mut r = RegionSpace::new(0, 16, false);
+        let first = r.alloc_large(3, (2 * REGION_SIZE + 100) as u32).unwrap();
+        assert_eq!(r.state[first as usize], RegionState::Large);
+        assert_eq!(r.state[first as usize + 2], RegionState::LargeTail);
+        assert!(!r.should_evacuate_full(first, 75));
+        let a = r.alloc_region(false, 0, 0).unwrap();
+        assert!(r.should_evacuate_full(a, 75), "newly allocated regions are evacuated");
+        r.newly[a as usize] = false;
+        r.top[a as usize] = 1000;
+        r.live[a as usize] = 800;
+        assert!(!r.should_evacuate_full(a, 75));
+        r.live[a as usize] = 700;
+        assert!(r.should_evacuate_full(a, 75));
+        let t = r.tag_id("cold");
+        assert_eq!(r.tag_id("cold"), t);
+        r.tags[a as usize] |= 1 << t;
+        assert_eq!(r.tag_names(a), vec!["cold"]);
     }
 }

@@ -1,0 +1,232 @@
+//! The policy hooks, each exercised by a small test policy: collector choice per state, tracing
+//! scope (extra roots, references not followed, evacuation set), barriers, after-GC madvise,
+//! heap sizing, and object-granularity swap with stubs.
+
+#![allow(clippy::field_reassign_with_default, clippy::needless_range_loop, clippy::unnecessary_cast, clippy::while_let_loop)]
+
+use mobmem_kernel::{Kernel, KernelConfig};
+use mobmem_runtime::config::CollectorKind;
+use mobmem_runtime::gc::{GcRecord, GcType};
+use mobmem_runtime::heap::Heap;
+use mobmem_runtime::hooks::{AfterGcAction, AfterGcPolicy, BarrierHook, CollectorChoice, ObjectSwapPolicy, TracingScope};
+use mobmem_runtime::object::{flag, AppState, ObjId, SpaceId};
+use mobmem_runtime::sizing::{HeapSizingPolicy, SizingDecision, SizingInput};
+use mobmem_runtime::{GcCause, HeapConfig, Runtime, RuntimeConfig, NULL};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+fn setup(kind: CollectorKind) -> (Kernel, Runtime) {
+    let mut kc = KernelConfig::default();
+    kc.set("swap", "zram").unwrap();
+    kc.set("swap_mib", "512").unwrap();
+    let mut k = Kernel::new(kc).unwrap();
+    let mut c = RuntimeConfig::default();
+    c.fg_collector = kind;
+    c.bg_collector = kind;
+    c.heap.growth_limit = 64 << 20;
+    c.heap.capacity = 64 << 20;
+    c.heap.start_size = 32 << 20;
+    c.heap.boot_image_bytes = 64 << 10;
+    c.heap.zygote_space_bytes = 16 << 10;
+    let rt = Runtime::new(&mut k, 3, "app", 0, c, 0).unwrap();
+    (k, rt)
+}
+
+/// A chain of `n` objects of `size` bytes hanging from root `slot`.
+fn chain(rt: &mut Runtime, k: &mut Kernel, slot: usize, n: usize, size: u32) -> Vec<ObjId> {
+    let mut v: Vec<ObjId> = Vec::new();
+    for i in 0..n {
+        let o = rt.alloc(k, size, 1).unwrap();
+        if i == 0 {
+            rt.set_root(k, slot, o);
+        } else {
+            rt.write_ref(k, v[i - 1], 0, o);
+        }
+        v.push(o);
+    }
+    v
+}
+
+struct FullInBackground;
+impl CollectorChoice for FullInBackground {
+    fn gc_type(&mut self, state: AppState, _cause: GcCause, proposed: GcType) -> GcType {
+        if state == AppState::Background {
+            GcType::Full
+        } else {
+            proposed
+        }
+    }
+}
+
+#[test]
+fn collector_choice_per_state() {
+    let (mut k, mut rt) = setup(CollectorKind::ConcurrentCopying);
+    rt.hooks.collector_choice = Some(Box::new(FullInBackground));
+    chain(&mut rt, &mut k, 0, 100, 64);
+    rt.start_gc(&mut k, GcCause::Requested, GcType::Sticky);
+    rt.wait_for_gc(&mut k);
+    rt.set_state(AppState::Background);
+    rt.start_gc(&mut k, GcCause::Requested, GcType::Sticky);
+    rt.wait_for_gc(&mut k);
+    let kinds: Vec<_> = rt.records.iter().map(|r| (r.state, r.gc_type)).collect();
+    assert_eq!(kinds, vec![("fg", "sticky"), ("bg", "full")]);
+}
+
+/// Objects allocated in the foreground are not followed (treated live, untraced); extra roots
+/// keep one otherwise unreachable background object alive.
+struct BackgroundOnly {
+    extra: ObjId,
+}
+impl TracingScope for BackgroundOnly {
+    fn follow(&self, heap: &Heap, to: ObjId) -> bool {
+        heap.objs.info[to as usize].alloc_state == AppState::Background as u8
+    }
+    fn extra_roots(&mut self, _heap: &Heap, _t: GcType, out: &mut Vec<ObjId>) {
+        out.push(self.extra);
+    }
+    fn evacuate_region(&self, heap: &Heap, r: u32, proposed: bool) -> bool {
+        // Only regions without foreground objects move (a region-level scope, as Fleet's BGC).
+        proposed && (0..heap.objs.len() as ObjId).all(|o| !heap.objs.is_live(o) || heap.objs.word[o as usize].space != 0 || (heap.objs.hdr[o as usize].addr / mobmem_runtime::space::REGION_SIZE) as u32 != r || heap.objs.info[o as usize].alloc_state == 1)
+    }
+}
+
+#[test]
+fn tracing_scope_limits_what_is_traced_and_adds_roots() {
+    let (mut k, mut rt) = setup(CollectorKind::ConcurrentCopying);
+    let fg = chain(&mut rt, &mut k, 0, 2000, 64);
+    // Cut the foreground chain: its tail is garbage, but out of scope, so it must survive.
+    rt.write_ref(&mut k, fg[999], 0, NULL);
+    rt.set_state(AppState::Background);
+    let bg = chain(&mut rt, &mut k, 1, 50, 64);
+    let extra = rt.alloc(&mut k, 64, 0).unwrap(); // held by no root
+    let dead_bg = rt.alloc(&mut k, 64, 0).unwrap();
+    rt.hooks.scope = Some(Box::new(BackgroundOnly { extra }));
+    rt.collect_blocking(&mut k, GcCause::Explicit, GcType::Full);
+    let r = rt.records.last().unwrap();
+    assert!(fg.iter().all(|&o| rt.heap.objs.is_live(o)), "out-of-scope objects were freed");
+    assert!(bg.iter().all(|&o| rt.heap.objs.is_live(o)) && rt.heap.objs.is_live(extra));
+    assert!(!rt.heap.objs.is_live(dead_bg), "an unreachable in-scope object survived");
+    // Only the background objects (+ root slot 0's first foreground object is not followed) were scanned.
+    assert!(r.objects_scanned <= 60, "scanned {}", r.objects_scanned);
+    mobmem_runtime::oracle::check_layout(&rt.heap).unwrap();
+}
+
+#[derive(Clone, Default)]
+struct Counts(Arc<AtomicU64>, Arc<AtomicU64>);
+struct CountingBarrier(Counts);
+impl BarrierHook for CountingBarrier {
+    fn on_read(&mut self, _h: &Heap, _o: ObjId, _now: u64) {
+        self.0 .0.fetch_add(1, Ordering::Relaxed);
+    }
+    fn on_write(&mut self, _h: &Heap, _o: ObjId, _f: u32, _v: ObjId, _now: u64) {
+        self.0 .1.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+#[test]
+fn barrier_hooks_see_mutator_reads_and_writes() {
+    let (mut k, mut rt) = setup(CollectorKind::MarkSweep);
+    let c = Counts::default();
+    rt.hooks.barrier = Some(Box::new(CountingBarrier(c.clone())));
+    let v = chain(&mut rt, &mut k, 0, 10, 64);
+    for &o in &v {
+        rt.read(&mut k, o);
+    }
+    assert_eq!(c.1.load(Ordering::Relaxed), 9);
+    assert!(c.0.load(Ordering::Relaxed) >= 10);
+}
+
+/// After each GC: page out the regions tagged "cold", mark the "hot" ones with Fleet's hint.
+struct PageOutCold;
+impl AfterGcPolicy for PageOutCold {
+    fn after_gc(&mut self, heap: &Heap, _r: &GcRecord, _s: AppState, out: &mut Vec<AfterGcAction>) {
+        let cold = heap.regions.tag_names_registered().iter().position(|n| n == "cold");
+        for r in 0..heap.regions.num_regions {
+            if heap.regions.state[r as usize] != mobmem_runtime::space::RegionState::Free {
+                let is_cold = cold.map(|c| heap.regions.has_tag(r, c as u32)).unwrap_or(false);
+                let advice = if is_cold { "pageout" } else { "hot" };
+                out.push(AfterGcAction::Madvise { space: SpaceId::Main, first_page: r * 64, count: 64, advice: advice.into() });
+            }
+        }
+    }
+}
+
+#[test]
+fn after_gc_actions_madvise_ranges() {
+    let (mut k, mut rt) = setup(CollectorKind::ConcurrentCopying);
+    // Survivors go to regions tagged "cold" through a placement class.
+    struct AllCold(u8);
+    impl mobmem_runtime::hooks::PlacementPolicy for AllCold {
+        fn survivor_class(&mut self, _h: &Heap, _i: &mobmem_runtime::hooks::SurvivorInfo) -> u8 {
+            self.0
+        }
+    }
+    let cold = rt.heap.register_class("cold", &["cold"]);
+    rt.hooks.placement = Some(Box::new(AllCold(cold)));
+    rt.hooks.after_gc.push(Box::new(PageOutCold));
+    chain(&mut rt, &mut k, 0, 20_000, 64);
+    let pswpout0 = k.vmstat.pswpout;
+    rt.collect_blocking(&mut k, GcCause::Explicit, GcType::Full);
+    let paged = k.vmstat.pswpout - pswpout0;
+    assert!(paged >= 300, "cold regions were not paged out: {paged}");
+    // The mutator now faults them back in.
+    let m0 = rt.mutator.bd.major_faults_zram;
+    let first = rt.heap.roots[0];
+    rt.read(&mut k, first);
+    assert!(rt.mutator.bd.major_faults_zram > m0);
+}
+
+struct Stingy;
+impl HeapSizingPolicy for Stingy {
+    fn after_gc(&mut self, _h: &HeapConfig, s: &SizingInput) -> SizingDecision {
+        let t = s.bytes_allocated + (1 << 20);
+        SizingDecision { target_footprint: t, concurrent_start_bytes: t - (256 << 10), next_gc_type: GcType::Full }
+    }
+}
+
+#[test]
+fn heap_sizing_policy_replaces_grow_for_utilization() {
+    let (mut k, mut rt) = setup(CollectorKind::ConcurrentCopying);
+    rt.hooks.sizing = Box::new(Stingy);
+    chain(&mut rt, &mut k, 0, 1000, 200);
+    rt.explicit_gc(&mut k);
+    assert_eq!(rt.target_footprint, rt.heap.bytes_allocated + (1 << 20));
+    assert_eq!(rt.next_gc_type, GcType::Full);
+}
+
+/// Swap out every live object of at least 8 KiB (as Marvin would, without its hotness tracking).
+struct SwapBig;
+impl ObjectSwapPolicy for SwapBig {
+    fn select(&mut self, heap: &Heap, _now: u64, out: &mut Vec<ObjId>) {
+        for o in 0..heap.objs.len() as ObjId {
+            if heap.objs.is_live(o) && heap.objs.hdr[o as usize].size >= 8192 && heap.objs.word[o as usize].flags & flag::SWAPPED == 0 && !heap.objs.space_of(o).immune() {
+                out.push(o);
+            }
+        }
+    }
+}
+
+#[test]
+fn object_swap_with_stubs() {
+    for kind in [CollectorKind::ConcurrentCopying, CollectorKind::MarkSweep] {
+        let (mut k, mut rt) = setup(kind);
+        rt.hooks.object_swap = Some(Box::new(SwapBig));
+        let big = chain(&mut rt, &mut k, 0, 64, 10_000); // region-space objects, 3 pages each
+        rt.explicit_gc(&mut k);
+        assert_eq!(rt.heap.swapped_objects, 64, "{kind:?}");
+        let rss_before = k.proc_rss_swap(rt.proc_idx).0;
+        // A full GC traces through the stubs (the chain stays alive) without touching them.
+        rt.explicit_gc(&mut k);
+        let r = rt.records.last().unwrap();
+        assert!(big.iter().all(|&o| rt.heap.objs.is_live(o)));
+        assert_eq!(r.objects_scanned, 64);
+        assert!(r.gc_pages_touched <= 8, "{kind:?}: GC touched {} pages of swapped objects", r.gc_pages_touched);
+        assert!(k.proc_rss_swap(rt.proc_idx).0 <= rss_before);
+        // A mutator access swaps the object back in.
+        let t0 = rt.mutator.now;
+        rt.read(&mut k, big[10]);
+        assert_eq!(rt.stats.swapped_in, 1);
+        assert!(rt.mutator.now - t0 >= k.cfg.costs.flash_read_ns);
+        assert_eq!(rt.heap.objs.word[big[10] as usize].flags & flag::SWAPPED, 0);
+    }
+}
