@@ -64,7 +64,7 @@ fn build_graph(rt: &mut Runtime, k: &mut Kernel, objects: u64) {
     }
 }
 
-const TRACING_PHASES: &[&str] = &["InitialMark", "ConcurrentMark", "Remark", "FlipThreadRoots", "CopyingPhase", "MarkStackCheckpoint", "StopTheWorld"];
+const TRACING_PHASES: &[&str] = &["InitialMark", "ConcurrentMark", "MarkingPhase", "Remark", "FlipThreadRoots", "CopyingPhase", "MarkStackCheckpoint", "StopTheWorld"];
 
 /// Tracing throughput of a full collection of `objects` live objects with collector `kind`.
 pub fn tracing(kind: CollectorKind, objects: u64) -> Value {

@@ -236,7 +236,7 @@ impl Objects {
 
     /// Create an object record (the caller has chosen its address).
     #[allow(clippy::too_many_arguments)]
-    #[inline]
+    #[inline(always)]
     pub fn create(&mut self, addr: u64, size: u32, space: SpaceId, nrefs: u16, now: Nanos, clock: u64, state: AppState, fl: u8) -> ObjId {
         self.count += 1;
         if let Some(o) = self.free_ids.pop() {

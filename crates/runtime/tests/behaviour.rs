@@ -294,3 +294,32 @@ fn runs_are_deterministic() {
     };
     assert_eq!(run(), run());
 }
+
+#[test]
+fn attribution_separates_stop_the_world_from_everything_else() {
+    let v = mobmem_runtime::sim::run_app(&mobmem_runtime::sim::RunOptions {
+        kernel: &[],
+        runtime: &[("collector".into(), "cc".into())],
+        app: "synthetic:footprint=8m,objsize=128,rate=8m",
+        app_settings: &[],
+        seconds: 3.0,
+        state: AppState::Foreground,
+        policies: &[],
+    })
+    .unwrap();
+    let s = &v["summary"];
+    let f = |k: &str| s[k].as_f64().unwrap();
+    assert!(f("gc_count") >= 2.0);
+    assert!((f("stw_cpu_ms") + f("other_cpu_ms") - f("total_cpu_ms")).abs() < 1e-6);
+    assert!((f("mutator_cpu_ms") + f("gc_cpu_ms") - f("total_cpu_ms")).abs() < 1e-6);
+    assert!(f("gc_cpu_pause_ms") <= f("pause_total_ms") + 1e-9);
+    let gcs = v["gcs"].as_array().unwrap();
+    let pauses: f64 = gcs.iter().map(|g| g["pause_total_ns"].as_f64().unwrap()).sum::<f64>() / 1e6;
+    assert!((pauses - f("pause_total_ms")).abs() < 1e-6);
+    for g in gcs {
+        let phase_pause: u64 = g["phases"].as_array().unwrap().iter().filter(|p| p["kind"] == "Pause").map(|p| p["end_ns"].as_u64().unwrap() - p["start_ns"].as_u64().unwrap()).sum();
+        assert_eq!(phase_pause, g["pause_total_ns"].as_u64().unwrap());
+        assert!(g["gc_cpu_ns"].as_u64().unwrap() >= g["gc_cpu_pause_ns"].as_u64().unwrap());
+        assert!(g["log"].as_str().unwrap().contains("concurrent copying GC freed"));
+    }
+}

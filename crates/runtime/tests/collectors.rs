@@ -156,7 +156,7 @@ fn run_program(kind: CollectorKind, ops: &[Op]) -> Result<(), TestCaseError> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, max_shrink_iters: 2000, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 64, max_shrink_iters: 2000, ..ProptestConfig::default() })]
     #[test]
     fn concurrent_copying_matches_oracle(ops in proptest::collection::vec(op(), 1..160)) {
         run_program(CollectorKind::ConcurrentCopying, &ops)?;

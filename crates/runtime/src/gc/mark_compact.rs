@@ -1,15 +1,17 @@
 //! ConcurrentMarkCompact (ART's collector from Android 14): full collections only, sliding
 //! compaction in place, no copy reserve (mutators may use every region).
 //!
-//! Plan: `InitialMark` (pause) → `ConcurrentMark` → `Remark` (pause) → `PreCompactSweep`
-//! (concurrent: dead objects freed) → `CompactionPause` (pause: forwarding addresses computed by
-//! sliding live objects, in address order, towards the start of the space; roots updated) →
-//! `ConcurrentCompaction` (the GC thread moves objects page by page in address order; a mutator
-//! that touches an object whose destination page is not done yet compacts that page itself, as
-//! ART's userfaultfd-based compaction does). Objects keep region boundaries (an object never
+//! Plan (ART `MarkCompact::RunPhases`): `MarkingPhase` (concurrent; roots marked at a thread
+//! checkpoint, not a global pause) → `Remark` (the marking pause: roots and objects written
+//! during marking) → `ReclaimPhase+PrepareForCompaction` (concurrent: dead objects freed,
+//! forwarding information computed — its cost is charged here) → `CompactionPause` (pause: roots
+//! updated, the compaction set up; the new addresses slide live objects in address order towards
+//! the start of the space) → `CompactionPhase` (the GC thread moves objects page by page in
+//! address order; a mutator that touches an object whose destination page is not done yet
+//! compacts that page itself, as ART's userfaultfd-based compaction does). Objects keep region boundaries (an object never
 //! straddles two regions) so the region table stays exact; large regions stay in place.
 
-use super::mark_sweep::{concurrent_mark, initial_mark, remark};
+use super::mark_sweep::{concurrent_mark, remark};
 use super::{trace, Collector, Cx, GcType, PhaseId};
 use crate::config::CollectorKind;
 use crate::object::{ObjId, SpaceId};
@@ -71,7 +73,7 @@ fn compaction_flip(cx: &mut Cx) {
         h.objs.hdr[o as usize].addr = new;
         entries.push((o, old));
     }
-    cx.t.cpu(live.len() as u64 * h.costs.forward_object_ns);
+    // (The forwarding computation itself was charged in PrepareForCompaction.)
     // Rebuild the region table.
     let mut to_release = Vec::new();
     let mut non_free = 0;
@@ -186,21 +188,36 @@ impl Collector for MarkCompact {
         false
     }
     fn plan(&self, _: GcType) -> Vec<PhaseId> {
-        vec![PhaseId::InitialMark, PhaseId::ConcurrentMark, PhaseId::Remark, PhaseId::PreCompactSweep, PhaseId::CompactFlip, PhaseId::ConcurrentCompact]
+        vec![PhaseId::MarkingPhase, PhaseId::Remark, PhaseId::PreCompactSweep, PhaseId::CompactFlip, PhaseId::ConcurrentCompact]
     }
     fn run_phase(&mut self, phase: PhaseId, cx: &mut Cx, until: Nanos) -> bool {
         match phase {
-            PhaseId::InitialMark => {
-                cx.st.sticky = false;
-                initial_mark(cx);
-                true
+            PhaseId::MarkingPhase => {
+                if !cx.st.roots_marked {
+                    cx.st.sticky = false;
+                    cx.st.roots_marked = true;
+                    trace::take_snapshots(cx);
+                    cx.st.evacuate = false;
+                    trace::mark_roots(cx);
+                    cx.heap.allocate_black = true;
+                    cx.st.cursor = 0;
+                }
+                concurrent_mark(cx, until)
             }
-            PhaseId::ConcurrentMark => concurrent_mark(cx, until),
             PhaseId::Remark => {
                 remark(cx);
                 true
             }
-            PhaseId::PreCompactSweep => trace::reclaim_objects(cx, until),
+            PhaseId::PreCompactSweep => {
+                if !trace::reclaim_objects(cx, until) {
+                    return false;
+                }
+                // PrepareForCompaction: forwarding information for every live moving object.
+                let h = &*cx.heap;
+                let live = (0..h.objs.len()).filter(|&i| h.objs.word[i].flags & crate::object::flag::LIVE != 0 && h.objs.word[i].space == SpaceId::Main as u8).count() as u64;
+                cx.t.cpu(live * h.costs.forward_object_ns);
+                true
+            }
             PhaseId::CompactFlip => {
                 compaction_flip(cx);
                 true

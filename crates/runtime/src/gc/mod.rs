@@ -85,6 +85,9 @@ pub enum PhaseId {
     InitialMark,
     /// Concurrent marking from the mark stack.
     ConcurrentMark,
+    /// Mark-compact: concurrent marking that starts with the roots (thread roots at a
+    /// checkpoint, not a global pause).
+    MarkingPhase,
     /// Roots and dirty objects rescanned, marking finished.
     Remark,
     /// Concurrent copying: evacuation set chosen, roots copied (the flip pause).
@@ -97,7 +100,7 @@ pub enum PhaseId {
     Reclaim,
     /// Mark-sweep: free unmarked objects.
     Sweep,
-    /// Mark-compact: free dead objects before compaction.
+    /// Mark-compact: free dead objects and compute the compaction (forwarding) concurrently.
     PreCompactSweep,
     /// Mark-compact: compute forwarding addresses, update roots (pause).
     CompactFlip,
@@ -118,15 +121,16 @@ impl PhaseId {
         match self {
             Self::InitialMark => "InitialMark",
             Self::ConcurrentMark => "ConcurrentMark",
+            Self::MarkingPhase => "MarkingPhase",
             Self::Remark => "Remark",
             Self::Flip => "FlipThreadRoots",
             Self::ConcurrentCopy => "CopyingPhase",
             Self::CopyCheckpoint => "MarkStackCheckpoint",
             Self::Reclaim => "ReclaimPhase",
             Self::Sweep => "Sweep",
-            Self::PreCompactSweep => "PreCompactSweep",
+            Self::PreCompactSweep => "ReclaimPhase+PrepareForCompaction",
             Self::CompactFlip => "CompactionPause",
-            Self::ConcurrentCompact => "ConcurrentCompaction",
+            Self::ConcurrentCompact => "CompactionPhase",
             Self::StopTheWorld => "StopTheWorld",
         }
     }
@@ -230,6 +234,8 @@ pub struct GcState {
     /// Store each marked object's depth in `Info::depth` (placement policies, breadth-first
     /// tracing); the mark stack carries depths either way.
     pub record_depth: bool,
+    /// Roots have been marked (collectors that mark them in a concurrent phase).
+    pub roots_marked: bool,
 }
 
 impl GcState {
@@ -261,6 +267,7 @@ impl GcState {
             force_evacuate_all: false,
             blocking: false,
             record_depth: order == TraceOrder::BreadthFirst,
+            roots_marked: false,
         }
     }
     pub fn current(&self) -> Option<PhaseId> {
