@@ -1,16 +1,21 @@
-"""The simulator back end for LBO: the runtime model's collectors on the simulated GCBench.
+"""The simulator back end for LBO: the runtime model's collectors on the simulated GCBench and
+on simulated apps.
 
-One invocation runs the simulated GCBench (binary trees as in design/evaluation.md, a fixed
-amount of work) with a collector and a heap size on the kernel model, and takes its costs from the
-runtime's attribution: simulated elapsed time and the stop-the-world pause time (wall), and all
-threads' CPU and the CPU spent during pauses (task clock). Distilled cost = total − STW, as for
-the JVM back end. The simulator is deterministic: each invocation uses its own runtime seed so
-repeated invocations are independent draws of the model's randomness (GCBench itself draws none,
-so its invocations agree exactly — a zero-width CI here is the truth, not a measurement artefact).
+One invocation runs a workload with a collector and a heap size on the kernel model and takes its
+costs from the runtime's attribution: simulated elapsed time and the stop-the-world pause time
+(wall), and all threads' CPU and the CPU spent during pauses (task clock). Distilled cost =
+total − STW, as for the JVM back end.
 
+Workloads: the simulated GCBench (binary trees as in design/evaluation.md), and `app:SPEC` — an
+app profile of the runtime or a `synthetic:…` spec used in the foreground for `APP_SECONDS`. An
+app's run is a fixed amount of work: one unit of work per frame period, each with a fixed
+allocation volume, reads and CPU, and a late frame does not drop work. Its wall time includes the
+idle time between frames, so for apps the CPU metric is the informative one.
+
+The simulator is deterministic: each invocation uses its own runtime seed, so repeated invocations
+are independent draws of the model's randomness (an app's object graph; GCBench draws none, so its
+invocations agree exactly — a zero-width CI there is the truth, not a measurement artefact).
 `nogc` is the no-GC baseline (its heap is sized to hold everything, like Epsilon).
-Left out: simulated *apps* as LBO workloads — they run for a fixed time, not a fixed amount of
-work, so their cost is not comparable across collectors; they need a fixed-work mode first.
 """
 
 from __future__ import annotations
@@ -32,6 +37,11 @@ WORKLOADS: dict[str, tuple[dict[str, int], str]] = {
 }
 
 NOGC_HEAP_MB = 4096
+APP_SECONDS = 10.0
+
+
+def is_app(workload: str) -> bool:
+    return workload.startswith("app:")
 
 
 class SimRun(Implementation):
@@ -46,11 +56,16 @@ class SimRun(Implementation):
         wl = params["workload"]
         collector = params["collector"]
         heap_mb = NOGC_HEAP_MB if collector == "nogc" else int(params["heap_mb"])
-        gparams, _ = WORKLOADS[wl]
         seed = int(params.get("invocation", ctx.index)) + 1
         try:
-            res = rtm.gcbench(collector=collector, heap=f"{heap_mb}m", device=self.device,
-                              settings=[f"runtime.seed={seed}"], params=gparams)
+            if is_app(wl):
+                # The app's object graph comes from the workload's own seeded stream (app.seed).
+                res = rtm.run(wl[4:], collector=collector, heap=f"{heap_mb}m", seconds=APP_SECONDS, state="fg",
+                              device=self.device, settings=[f"seed={seed}", f"app.seed={seed}"])
+            else:
+                gparams, _ = WORKLOADS[wl]
+                res = rtm.gcbench(collector=collector, heap=f"{heap_mb}m", device=self.device,
+                                  settings=[f"seed={seed}"], params=gparams)
         except MobmemError as e:
             return RunOutcome(status="failed", error=str(e), info={"failure": "error"})
         s = res["summary"]
@@ -85,9 +100,15 @@ class SimBackend(Backend):
         return list(WORKLOADS)
 
     def check(self, workloads, collectors):
+        from mobmem import runtime as rtm
+
         for w in workloads:
-            if w not in WORKLOADS:
-                raise MobmemError(f"unknown simulator workload {w!r}; expected one of {', '.join(WORKLOADS)}")
+            if is_app(w):
+                spec = w[4:]
+                if not spec.startswith("synthetic:") and spec not in rtm.app_names():
+                    raise MobmemError(f"unknown simulated app {spec!r}; known: {', '.join(rtm.app_names())} or synthetic:…")
+            elif w not in WORKLOADS:
+                raise MobmemError(f"unknown simulator workload {w!r}; expected one of {', '.join(WORKLOADS)} or app:SPEC")
         for c in collectors:
             if c not in COLLECTORS:
                 raise MobmemError(f"unknown simulator collector {c!r}; expected one of {', '.join(COLLECTORS)}")
@@ -117,4 +138,5 @@ class SimBackend(Backend):
         from mobmem import _core
 
         return {"simulator": "mobmem runtime model", "device": self.impl.device, "debug_build": _core.debug_build(),
-                "workloads": {n: d for n, (_, d) in WORKLOADS.items()}}
+                "workloads": {n: d for n, (_, d) in WORKLOADS.items()},
+                "app_workloads": f"app:SPEC, {APP_SECONDS:g} s in the foreground (fixed work: one unit per frame)"}
