@@ -126,8 +126,7 @@ impl Kernel {
 
     #[inline]
     fn minor(&mut self, t: &mut Task, proc_idx: usize, ns: u64) {
-        t.now += ns;
-        t.unbooked_cpu_ns += ns;
+        t.cpu(ns);
         t.bd.minor_faults += 1;
         t.bd.minor_fault_ns += ns;
         self.procs[proc_idx].stats.minflt += 1;

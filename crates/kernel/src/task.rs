@@ -67,13 +67,16 @@ pub struct Task {
     pub bd: Breakdown,
     /// CPU time not yet booked on a core (booked in chunks at synchronisation points).
     pub unbooked_cpu_ns: Nanos,
+    /// All CPU time charged to this task (its own work, fault handling, reclaim, decompression);
+    /// excludes waiting for I/O and for a core.
+    pub cpu_total_ns: Nanos,
     /// Set when the task's process was killed under it.
     pub killed: bool,
 }
 
 impl Task {
     pub fn new(thread: ThreadId, proc_idx: u32, now: Nanos) -> Self {
-        Self { thread, proc_idx, now, bd: Breakdown::default(), unbooked_cpu_ns: 0, killed: false }
+        Self { thread, proc_idx, now, bd: Breakdown::default(), unbooked_cpu_ns: 0, cpu_total_ns: 0, killed: false }
     }
 
     /// Charge CPU work (runs on a core).
@@ -81,5 +84,6 @@ impl Task {
     pub fn cpu(&mut self, ns: Nanos) {
         self.now += ns;
         self.unbooked_cpu_ns += ns;
+        self.cpu_total_ns += ns;
     }
 }

@@ -355,3 +355,26 @@ fn mlocked_pages_are_unevictable() {
     assert_eq!(k.lru.len[4], 0);
     k.check_invariants().unwrap();
 }
+
+#[test]
+fn task_cpu_total_counts_work_faults_and_reclaim_but_not_io_waits() {
+    use mobmem_kernel::{Kernel, KernelConfig, Task};
+    let mut cfg = KernelConfig::default();
+    cfg.set("ram_mib", "64").unwrap();
+    cfg.set("swap", "file").unwrap();
+    cfg.set("swap_mib", "64").unwrap();
+    let mut k = Kernel::new(cfg).unwrap();
+    let p = k.create_process(1, "a", 0, 0).unwrap();
+    let v = k.map_anon(p, "h", 100).unwrap();
+    let mut t = Task::new(k.thread_of(p), p, 0);
+    for pg in 0..100 {
+        k.touch(&mut t, v, pg, true);
+    }
+    assert_eq!(t.cpu_total_ns, t.now, "only CPU so far");
+    let f = k.map_file(p, "code", "lib.so", 100, true).unwrap();
+    let before = (t.cpu_total_ns, t.now);
+    k.touch(&mut t, f, 50, false); // file major fault: mostly waiting for the flash read
+    let cpu = t.cpu_total_ns - before.0;
+    let elapsed = t.now - before.1;
+    assert!(cpu > 0 && cpu < elapsed / 10, "cpu {cpu} elapsed {elapsed}");
+}
