@@ -147,9 +147,7 @@ impl Kernel {
             self.lru.add_head(&mut self.frames, lru::INACTIVE_ANON, p);
             return;
         }
-        if active {
-            self.frames.flags[p as usize] |= 0; // PG_active is the list itself
-        }
+        // PG_active is the list itself.
         self.lru.add_head(&mut self.frames, lru::list(file, active), p);
     }
 
@@ -190,12 +188,10 @@ impl Kernel {
             self.swap.cache[slot as usize] = p;
             self.swap.shadow[slot as usize] = 0;
         } else {
+            // Without its slot the page has no clean copy: dirty (this covers every write).
             self.swap.free(slot);
             self.frames.flags[p as usize] |= pg::DIRTY;
             self.zram_pool_shrink();
-        }
-        if write {
-            self.frames.flags[p as usize] |= pg::DIRTY;
         }
         self.mappings[m].pages[page as usize] = Pte::present(p);
         self.mappings[m].nr_swapped -= 1;
@@ -223,7 +219,7 @@ impl Kernel {
         }
         if workingset {
             // Reading a workingset page back is a memory stall (thrashing) for PSI.
-            self.psi_memstall(t, t.now - ns, ns, true);
+            self.psi_memstall(t, t.now - ns, ns);
         }
     }
 
@@ -316,7 +312,7 @@ impl Kernel {
         t.bd.major_faults_file += 1;
         t.bd.major_fault_file_ns += t.now - start;
         if memstall {
-            self.psi_memstall(t, t.now - ns, ns, true);
+            self.psi_memstall(t, t.now - ns, ns);
         }
     }
 

@@ -3,8 +3,8 @@
 //! A frame is in exactly one state: free, on one LRU list, holding zram pool data, or reserved.
 //! Per frame we keep the flags reclaim reads (PG_referenced, PG_active, PG_workingset, dirty,
 //! writeback, swap-backed, the aggregated PTE young bit), the owner (`mapping`, `index`) used as
-//! the reverse map, a mapcount for shared file pages, and a generation number that changes every
-//! time the frame is freed, so per-VMA "is mapped" records become stale without walking them.
+//! the reverse map, a mapcount for shared file pages, and a generation number that is new at every
+//! allocation, so per-VMA "is mapped" records become stale without walking them.
 //!
 //! Left out: compound pages/THP, page locks, per-CPU pagevec batching, zones other than one
 //! ZONE_NORMAL, NUMA.
@@ -75,7 +75,8 @@ pub struct Frames {
     pub index: Vec<u32>,
     /// Number of mappings of a file page (anon private pages: 1 while mapped).
     pub mapcount: Vec<u16>,
-    /// Incremented on every free; stale per-VMA map records compare unequal.
+    /// Allocation generation, unique per allocation (set by `Kernel::take_frame`): per-VMA map
+    /// records of an earlier use of the frame compare unequal.
     pub gen: Vec<u32>,
     /// Swap slot holding a copy of this anon page (swap cache), or NO_SLOT.
     pub swap_slot: Vec<u32>,
@@ -133,7 +134,6 @@ impl Frames {
         self.lru[i] = lru::FREE;
         self.mapping[i] = u32::MAX;
         self.mapcount[i] = 0;
-        self.gen[i] = self.gen[i].wrapping_add(1);
         debug_assert_eq!(self.swap_slot[i], NO_SLOT);
         self.free.push(p);
     }

@@ -225,7 +225,7 @@ impl Kernel {
             return;
         }
         self.kswapd.awake = true;
-        self.kswapd.start_run(now);
+        self.kswapd.start_run();
         self.queue.push(now, Event::Kswapd);
     }
 

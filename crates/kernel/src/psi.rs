@@ -159,12 +159,12 @@ impl Psi {
 }
 
 impl Kernel {
-    /// A task stalled on memory for `dur` from `start`.
-    pub(crate) fn psi_memstall(&mut self, t: &mut Task, start: Nanos, dur: Nanos, user: bool) {
+    /// A user task stalled on memory for `dur` from `start` (kswapd records its own stalls).
+    pub(crate) fn psi_memstall(&mut self, t: &mut Task, start: Nanos, dur: Nanos) {
         if dur == 0 {
             return;
         }
-        self.psi.record(start, dur, user);
+        self.psi.record(start, dur, true);
         t.bd.memstall_ns += dur;
         self.procs[t.proc_idx as usize].stats.memstall_ns += dur;
         self.psi_check_triggers(start + dur);

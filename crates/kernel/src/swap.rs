@@ -1,7 +1,7 @@
 //! Swap devices: slots, the swap cache, and the two backends phones use.
 //!
 //! - **zram**: a compressed RAM block device. Each stored page gets a compressed size from
-//!   [`crate::zram::compressed_size`]; same-filled pages store no data (zram's same-page
+//!   [`crate::zram::SizeTable`]; same-filled pages store no data (zram's same-page
 //!   detection). Stored bytes live in zsmalloc pool pages that are taken from RAM (see
 //!   `Kernel::zram_pool_grow`). Reads and writes cost CPU (decompress/compress) on the faulting or
 //!   reclaiming thread.

@@ -69,7 +69,7 @@ pub struct KswapdState {
 }
 
 impl KswapdState {
-    pub fn start_run(&mut self, _now: Nanos) {
+    pub fn start_run(&mut self) {
         self.priority = DEF_PRIORITY;
         self.in_pass = false;
         self.run_reclaimed = 0;
@@ -201,8 +201,7 @@ impl Kernel {
         }
     }
 
-    fn can_reclaim_anon(&self, sc: &ScanControl) -> bool {
-        let _ = sc;
+    fn can_reclaim_anon(&self) -> bool {
         self.swap.enabled() && self.swap.nr_free() > 0
     }
 
@@ -210,7 +209,7 @@ impl Kernel {
     pub fn get_scan_count(&mut self, sc: &ScanControl) -> ([u64; 4], ScanBalanceKind) {
         let sw = self.cfg.swappiness as u64;
         let size = |k: &Kernel, l: u8| k.lru.len[l as usize];
-        let kind = if !self.can_reclaim_anon(sc) {
+        let kind = if !self.can_reclaim_anon() {
             ScanBalanceKind::File
         } else if sc.memcg && sw == 0 {
             ScanBalanceKind::File
@@ -408,7 +407,7 @@ impl Kernel {
         sc.nr_scanned += taken_u;
         let mut reclaimed = 0u64;
         let mut activated = 0u64;
-        let mut pageout_before = self.vmstat.nr_vmscan_write;
+        let pageout_before = self.vmstat.nr_vmscan_write;
         for &p in &buf[..taken] {
             match self.shrink_page(sc, p) {
                 Outcome::Freed => reclaimed += 1,
@@ -425,8 +424,6 @@ impl Kernel {
         }
         self.vmstat.pgactivate += activated;
         let nr_pageout = self.vmstat.nr_vmscan_write - pageout_before;
-        pageout_before = 0;
-        let _ = pageout_before;
         match self.cfg.semantics {
             KernelSemantics::V4_19 => {
                 self.balance.recent_scanned[file as usize] += taken_u;
@@ -611,22 +608,14 @@ impl Kernel {
     fn start_writeback(&mut self, sc: &mut ScanControl, p: Pfn) {
         let i = p as usize;
         let per_page = 4096 * 1_000_000_000 / self.cfg.costs.flash_write_bw;
-        let start = self.kswapd_device_busy().max(sc.now);
+        let start = self.flash_busy_until.max(sc.now);
         let done = start + per_page;
-        self.set_device_busy(done);
+        self.flash_busy_until = done;
         self.frames.flags[i] |= pg::WRITEBACK | pg::RECLAIM;
         self.frames.wb_done[i] = done;
         sc.wb_started += 1;
         sc.wb_done_at = sc.wb_done_at.max(done);
         self.pending_writeback.push((p, self.frames.gen[i]));
-    }
-
-    fn kswapd_device_busy(&self) -> Nanos {
-        self.flash_busy_until
-    }
-
-    fn set_device_busy(&mut self, t: Nanos) {
-        self.flash_busy_until = t;
     }
 
     /// Schedule completion of the writeback started during a reclaim call.
@@ -698,7 +687,7 @@ impl Kernel {
         let start = t.now;
         t.cpu(sc.cost_ns);
         t.bd.reclaim_stall_ns += sc.cost_ns;
-        self.psi_memstall(t, start, sc.cost_ns, true);
+        self.psi_memstall(t, start, sc.cost_ns);
     }
 
     /// One kswapd event: one shrink round of `balance_pgdat`, booked on a core.
@@ -720,7 +709,7 @@ impl Kernel {
                     return;
                 }
                 // Not balanced: kswapd does not sleep, it runs balance_pgdat again.
-                self.kswapd.start_run(now);
+                self.kswapd.start_run();
             }
             let ks = &mut self.kswapd;
             ks.in_pass = true;

@@ -12,25 +12,12 @@
 //! builds up after frees (the pool shrinks as soon as its bytes fit in fewer pages).
 
 use crate::config::ZramModel;
-use mobmem_engine::rng::{hash3, unit};
+use mobmem_engine::rng::hash3;
 
 /// zsmalloc size-class granularity on 4 KiB pages (ZS_SIZE_CLASS_DELTA).
 pub const CLASS_DELTA: u32 = 16;
 /// Smallest zsmalloc object (ZS_MIN_ALLOC_SIZE).
 pub const MIN_ALLOC: u32 = 32;
-
-/// Compressed size in bytes (0 = same-filled) of a page.
-pub fn compressed_size(m: &ZramModel, seed: u64, page_key: u64, nonce: u64) -> u16 {
-    let h = hash3(seed, page_key, nonce);
-    if unit(h) < m.same_page_fraction {
-        return 0;
-    }
-    // Box–Muller from two further hashes: a standard normal z.
-    let u1 = unit(hash3(h, 1, 0)).max(1e-12);
-    let u2 = unit(hash3(h, 2, 0));
-    let z = (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos();
-    size_at(m, z)
-}
 
 /// The stored size for standard-normal deviate `z`: log-normal with mean 4096/ratio
 /// (exp(σz − σ²/2) has mean 1), zsmalloc class rounding, huge pages stored whole.
@@ -96,6 +83,19 @@ fn inv_norm_cdf(p: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mobmem_engine::rng::unit;
+
+    /// An independent reference draw of the same law (Box–Muller per page), to check the table.
+    fn reference_size(m: &ZramModel, seed: u64, page_key: u64, nonce: u64) -> u16 {
+        let h = hash3(seed, page_key, nonce);
+        if unit(h) < m.same_page_fraction {
+            return 0;
+        }
+        let u1 = unit(hash3(h, 1, 0)).max(1e-12);
+        let u2 = unit(hash3(h, 2, 0));
+        let z = (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos();
+        size_at(m, z)
+    }
 
     #[test]
     fn table_matches_direct_draw_in_distribution() {
@@ -103,7 +103,7 @@ mod tests {
         let t = SizeTable::new(&m);
         let n = 40000u64;
         let mut a: Vec<u16> = (0..n).map(|i| t.draw(3, i, 0)).collect();
-        let mut b: Vec<u16> = (0..n).map(|i| compressed_size(&m, 3, i, 0)).collect();
+        let mut b: Vec<u16> = (0..n).map(|i| reference_size(&m, 3, i, 0)).collect();
         a.sort();
         b.sort();
         // Same quantiles within 2 size classes (different hash streams, same law).
@@ -116,8 +116,9 @@ mod tests {
     #[test]
     fn mean_ratio_close_to_configured() {
         let m = ZramModel { ratio: 2.8, sigma: 0.35, same_page_fraction: 0.0, huge_class_bytes: 3264, pool_overhead: 1.0 };
+        let t = SizeTable::new(&m);
         let n = 20000;
-        let total: u64 = (0..n).map(|i| compressed_size(&m, 7, i, 0) as u64).sum();
+        let total: u64 = (0..n).map(|i| t.draw(7, i, 0) as u64).sum();
         let ratio = (n * 4096) as f64 / total as f64;
         // Class rounding and the huge-class cutoff move the mean a little; within 5%.
         assert!((ratio - 2.8).abs() / 2.8 < 0.05, "ratio {ratio}");
@@ -126,7 +127,8 @@ mod tests {
     #[test]
     fn same_pages_fraction() {
         let m = ZramModel { ratio: 3.0, sigma: 0.3, same_page_fraction: 0.25, huge_class_bytes: 3264, pool_overhead: 1.0 };
-        let zeros = (0..10000).filter(|&i| compressed_size(&m, 1, i, 0) == 0).count();
+        let t = SizeTable::new(&m);
+        let zeros = (0..10000).filter(|&i| t.draw(1, i, 0) == 0).count();
         assert!((2300..2700).contains(&zeros), "{zeros}");
     }
 }
