@@ -40,20 +40,33 @@ impl Breakdown {
             + self.cpu_wait_ns
     }
 
+    /// Add another breakdown field by field.
     pub fn add(&mut self, o: &Breakdown) {
-        self.cpu_ns += o.cpu_ns;
-        self.minor_faults += o.minor_faults;
-        self.minor_fault_ns += o.minor_fault_ns;
-        self.major_faults_zram += o.major_faults_zram;
-        self.major_fault_zram_ns += o.major_fault_zram_ns;
-        self.major_faults_flash_swap += o.major_faults_flash_swap;
-        self.major_fault_flash_swap_ns += o.major_fault_flash_swap_ns;
-        self.major_faults_file += o.major_faults_file;
-        self.major_fault_file_ns += o.major_fault_file_ns;
-        self.reclaim_stall_ns += o.reclaim_stall_ns;
-        self.allocstalls += o.allocstalls;
-        self.memstall_ns += o.memstall_ns;
-        self.cpu_wait_ns += o.cpu_wait_ns;
+        self.zip_with(o, |a, b| *a += b);
+    }
+
+    /// What accrued since `earlier` (a snapshot of this breakdown taken before).
+    pub fn since(&self, earlier: &Breakdown) -> Breakdown {
+        let mut d = *self;
+        d.zip_with(earlier, |a, b| *a -= b);
+        d
+    }
+
+    /// Apply `f` to every field of `self` paired with the same field of `o` (one list of fields).
+    fn zip_with(&mut self, o: &Breakdown, mut f: impl FnMut(&mut u64, u64)) {
+        f(&mut self.cpu_ns, o.cpu_ns);
+        f(&mut self.minor_faults, o.minor_faults);
+        f(&mut self.minor_fault_ns, o.minor_fault_ns);
+        f(&mut self.major_faults_zram, o.major_faults_zram);
+        f(&mut self.major_fault_zram_ns, o.major_fault_zram_ns);
+        f(&mut self.major_faults_flash_swap, o.major_faults_flash_swap);
+        f(&mut self.major_fault_flash_swap_ns, o.major_fault_flash_swap_ns);
+        f(&mut self.major_faults_file, o.major_faults_file);
+        f(&mut self.major_fault_file_ns, o.major_fault_file_ns);
+        f(&mut self.reclaim_stall_ns, o.reclaim_stall_ns);
+        f(&mut self.allocstalls, o.allocstalls);
+        f(&mut self.memstall_ns, o.memstall_ns);
+        f(&mut self.cpu_wait_ns, o.cpu_wait_ns);
     }
 }
 

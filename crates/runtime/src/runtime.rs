@@ -25,7 +25,7 @@ use crate::object::{flag, object_size, AppState, ObjId, SpaceId, NULL};
 use crate::sizing::{initial_concurrent_start, SizingInput};
 use mobmem_engine::Nanos;
 use mobmem_kernel::madvise::Advice;
-use mobmem_kernel::{Breakdown, Kernel, Task};
+use mobmem_kernel::{Kernel, Task};
 use serde::Serialize;
 
 /// The allocation failed: out of memory beyond the growth limit.
@@ -724,9 +724,7 @@ impl Runtime {
         rec.end_ns = end;
         rec.gc_cpu_ns = busy_ns(&self.gc_task, self.gc_idle_ns) - st.cpu_start;
         rec.gc_thread_ns = rec.phases.iter().map(|p| p.end_ns - p.start_ns).sum();
-        let mut bd = self.gc_task.bd;
-        sub_bd(&mut bd, &st.bd_start);
-        rec.gc_faults = bd;
+        rec.gc_faults = self.gc_task.bd.since(&st.bd_start);
         rec.pswpin = k.vmstat.pswpin - st.pswpin_start;
         rec.pgmajfault = k.vmstat.pgmajfault - st.majflt_start;
         rec.gc_pages_touched = self.heap.gc_pages_touched;
@@ -824,22 +822,6 @@ impl Runtime {
             _ => self.heap.bytes_allocated - self.heap.los.bytes_allocated - self.heap.non_moving.bytes_allocated,
         }
     }
-}
-
-fn sub_bd(a: &mut Breakdown, b: &Breakdown) {
-    a.cpu_ns -= b.cpu_ns;
-    a.minor_faults -= b.minor_faults;
-    a.minor_fault_ns -= b.minor_fault_ns;
-    a.major_faults_zram -= b.major_faults_zram;
-    a.major_fault_zram_ns -= b.major_fault_zram_ns;
-    a.major_faults_flash_swap -= b.major_faults_flash_swap;
-    a.major_fault_flash_swap_ns -= b.major_fault_flash_swap_ns;
-    a.major_faults_file -= b.major_faults_file;
-    a.major_fault_file_ns -= b.major_fault_file_ns;
-    a.reclaim_stall_ns -= b.reclaim_stall_ns;
-    a.allocstalls -= b.allocstalls;
-    a.memstall_ns -= b.memstall_ns;
-    a.cpu_wait_ns -= b.cpu_wait_ns;
 }
 
 /// Human size as ART prints it (B, KB, MB).
