@@ -65,6 +65,15 @@ pub enum KernelError {
     Invalid(String),
 }
 
+/// A process's memory in pages (see `Kernel::proc_usage`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ProcUsage {
+    pub anon: u64,
+    pub file: u64,
+    pub pss: f64,
+    pub swap: u64,
+}
+
 pub struct Kernel {
     pub cfg: KernelConfig,
     pub frames: Frames,
@@ -453,22 +462,30 @@ impl Kernel {
 
     /// Resident (anon + mapped file) and swapped pages of a process.
     pub fn proc_rss_swap(&self, proc_idx: u32) -> (u64, u64) {
-        let mut rss = 0;
-        let mut swap = 0;
+        let u = self.proc_usage(proc_idx);
+        (u.anon + u.file, u.swap)
+    }
+
+    /// A process's memory in pages: resident anon, mapped file, PSS, swapped.
+    pub fn proc_usage(&self, proc_idx: u32) -> ProcUsage {
+        let mut u = ProcUsage::default();
         for &v in &self.procs[proc_idx as usize].vmas {
             let vm = &self.vmas[v as usize];
             if !vm.live {
                 continue;
             }
-            let m = &self.mappings[vm.mapping as usize];
             if vm.file {
-                rss += self.file_mapped_pages(v).0;
+                let (n, pss) = self.file_mapped_pages(v);
+                u.file += n;
+                u.pss += pss;
             } else {
-                rss += m.nr_present;
-                swap += m.nr_swapped;
+                let m = &self.mappings[vm.mapping as usize];
+                u.anon += m.nr_present;
+                u.swap += m.nr_swapped;
+                u.pss += m.nr_present as f64;
             }
         }
-        (rss, swap)
+        u
     }
 
     /// (mapped pages, PSS in pages) of a file VMA.

@@ -74,36 +74,17 @@ impl Kernel {
     pub fn per_process(&self) -> Vec<ProcMem> {
         let mut out = Vec::with_capacity(self.procs.len());
         for (i, p) in self.procs.iter().enumerate() {
-            let mut anon = 0;
-            let mut file = 0;
-            let mut pss = 0.0;
-            let mut swap = 0;
-            for &v in &p.vmas {
-                let vm = &self.vmas[v as usize];
-                if !vm.live {
-                    continue;
-                }
-                if vm.file {
-                    let (n, ps) = self.file_mapped_pages(v);
-                    file += n;
-                    pss += ps;
-                } else {
-                    let m = &self.mappings[vm.mapping as usize];
-                    anon += m.nr_present;
-                    swap += m.nr_swapped;
-                    pss += m.nr_present as f64;
-                }
-            }
+            let u = self.proc_usage(i as u32);
             let t = self.cpus.thread(self.thread_of(i as u32));
             out.push(ProcMem {
                 pid: p.pid,
                 name: p.name.clone(),
                 oom_score_adj: p.oom_score_adj,
                 alive: p.alive,
-                rss_anon_kb: anon * 4,
-                rss_file_kb: file * 4,
-                pss_kb: pss * 4.0,
-                swap_kb: swap * 4,
+                rss_anon_kb: u.anon * 4,
+                rss_file_kb: u.file * 4,
+                pss_kb: u.pss * 4.0,
+                swap_kb: u.swap * 4,
                 minflt: p.stats.minflt,
                 majflt: p.stats.majflt,
                 swapin: p.stats.swapin,
