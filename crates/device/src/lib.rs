@@ -3,13 +3,14 @@
 //! This crate holds the validated input model of a simulated phone session: [`device`] and
 //! [`app`] profiles, [`scenario`] scripts, and the [`input`] machinery that reports a bad file as
 //! `FILE:LINE:COL: field: problem`; and the [`activity_manager`] (process states → adj, the
-//! cached-process limit). The session simulator (zygote, launches with TTID breakdown, frames)
-//! builds on these and on the runtime crate; it is not here yet.
+//! cached-process limit); and the [`session`] simulator that runs a scenario on a phone (zygote,
+//! system processes, apps with cold/hot launches and their TTID breakdowns, frames, metrics).
 
 pub mod activity_manager;
 pub mod app;
 pub mod device;
 pub mod input;
 pub mod scenario;
+pub mod session;
 
 pub use input::InputError;

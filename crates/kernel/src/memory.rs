@@ -28,6 +28,11 @@ impl Kernel {
     #[inline]
     pub fn touch(&mut self, t: &mut Task, v: u32, page: u32, write: bool) {
         let vm = &self.vmas[v as usize];
+        if !vm.live {
+            // The process was killed and its memory released: its threads are gone too.
+            t.killed = true;
+            return;
+        }
         let e = self.mappings[vm.mapping as usize].pages[page as usize];
         if e.is_present() {
             let p = e.pfn() as usize;

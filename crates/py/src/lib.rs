@@ -103,6 +103,18 @@ fn runtime_setting_keys() -> (Vec<&'static str>, Vec<&'static str>, Vec<(&'stati
     )
 }
 
+// ---------------------------------------------------------------------- sessions (issue 4)
+
+/// Run a scenario file on the simulated phone. `data_dir` holds devices/, apps/, system.toml
+/// and runtime_costs.toml; `overrides` are the user's `--set` pairs; `seed` replaces the
+/// scenario's seed. Returns the result JSON; bad input raises ValueError naming file and field.
+#[pyfunction]
+#[pyo3(signature = (scenario, data_dir, overrides=Vec::new(), seed=None))]
+fn session_run(py: Python<'_>, scenario: String, data_dir: String, overrides: Pairs, seed: Option<u64>) -> PyResult<String> {
+    let r = py.allow_threads(|| mobmem_device::session::run_file(&scenario, std::path::Path::new(&data_dir), &overrides, seed));
+    r.map(|v| v.to_string()).map_err(PyValueError::new_err)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(replay_trace, m)?)?;
@@ -113,6 +125,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(runtime_gcbench, m)?)?;
     m.add_function(wrap_pyfunction!(runtime_bench, m)?)?;
     m.add_function(wrap_pyfunction!(runtime_setting_keys, m)?)?;
+    m.add_function(wrap_pyfunction!(session_run, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -136,8 +136,10 @@ impl Runtime {
             gc: None,
             mutator,
             gc_task,
-            mutator_idle_ns: 0,
-            gc_idle_ns: 0,
+            // Busy time is a thread's clock minus its waits and idle time; a process started at
+            // `now` was not running before, so that time counts as idle.
+            mutator_idle_ns: now,
+            gc_idle_ns: now,
             idle_from: 0,
             idle_to: 0,
             proc_idx,

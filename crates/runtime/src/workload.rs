@@ -89,7 +89,10 @@ pub struct AppProfile {
     pub native_touch_fg: u32,
     pub file_bytes: u64,
     pub file_touch_fg: u32,
+    /// Share of the file pages read at start-up (a cold launch).
     pub launch_file_share: f64,
+    /// Share of the file pages a hot launch touches.
+    pub hot_launch_file_share: f64,
     pub launch_near_share: f64,
     pub launch_fyo_window: u64,
     pub launch_other_share: f64,
@@ -131,6 +134,7 @@ impl Default for AppProfile {
             file_bytes: 48 << 20,
             file_touch_fg: 16,
             launch_file_share: 0.3,
+            hot_launch_file_share: 0.3,
             launch_near_share: 1.0,
             launch_fyo_window: 4 << 20,
             launch_other_share: 0.05,
@@ -146,7 +150,7 @@ impl AppProfile {
         "temp_share", "medium_share", "temp_life", "medium_life", "bg_temp_share", "alloc_rate_fg", "alloc_rate_bg",
         "rate", "frame_ms", "bg_period_ms", "cpu_fg", "cpu_bg", "reads_fg", "reads_bg", "recent_share", "hot_share",
         "hot_fraction", "pinned_share", "native_anon", "native_touch_fg", "file_bytes", "file_touch_fg",
-        "launch_file_share", "launch_near_share", "launch_fyo_window", "launch_other_share", "introspects_heap", "seed",
+        "launch_file_share", "hot_launch_file_share", "launch_near_share", "launch_fyo_window", "launch_other_share", "introspects_heap", "seed",
     ];
 
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
@@ -203,7 +207,12 @@ impl AppProfile {
             "native_touch_fg" => self.native_touch_fg = pos()? as u32,
             "file_bytes" => self.file_bytes = size()?,
             "file_touch_fg" => self.file_touch_fg = pos()? as u32,
-            "launch_file_share" => self.launch_file_share = frac()?,
+            "launch_file_share" => {
+                // Setting the start-up share sets the hot-launch share too unless given after it.
+                self.launch_file_share = frac()?;
+                self.hot_launch_file_share = self.launch_file_share;
+            }
+            "hot_launch_file_share" => self.hot_launch_file_share = frac()?,
             "launch_near_share" => self.launch_near_share = frac()?,
             "launch_fyo_window" => self.launch_fyo_window = size()?,
             "launch_other_share" => self.launch_other_share = frac()?,
@@ -913,7 +922,7 @@ impl Workload {
             }
         }
         if let Some(v) = self.file_vma {
-            let n = (self.file_pages as f64 * self.p.launch_file_share) as u32;
+            let n = (self.file_pages as f64 * self.p.hot_launch_file_share) as u32;
             for pg in 0..n {
                 k.touch(&mut rt.mutator, v, pg, false);
             }

@@ -1,0 +1,25 @@
+//! Run a scenario from the command line without Python (for profiling):
+//! `cargo run --release -p mobmem-device --example session -- python/mobmem/data/scenarios/demo_caching.toml [key=value…]`
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let Some(path) = args.next() else {
+        eprintln!("usage: session SCENARIO.toml [key=value…]");
+        std::process::exit(2);
+    };
+    let overrides: Vec<(String, String)> = args.filter_map(|a| a.split_once('=').map(|(k, v)| (k.to_string(), v.to_string()))).collect();
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python/mobmem/data");
+    match mobmem_device::session::run_file(&path, &data, &overrides, None) {
+        Ok(v) => {
+            let mut v = v;
+            if let Some(o) = v.as_object_mut() {
+                o.remove("timeline");
+                o.remove("events");
+            }
+            println!("{}", serde_json::to_string_pretty(&v).unwrap());
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(2);
+        }
+    }
+}

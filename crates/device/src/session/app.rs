@@ -1,0 +1,348 @@
+//! A running app: its process, runtime and mutator workload, graphics buffers and framework
+//! mapping, and what happens to it in each lifecycle step — cold launch, hot launch, frames in
+//! the foreground, background activity, home.
+//!
+//! **Launch time** is time to initial display (TTID): from the launch request to the end of the
+//! first frame. Its breakdown is read from the model's state, not estimated: the app's mutator
+//! task records its CPU wait, minor and major faults by kind (zram / flash swap / file) with their
+//! time, and direct-reclaim stalls; the runtime records the mutator's waits for the GC; the
+//! system part (system_server binding, the zygote's fork) is the time before the app's thread
+//! starts. `cpu_ms` is the rest of the mutator's time, i.e. the compute charged by the app model
+//! (launch work, allocation, barriers, object accesses).
+//!
+//! **Graphics buffers** (gralloc/dmabuf) are modelled as a locked anonymous mapping: allocated
+//! when the app becomes visible, unreclaimable while held, released when it goes to the
+//! background (`onTrimMemory(UI_HIDDEN)` / SurfaceFlinger dropping the layer). Real dmabuf memory
+//! is not on the LRU at all; an mlocked mapping is the nearest thing the kernel model has.
+//!
+//! Left out: multiple activities, services, the swipe pattern of use (frames are uniform),
+//! RenderThread as a separate thread (its work is part of the frame).
+
+use super::inputs::AppSpec;
+use super::system::FRAMEWORK_FILE;
+use mobmem_engine::Nanos;
+use mobmem_kernel::madvise::Advice;
+use mobmem_kernel::{Breakdown, Kernel};
+use mobmem_runtime::workload::Workload;
+use mobmem_runtime::{AppState, Runtime};
+use serde::Serialize;
+
+/// Frame period at 60 Hz.
+pub const FRAME_NS: Nanos = 16_666_667;
+
+/// Where a launch's time went (milliseconds unless a count).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct LaunchBreakdown {
+    /// Before the app's main thread runs: system_server's work, the zygote's fork.
+    pub system_ms: f64,
+    /// The app's own compute (launch work, allocation, object accesses).
+    pub cpu_ms: f64,
+    pub cpu_wait_ms: f64,
+    pub minor_faults: u64,
+    pub minor_fault_ms: f64,
+    pub major_faults_zram: u64,
+    pub major_fault_zram_ms: f64,
+    pub major_faults_flash_swap: u64,
+    pub major_fault_flash_swap_ms: f64,
+    pub major_faults_file: u64,
+    pub major_fault_file_ms: f64,
+    pub reclaim_stall_ms: f64,
+    pub allocstalls: u64,
+    /// The main thread waiting for the GC (pauses, blocking collections).
+    pub gc_wait_ms: f64,
+    /// Collections that ran during the launch, on any of the app's threads.
+    pub gcs: u64,
+    pub gc_cpu_ms: f64,
+}
+
+impl LaunchBreakdown {
+    pub fn major_faults(&self) -> u64 {
+        self.major_faults_zram + self.major_faults_flash_swap + self.major_faults_file
+    }
+    pub fn major_fault_ms(&self) -> f64 {
+        self.major_fault_zram_ms + self.major_fault_flash_swap_ms + self.major_fault_file_ms
+    }
+}
+
+/// Objects a hot launch touched, by class (design/runtime.md "launch access set").
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct LaunchObjects {
+    pub near_root: u64,
+    pub foreground_young: u64,
+    pub other: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct LaunchRecord {
+    pub index: u32,
+    pub t_s: f64,
+    pub app: String,
+    /// "cold" or "hot".
+    pub kind: &'static str,
+    /// A cold launch of an app that had been running before and was killed.
+    pub relaunch: bool,
+    pub ttid_ms: f64,
+    pub breakdown: LaunchBreakdown,
+    pub objects: LaunchObjects,
+    /// Apps of the scenario alive right after this launch (this one included).
+    pub alive_after: u32,
+    pub cached_after: u32,
+}
+
+/// Frames of an app in the foreground.
+#[derive(Clone, Copy, Debug, Default, Serialize)]
+pub struct FrameStats {
+    pub frames: u64,
+    pub janky: u64,
+    /// Vsyncs that passed without a new frame because the previous one overran.
+    pub missed_vsyncs: u64,
+    pub max_frame_ms: f64,
+}
+
+impl FrameStats {
+    pub fn add(&mut self, o: &FrameStats) {
+        self.frames += o.frames;
+        self.janky += o.janky;
+        self.missed_vsyncs += o.missed_vsyncs;
+        self.max_frame_ms = self.max_frame_ms.max(o.max_frame_ms);
+    }
+}
+
+/// One incarnation of an app's process.
+pub struct Live {
+    pub pid: u32,
+    pub proc_idx: u32,
+    pub rt: Runtime,
+    pub w: Workload,
+    gfx_vma: Option<u32>,
+    gfx_pages: u32,
+    fw_vma: Option<u32>,
+    fw_pages: u32,
+    pub visible: bool,
+    pub frozen: bool,
+    pub frames: FrameStats,
+    /// Frames drawn so far (for the framework-code touch pattern).
+    frame_no: u64,
+}
+
+/// Snapshot of the counters a launch breakdown is the difference of.
+struct Snap {
+    t: Nanos,
+    bd: Breakdown,
+    idle: Nanos,
+    wait: Nanos,
+    gcs: usize,
+    gc_cpu: Nanos,
+}
+
+impl Live {
+    fn snap(&self) -> Snap {
+        Snap { t: self.rt.mutator.now, bd: self.rt.mutator.bd, idle: self.rt.mutator_idle_ns, wait: self.rt.stats.mutator_wait_ns, gcs: self.rt.records.len(), gc_cpu: self.rt.gc_cpu_ns() }
+    }
+
+    fn breakdown_since(&self, s: &Snap, system_ns: Nanos) -> LaunchBreakdown {
+        let d = self.rt.mutator.bd.since(&s.bd);
+        let elapsed = self.rt.mutator.now - s.t;
+        let idle = self.rt.mutator_idle_ns - s.idle;
+        let wait = self.rt.stats.mutator_wait_ns - s.wait;
+        let accounted = d.total_ns() - d.cpu_ns + idle + wait;
+        let ms = |ns: Nanos| ns as f64 / 1e6;
+        LaunchBreakdown {
+            system_ms: ms(system_ns),
+            cpu_ms: ms(elapsed.saturating_sub(accounted)),
+            cpu_wait_ms: ms(d.cpu_wait_ns),
+            minor_faults: d.minor_faults,
+            minor_fault_ms: ms(d.minor_fault_ns),
+            major_faults_zram: d.major_faults_zram,
+            major_fault_zram_ms: ms(d.major_fault_zram_ns),
+            major_faults_flash_swap: d.major_faults_flash_swap,
+            major_fault_flash_swap_ms: ms(d.major_fault_flash_swap_ns),
+            major_faults_file: d.major_faults_file,
+            major_fault_file_ms: ms(d.major_fault_file_ns),
+            reclaim_stall_ms: ms(d.reclaim_stall_ns),
+            allocstalls: d.allocstalls,
+            gc_wait_ms: ms(wait),
+            gcs: (self.rt.records.len() - s.gcs) as u64,
+            gc_cpu_ms: ms(self.rt.gc_cpu_ns() - s.gc_cpu),
+        }
+    }
+
+    /// Start the process (forked at `t`) and map the framework code and graphics buffers.
+    pub fn spawn(k: &mut Kernel, spec: &AppSpec, pid: u32, rcfg: mobmem_runtime::RuntimeConfig, policies: &[String], framework_pages: u32, t: Nanos) -> Result<Self, String> {
+        let mut rt = Runtime::new(k, pid, &spec.name, crate::activity_manager::FOREGROUND_APP_ADJ, rcfg, t)?;
+        rt.keep_log = false;
+        // The session samples memory itself; the runtime's per-app footprint series is not kept.
+        rt.sample_interval_ns = 0;
+        for p in policies {
+            rt.install_policy(p)?;
+        }
+        let pi = rt.proc_idx;
+        let fw_vma = if framework_pages > 0 { Some(k.map_file(pi, "framework", FRAMEWORK_FILE, framework_pages, true).map_err(|e| e.to_string())?) } else { None };
+        let gfx_vma = if spec.graphics_pages > 0 { Some(k.map_anon(pi, "[anon:graphics]", spec.graphics_pages).map_err(|e| e.to_string())?) } else { None };
+        let w = Workload::new(spec.workload.clone());
+        Ok(Self { pid, proc_idx: pi, rt, w, gfx_vma, gfx_pages: spec.graphics_pages, fw_vma, fw_pages: framework_pages, visible: false, frozen: false, frames: FrameStats::default(), frame_no: 0 })
+    }
+
+    pub fn alive(&self, k: &Kernel) -> bool {
+        k.procs[self.proc_idx as usize].alive && !self.rt.mutator.killed
+    }
+
+    /// Allocate and fill the graphics buffers (becoming visible).
+    fn attach_surface(&mut self, k: &mut Kernel) {
+        if let Some(v) = self.gfx_vma {
+            k.mlock(&mut self.rt.mutator, v, 0, self.gfx_pages);
+        }
+        self.visible = true;
+    }
+
+    /// Release the graphics buffers (going invisible).
+    fn detach_surface(&mut self, k: &mut Kernel) {
+        if let Some(v) = self.gfx_vma {
+            k.munlock(v);
+            let _ = k.madvise(&mut self.rt.mutator, v, 0, self.gfx_pages, Advice::DontNeed);
+        }
+        self.visible = false;
+    }
+
+    fn compute(&mut self, k: &mut Kernel, ns: Nanos) {
+        // In 1 ms slices so that kernel events (kswapd, lmkd) interleave with the launch.
+        let mut left = ns;
+        while left > 0 && !self.rt.mutator.killed {
+            let c = left.min(1_000_000);
+            self.rt.mutator.cpu(c);
+            left -= c;
+            k.book_cpu(&mut self.rt.mutator);
+            k.advance_to(self.rt.mutator.now);
+            self.rt.poll(k);
+        }
+    }
+
+    /// One frame: the app's unit of work plus framework code. Returns false on Java OOM.
+    pub fn frame(&mut self, k: &mut Kernel, budget: Nanos) -> bool {
+        let vsync = self.w.next_unit_at;
+        let at = vsync.max(self.rt.mutator.now);
+        self.rt.mutator_idle_until(at);
+        k.advance_to(self.rt.mutator.now);
+        self.rt.poll(k);
+        if !self.w.unit_of_work(&mut self.rt, k) {
+            return false;
+        }
+        if let Some(v) = self.fw_vma {
+            // Framework code (view system, hwui): a few pages per frame from its hot part.
+            let hot = (self.fw_pages / 4).max(1) as u64;
+            for j in 0..4u64 {
+                let pg = ((self.frame_no * 4 + j).wrapping_mul(0x9E37_79B9) % hot) as u32;
+                k.touch(&mut self.rt.mutator, v, pg, false);
+            }
+            k.book_cpu(&mut self.rt.mutator);
+        }
+        self.frame_no += 1;
+        self.rt.poll(k);
+        let end = self.rt.mutator.now;
+        let dur = end - vsync;
+        self.frames.frames += 1;
+        if dur > budget {
+            self.frames.janky += 1;
+        }
+        self.frames.max_frame_ms = self.frames.max_frame_ms.max(dur as f64 / 1e6);
+        // The next frame starts at the first vsync after this one ends.
+        self.w.next_unit_at = vsync + FRAME_NS;
+        while self.w.next_unit_at < end {
+            self.w.next_unit_at += FRAME_NS;
+            self.frames.missed_vsyncs += 1;
+        }
+        true
+    }
+
+    /// Run up to `until`: frames while visible, background units otherwise. False on Java OOM.
+    pub fn run_until(&mut self, k: &mut Kernel, until: Nanos, budget: Nanos) -> bool {
+        if self.frozen {
+            return true;
+        }
+        if self.visible {
+            while self.w.next_unit_at < until {
+                if !self.alive(k) {
+                    return true;
+                }
+                if !self.frame(k, budget) {
+                    return false;
+                }
+            }
+            true
+        } else {
+            self.w.run_until(&mut self.rt, k, until)
+        }
+    }
+
+    /// Cold launch, from `t0` (the request) with the app's thread starting at `t_start` (after
+    /// binding and fork). Returns (ttid, breakdown) or None if the app died or ran out of memory.
+    pub fn cold_launch(&mut self, k: &mut Kernel, spec: &AppSpec, t0: Nanos, budget: Nanos) -> Option<(Nanos, LaunchBreakdown)> {
+        let s = self.snap();
+        let system_ns = s.t - t0;
+        k.advance_to(self.rt.mutator.now);
+        if let Some(v) = self.fw_vma {
+            let n = (self.fw_pages as f64 * spec.framework_read_share) as u32;
+            for pg in 0..n {
+                k.touch(&mut self.rt.mutator, v, pg, false);
+            }
+        }
+        // bindApplication: the heap's start-up structure, native heap, code and resources.
+        self.w.build(&mut self.rt, k);
+        if self.w.oom || !self.alive(k) {
+            return None;
+        }
+        self.compute(k, spec.cold_cpu_ns);
+        self.attach_surface(k);
+        self.w.next_unit_at = self.rt.mutator.now;
+        if !self.alive(k) || !self.frame(k, budget) || !self.alive(k) {
+            return None;
+        }
+        Some((self.rt.mutator.now - t0, self.breakdown_since(&s, system_ns)))
+    }
+
+    /// Hot launch at `t0`; the app's thread resumes at `t_start` (after system_server's work).
+    pub fn hot_launch(&mut self, k: &mut Kernel, spec: &AppSpec, t0: Nanos, t_start: Nanos, budget: Nanos) -> Option<(Nanos, LaunchBreakdown, LaunchObjects)> {
+        self.frozen = false;
+        self.rt.mutator_idle_until(t_start);
+        k.advance_to(self.rt.mutator.now);
+        self.rt.poll(k);
+        let s = self.snap();
+        let system_ns = s.t.saturating_sub(t0);
+        self.w.set_state(&mut self.rt, AppState::Foreground);
+        self.compute(k, spec.hot_cpu_ns);
+        let la = self.w.hot_launch(&mut self.rt, k);
+        self.attach_surface(k);
+        self.w.next_unit_at = self.rt.mutator.now;
+        if !self.alive(k) || !self.frame(k, budget) || !self.alive(k) {
+            return None;
+        }
+        let objs = LaunchObjects { near_root: la.near_root, foreground_young: la.foreground_young, other: la.other };
+        Some((self.rt.mutator.now - t0, self.breakdown_since(&s, system_ns), objs))
+    }
+
+    /// The user leaves the app (home or another app): it goes to the background.
+    pub fn to_background(&mut self, k: &mut Kernel, now: Nanos) {
+        self.rt.mutator_idle_until(now);
+        self.detach_surface(k);
+        self.w.set_state(&mut self.rt, AppState::Background);
+        self.w.next_unit_at = self.w.next_unit_at.max(self.rt.mutator.now);
+    }
+
+    /// Android's cached-app compaction (CachedAppOptimizer): process_madvise PAGEOUT on the
+    /// app's anon mappings, COLD on its file mappings, done by system_server's thread `t`.
+    pub fn compact(&self, k: &mut Kernel, t: &mut mobmem_kernel::Task) {
+        let vmas = k.procs[self.proc_idx as usize].vmas.clone();
+        for v in vmas {
+            let (file, n, locked) = {
+                let m = &k.vmas[v as usize];
+                (m.file, m.npages, m.locked)
+            };
+            if locked {
+                continue;
+            }
+            let advice = if file { Advice::Cold } else { Advice::PageOut };
+            let _ = k.madvise(t, v, 0, n, advice);
+        }
+        k.book_cpu(t);
+    }
+}

@@ -1,0 +1,318 @@
+//! Everything a session needs before it starts, loaded and validated: the scenario, its device,
+//! the app profiles it names, the system processes, and the settings layered as
+//! model defaults ← device profile ← scenario `[system]` ← the user's `--set` values.
+//!
+//! App profiles (the user-facing TOML schema of [`crate::app`]) are mapped here onto the
+//! runtime's mutator-workload parameters; every mapping is one line with its reason.
+
+use crate::app::{self, AppProfile};
+use crate::device::{self, DeviceProfile};
+use crate::input::{self, InputError};
+use crate::scenario::{Known, Scenario};
+use mobmem_engine::rng::hash3;
+use mobmem_engine::Nanos;
+use mobmem_runtime::workload::AppProfile as Workload;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+pub type Settings = Vec<(String, String)>;
+
+/// The zygote's own memory and fork cost (`data/system.toml` `[zygote]`).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ZygoteSpec {
+    pub native_anon_mib: f64,
+    pub framework_code_mib: f64,
+    pub fork_ms: f64,
+    pub source: String,
+}
+
+/// A system process (`data/system.toml` `[[process]]`).
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SysProcSpec {
+    pub name: String,
+    pub adj: i32,
+    /// The home app: adj 600 while another app is in the foreground, restarted if killed.
+    #[serde(default)]
+    pub home: bool,
+    pub anon_mib: f64,
+    pub file_mib: f64,
+    /// Share of its pages that its background activity re-references.
+    pub hot_share: f64,
+    pub touches_per_s: u32,
+    pub cpu_ms_per_s: f64,
+    /// CPU work per app start done in this process (system_server: bindApplication and friends).
+    pub bind_cpu_ms: f64,
+    /// CPU work per activity resume (hot launch) done in this process.
+    #[serde(default)]
+    pub resume_cpu_ms: f64,
+    pub source: String,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SystemSpec {
+    pub zygote: ZygoteSpec,
+    pub process: Vec<SysProcSpec>,
+}
+
+/// One app of the scenario, ready to run: its workload parameters and launch costs.
+#[derive(Clone, Debug, Serialize)]
+pub struct AppSpec {
+    /// The scenario's name for the app (a profile file stem or a `synthetic:` spec).
+    pub name: String,
+    pub package: String,
+    pub workload: Workload,
+    pub cold_cpu_ns: Nanos,
+    pub hot_cpu_ns: Nanos,
+    /// Graphics buffers (gralloc/dmabuf: not reclaimable), pages.
+    pub graphics_pages: u32,
+    /// Share of the shared framework code a cold launch reads.
+    pub framework_read_share: f64,
+    pub estimate: bool,
+}
+
+/// Session knobs (`session.*` settings).
+#[derive(Clone, Debug, Serialize)]
+pub struct SessionOptions {
+    /// Interleaving quantum: every process runs up to the end of a slice before the next.
+    pub slice_ns: Nanos,
+    /// Time-series sampling interval.
+    pub sample_ns: Nanos,
+    pub frame_budget_ns: Nanos,
+    pub cached_app_compaction: bool,
+    pub freezer: bool,
+    pub policies: Vec<String>,
+    pub collector: String,
+    pub lmkd: String,
+}
+
+pub struct Inputs {
+    pub scenario: Scenario,
+    pub scenario_file: String,
+    pub device_name: String,
+    pub device: DeviceProfile,
+    pub system: SystemSpec,
+    pub apps: Vec<AppSpec>,
+    pub kernel: Settings,
+    pub runtime: Settings,
+    pub options: SessionOptions,
+    pub seed: u64,
+    /// The user's overrides, stored with the results.
+    pub overrides: Settings,
+}
+
+fn stems(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+                .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+fn toml_text(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn parse_bool(key: &str, v: &str) -> Result<bool, String> {
+    match v.trim() {
+        "true" | "1" | "yes" | "on" => Ok(true),
+        "false" | "0" | "no" | "off" => Ok(false),
+        _ => Err(format!("--set {key}: expected true or false, got {v:?}")),
+    }
+}
+
+fn parse_ms(key: &str, v: &str) -> Result<Nanos, String> {
+    let x: f64 = v.trim().parse().map_err(|_| format!("--set {key}: expected milliseconds, got {v:?}"))?;
+    if !(x > 0.0 && x <= 60_000.0) {
+        return Err(format!("--set {key}: must be within (0, 60000] ms, got {x}"));
+    }
+    Ok((x * 1e6) as Nanos)
+}
+
+/// Map a user-facing app profile onto the runtime's mutator workload.
+pub fn workload_of(name: &str, p: &AppProfile, seed: u64) -> Workload {
+    const MIB: f64 = (1u64 << 20) as f64;
+    let j = &p.java_heap;
+    let frame_ms = 1000.0 / 60.0;
+    let cpu_fg = (p.activity.frame_cpu_ms / frame_ms).min(0.95);
+    Workload {
+        name: name.into(),
+        live_heap: (j.live_fg_mib * MIB) as u64,
+        near_root_share: j.near_root_share,
+        fanout: j.fanout,
+        // Lifetime classes: short-lived = temporaries, long-lived = the structure, the rest medium.
+        temp_share: j.short_lived_share,
+        medium_share: (1.0 - j.short_lived_share - j.long_lived_share).max(0.0),
+        alloc_rate_fg: (j.alloc_fg_mib_s * MIB) as u64,
+        alloc_rate_bg: (j.alloc_bg_mib_s * MIB) as u64,
+        cpu_fg,
+        cpu_bg: (cpu_fg * p.activity.background_share).min(0.95),
+        native_anon: (p.native.anon_mib * MIB) as u64,
+        file_bytes: ((p.files.code_mib + p.files.resources_mib) * MIB) as u64,
+        // A cold launch reads this share of the app's files; a hot launch its own share.
+        launch_file_share: p.files.cold_launch_read_share,
+        hot_launch_file_share: p.files.hot_launch_read_share,
+        launch_other_share: j.launch_other_live_share,
+        introspects_heap: j.introspects_heap_size,
+        seed,
+        ..Workload::default()
+    }
+}
+
+fn app_spec(name: &str, p: &AppProfile, seed: u64) -> AppSpec {
+    AppSpec {
+        name: name.into(),
+        package: p.package.clone(),
+        workload: workload_of(name, p, seed),
+        cold_cpu_ns: (p.launch.cold_cpu_ms * 1e6) as Nanos,
+        hot_cpu_ns: (p.launch.hot_cpu_ms * 1e6) as Nanos,
+        graphics_pages: (p.native.graphics_mib * 256.0) as u32,
+        framework_read_share: 0.3,
+        estimate: p.estimate,
+    }
+}
+
+/// A synthetic app: the runtime's synthetic heap plus launch costs of a trivial app.
+fn synthetic_spec(name: &str, seed: u64) -> Result<AppSpec, String> {
+    let mut w = Workload::synthetic(name)?;
+    w.name = name.into();
+    w.seed = seed;
+    Ok(AppSpec {
+        name: name.into(),
+        package: "synthetic".into(),
+        workload: w,
+        // estimate: a one-activity app with no dependency graph to initialise.
+        cold_cpu_ns: 200_000_000,
+        hot_cpu_ns: 30_000_000,
+        // estimate: one full-screen window's triple-buffered surface (1080x2160x4 B x 3 ≈ 27 MiB)
+        // is shared with SurfaceFlinger; count half of it against the app.
+        graphics_pages: 16 * 256,
+        framework_read_share: 0.3,
+        estimate: true,
+    })
+}
+
+/// Load a scenario and everything it names from `data` (the package's data directory).
+/// `overrides` are the user's `--set` values; `seed` replaces the scenario's seed.
+pub fn load(scenario_path: &str, data: &Path, overrides: &Settings, seed: Option<u64>) -> Result<Inputs, InputError> {
+    let plain = |file: &str, msg: String| InputError { file: file.into(), line: 0, col: 0, msg };
+    let devices = stems(&data.join("devices"));
+    let app_names = stems(&data.join("apps"));
+    let text = input::read(scenario_path)?;
+    let mut scenario: Scenario = input::parse(scenario_path, &text)?;
+    scenario.validate(scenario_path, &text, &Known { devices: &devices, apps: &app_names })?;
+    let device_name = scenario.device.get_ref().clone();
+    let dev_path: PathBuf = data.join("devices").join(format!("{device_name}.toml"));
+    let device = device::load(&dev_path.to_string_lossy())?;
+    let sys_path = data.join("system.toml");
+    let sys_file = sys_path.to_string_lossy().into_owned();
+    let system: SystemSpec = input::parse(&sys_file, &input::read(&sys_file)?)?;
+    let seed = seed.unwrap_or(scenario.seed);
+
+    // Apps, each with its own workload seed.
+    let mut apps = Vec::new();
+    for (i, a) in scenario.apps.iter().enumerate() {
+        let n = a.name.get_ref();
+        let s = hash3(seed, i as u64, 0x4150_5053);
+        let spec = if n.starts_with("synthetic:") {
+            synthetic_spec(n, s).map_err(|e| input::at(scenario_path, &text, a.name.span(), format!("apps.name: {e}")))?
+        } else {
+            let path = data.join("apps").join(format!("{n}.toml"));
+            let p = app::load(&path.to_string_lossy())?;
+            app_spec(n, &p, s)
+        };
+        apps.push(spec);
+    }
+
+    // Settings: device ← runtime calibration file ← scenario [system] ← user.
+    let mut kernel: Settings = device.kernel_settings();
+    let mut runtime: Settings = Vec::new();
+    if let Some(toml::Value::Table(t)) = &device.runtime {
+        for (k, v) in t {
+            if k != "source" && !k.ends_with("_source") {
+                runtime.push((k.clone(), toml_text(v)));
+            }
+        }
+    }
+    let costs_file = data.join("runtime_costs.toml").to_string_lossy().into_owned();
+    if let Ok(ct) = std::fs::read_to_string(&costs_file) {
+        let v: toml::Value = input::parse(&costs_file, &ct)?;
+        if let Some(toml::Value::Table(t)) = v.get("cost") {
+            for (k, v) in t {
+                runtime.push((format!("cost.{k}"), toml_text(v)));
+            }
+        }
+    }
+    let sys = &scenario.system;
+    for (k, v) in &sys.kernel {
+        kernel.push((format!("kernel.{k}"), toml_text(v)));
+    }
+    let mut options = SessionOptions {
+        slice_ns: 20_000_000,
+        sample_ns: 1_000_000_000,
+        frame_budget_ns: 16_666_667,
+        cached_app_compaction: sys.cached_app_compaction,
+        freezer: sys.freezer,
+        policies: sys.policies.iter().map(|p| p.get_ref().clone()).collect(),
+        collector: sys.collector.get_ref().clone(),
+        lmkd: sys.lmkd.as_ref().map(|l| l.get_ref().clone()).unwrap_or_default(),
+    };
+    for (k, v) in overrides {
+        let bad = |m: String| plain("--set", m);
+        match k.as_str() {
+            "system.collector" | "collector" => {
+                if !crate::scenario::COLLECTORS.contains(&v.as_str()) {
+                    return Err(bad(format!("{k}: unknown collector {v:?}; expected one of {}", crate::scenario::COLLECTORS.join(", "))));
+                }
+                options.collector = v.clone();
+            }
+            "system.lmkd" | "kernel.lmkd" => {
+                if !crate::scenario::LMKD_MODES.contains(&v.as_str()) {
+                    return Err(bad(format!("{k}: unknown lmkd mode {v:?}; expected one of {}", crate::scenario::LMKD_MODES.join(", "))));
+                }
+                options.lmkd = v.clone();
+            }
+            "system.cached_app_compaction" => options.cached_app_compaction = parse_bool(k, v).map_err(bad)?,
+            "system.freezer" => options.freezer = parse_bool(k, v).map_err(bad)?,
+            "system.policies" => options.policies = v.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect(),
+            "session.slice_ms" => options.slice_ns = parse_ms(k, v).map_err(bad)?,
+            "session.sample_ms" => options.sample_ns = parse_ms(k, v).map_err(bad)?,
+            _ if k.starts_with("kernel.") => kernel.push((k.clone(), v.clone())),
+            _ if k.starts_with("session.") || k.starts_with("system.") => {
+                return Err(bad(format!(
+                    "unknown setting {k:?}; session/system keys: session.slice_ms, session.sample_ms, system.collector, system.lmkd, system.cached_app_compaction, system.freezer, system.policies"
+                )))
+            }
+            _ => runtime.push((k.clone(), v.clone())),
+        }
+    }
+    if !options.lmkd.is_empty() {
+        kernel.push(("kernel.lmkd".into(), options.lmkd.clone()));
+    }
+    kernel.push(("kernel.seed".into(), seed.to_string()));
+    runtime.push(("collector".into(), options.collector.clone()));
+    Ok(Inputs {
+        scenario,
+        scenario_file: scenario_path.into(),
+        device_name,
+        device,
+        system,
+        apps,
+        kernel,
+        runtime,
+        options,
+        seed,
+        overrides: overrides.clone(),
+    })
+}

@@ -1,0 +1,267 @@
+//! What a session reports (design/device-and-apps.md "Metrics"): launches by kind and app with
+//! their breakdowns, cached apps over time, kills by reason, vmstat and its ratios, per-app
+//! refaults, direct reclaims, kswapd CPU, swap traffic, GCs, frames and jank, the memory
+//! timeline, and the event log. Everything is read from the models' counters.
+
+use super::app::{FrameStats, Live};
+use super::Session;
+use mobmem_engine::Nanos;
+use mobmem_kernel::Kernel;
+use serde::Serialize;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+
+/// A line of the event log.
+#[derive(Clone, Debug, Serialize)]
+pub struct Event {
+    pub t_s: f64,
+    pub kind: &'static str,
+    pub app: String,
+    pub detail: String,
+}
+
+/// A time-series sample of the phone.
+#[derive(Clone, Debug, Serialize)]
+pub struct Sample {
+    pub t_s: f64,
+    pub free_mib: f64,
+    pub anon_mib: f64,
+    pub file_mib: f64,
+    pub unevictable_mib: f64,
+    pub swap_used_mib: f64,
+    pub zram_pool_mib: f64,
+    pub alive_apps: u32,
+    pub cached_apps: u32,
+    pub psi_some_avg10: f64,
+    pub psi_full_avg10: f64,
+    pub pgscan_kswapd: u64,
+    pub pgscan_direct: u64,
+    pub allocstall: u64,
+    pub workingset_refault: u64,
+}
+
+impl Sample {
+    pub fn take(k: &Kernel, now: Nanos, alive: u32, cached: u32) -> Self {
+        use mobmem_kernel::page::lru;
+        let mib = |pages: u64| pages as f64 / 256.0;
+        let l = &k.lru.len;
+        let v = &k.vmstat;
+        Self {
+            t_s: now as f64 / 1e9,
+            free_mib: mib(k.frames.nr_free()),
+            anon_mib: mib(l[lru::ACTIVE_ANON as usize] + l[lru::INACTIVE_ANON as usize]),
+            file_mib: mib(l[lru::ACTIVE_FILE as usize] + l[lru::INACTIVE_FILE as usize]),
+            unevictable_mib: mib(l[lru::UNEVICTABLE as usize]),
+            swap_used_mib: mib(k.swap.nr_used()),
+            zram_pool_mib: mib(k.zram_pool_pages),
+            alive_apps: alive,
+            cached_apps: cached,
+            psi_some_avg10: k.psi.avg10[0],
+            psi_full_avg10: k.psi.avg10[1],
+            pgscan_kswapd: v.pgscan_kswapd,
+            pgscan_direct: v.pgscan_direct,
+            allocstall: v.allocstall,
+            workingset_refault: v.workingset_refault_anon + v.workingset_refault_file,
+        }
+    }
+}
+
+/// An app's counters summed over its process incarnations.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct AppTotals {
+    pub incarnations: u32,
+    pub frames: FrameStats,
+    pub gc_count: u64,
+    pub gc_sticky: u64,
+    pub gc_full: u64,
+    pub gc_pause_total_ms: f64,
+    pub gc_pause_max_ms: f64,
+    pub gc_cpu_ms: f64,
+    pub gc_pages_touched: u64,
+    pub gc_objects_touched: u64,
+    pub gc_major_faults: u64,
+    pub mutator_cpu_ms: f64,
+    pub trims: u64,
+    pub transitions: u64,
+    pub refault_anon: u64,
+    pub refault_file: u64,
+    pub majflt: u64,
+    pub swapin: u64,
+    pub java_ooms: u32,
+    pub alive_at_end: bool,
+}
+
+impl AppTotals {
+    pub fn absorb(&mut self, l: &Live, k: &Kernel) {
+        self.incarnations += 1;
+        self.frames.add(&l.frames);
+        let rt = &l.rt;
+        for r in &rt.records {
+            self.gc_count += 1;
+            match r.gc_type {
+                "sticky" => self.gc_sticky += 1,
+                _ => self.gc_full += 1,
+            }
+            self.gc_pause_total_ms += r.pause_total_ns as f64 / 1e6;
+            self.gc_pause_max_ms = self.gc_pause_max_ms.max(r.pause_max_ns as f64 / 1e6);
+            self.gc_pages_touched += r.gc_pages_touched;
+            self.gc_objects_touched += r.gc_objects_touched;
+        }
+        self.gc_cpu_ms += rt.gc_cpu_ns() as f64 / 1e6;
+        let g = &rt.gc_task.bd;
+        self.gc_major_faults += g.major_faults_zram + g.major_faults_flash_swap + g.major_faults_file;
+        self.mutator_cpu_ms += rt.mutator_cpu_ns() as f64 / 1e6;
+        self.trims += rt.stats.trims;
+        self.transitions += rt.stats.transitions;
+        let st = &k.procs[l.proc_idx as usize].stats;
+        self.refault_anon += st.refault_anon;
+        self.refault_file += st.refault_file;
+        self.majflt += st.majflt;
+        self.swapin += st.swapin;
+    }
+}
+
+/// p-th percentile (0–100) by linear interpolation between order statistics (numpy's default).
+pub fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return f64::NAN;
+    }
+    let r = p / 100.0 * (sorted.len() - 1) as f64;
+    let lo = r.floor() as usize;
+    let hi = r.ceil() as usize;
+    sorted[lo] + (sorted[hi] - sorted[lo]) * (r - lo as f64)
+}
+
+fn dist(v: &[f64]) -> Value {
+    if v.is_empty() {
+        return json!({ "n": 0 });
+    }
+    let mut s = v.to_vec();
+    s.sort_by(|a, b| a.total_cmp(b));
+    let mean = s.iter().sum::<f64>() / s.len() as f64;
+    json!({ "n": s.len(), "p10": percentile(&s, 10.0), "p50": percentile(&s, 50.0), "p90": percentile(&s, 90.0), "mean": mean, "min": s[0], "max": s[s.len() - 1] })
+}
+
+fn ratio(a: u64, b: u64) -> Value {
+    if b == 0 {
+        Value::Null
+    } else {
+        json!(a as f64 / b as f64)
+    }
+}
+
+/// The result of a session as JSON.
+pub fn result(s: &Session, wall_s: f64) -> Value {
+    let k = &s.k;
+    let v = &k.vmstat;
+    // Launch statistics by kind, per app and overall.
+    let mut by_kind: BTreeMap<&str, BTreeMap<String, Vec<f64>>> = BTreeMap::new();
+    for l in &s.launches {
+        let e = by_kind.entry(l.kind).or_default();
+        e.entry(l.app.clone()).or_default().push(l.ttid_ms);
+        e.entry("*".into()).or_default().push(l.ttid_ms);
+    }
+    let launch_stats: BTreeMap<&str, BTreeMap<String, Value>> =
+        by_kind.iter().map(|(kind, m)| (*kind, m.iter().map(|(a, xs)| (a.clone(), dist(xs))).collect())).collect();
+    // Cached apps.
+    let cached: Vec<f64> = s.samples.iter().map(|x| x.cached_apps as f64).collect();
+    let alive_after: Vec<u32> = s.launches.iter().map(|l| l.alive_after).collect();
+    let first_kill = s.events.iter().find(|e| e.kind == "kill" && s.apps.iter().any(|a| a.spec.name == e.app)).map(|e| e.t_s);
+    let first_kill_launch = first_kill.and_then(|t| s.launches.iter().rev().find(|l| l.t_s <= t).map(|l| l.index));
+    // Kills.
+    let app_names: Vec<&str> = s.apps.iter().map(|a| a.spec.name.as_str()).collect();
+    let kills: Vec<Value> = s
+        .events
+        .iter()
+        .filter(|e| e.kind == "kill")
+        .map(|e| json!({ "t_s": e.t_s, "app": e.app, "is_app": app_names.contains(&e.app.as_str()), "detail": e.detail }))
+        .collect();
+    let mut kills_by_reason: BTreeMap<String, u64> = BTreeMap::new();
+    for r in &k.kills {
+        *kills_by_reason.entry(format!("{} ({})", r.reason, r.killer)).or_default() += 1;
+    }
+    let kills_adj: Vec<Value> = k.kills.iter().map(|r| json!({ "t_s": r.time_ns as f64 / 1e9, "name": r.name, "oom_score_adj": r.oom_score_adj, "min_score_adj": r.min_score_adj, "reason": r.reason, "killer": r.killer, "rss_kb": r.rss_kb, "swap_kb": r.swap_kb })).collect();
+    // Per app.
+    let mut per_app = serde_json::Map::new();
+    let mut frames = FrameStats::default();
+    let mut gc = AppTotals::default();
+    for a in &s.apps {
+        let t = &a.totals;
+        frames.add(&t.frames);
+        gc.gc_count += t.gc_count;
+        gc.gc_sticky += t.gc_sticky;
+        gc.gc_full += t.gc_full;
+        gc.gc_pause_total_ms += t.gc_pause_total_ms;
+        gc.gc_pause_max_ms = gc.gc_pause_max_ms.max(t.gc_pause_max_ms);
+        gc.gc_cpu_ms += t.gc_cpu_ms;
+        gc.gc_pages_touched += t.gc_pages_touched;
+        gc.gc_objects_touched += t.gc_objects_touched;
+        gc.gc_major_faults += t.gc_major_faults;
+        let launches: Vec<&super::app::LaunchRecord> = s.launches.iter().filter(|l| l.app == a.spec.name).collect();
+        let mut j = serde_json::to_value(t).unwrap_or(Value::Null);
+        j["cold_launches"] = json!(launches.iter().filter(|l| l.kind == "cold").count());
+        j["hot_launches"] = json!(launches.iter().filter(|l| l.kind == "hot").count());
+        j["relaunches"] = json!(launches.iter().filter(|l| l.relaunch).count());
+        j["kills"] = json!(kills.iter().filter(|x| x["app"] == json!(a.spec.name)).count());
+        j["jank_ratio"] = ratio(t.frames.janky, t.frames.frames);
+        j["estimate"] = json!(a.spec.estimate);
+        per_app.insert(a.spec.name.clone(), j);
+    }
+    let mut vm = serde_json::Map::new();
+    for (n, x) in v.items() {
+        if x != 0 {
+            vm.insert(n.into(), json!(x));
+        }
+    }
+    let refaults = v.workingset_refault_anon + v.workingset_refault_file;
+    let evictions = v.pgsteal_kswapd + v.pgsteal_direct;
+    let sim_s = s.now as f64 / 1e9;
+    let o = &s.inp.options;
+    json!({
+        "scenario": s.inp.scenario.name,
+        "scenario_file": s.inp.scenario_file,
+        "device": s.inp.device_name,
+        "seed": s.inp.seed,
+        "parameters": s.inp.overrides,
+        "system": {
+            "collector": o.collector, "lmkd": k.cfg.lmkd, "policies": o.policies,
+            "cached_app_compaction": o.cached_app_compaction, "freezer": o.freezer,
+            "swap": format!("{:?}", k.cfg.swap).to_lowercase(), "kernel_settings": s.inp.kernel, "runtime_settings": s.inp.runtime,
+            "slice_ms": o.slice_ns as f64 / 1e6,
+        },
+        "sim_seconds": sim_s,
+        "wall_seconds": wall_s,
+        "sim_speed": sim_s / wall_s.max(1e-9),
+        "launches": s.launches,
+        "launch_stats": launch_stats,
+        "cached_apps": {
+            "max": cached.iter().cloned().fold(0.0, f64::max),
+            "mean": if cached.is_empty() { 0.0 } else { cached.iter().sum::<f64>() / cached.len() as f64 },
+            "alive_after_launch": alive_after,
+            "first_kill_s": first_kill,
+            "first_kill_launch": first_kill_launch,
+        },
+        "kills": kills,
+        "kill_records": kills_adj,
+        "kills_by_reason": kills_by_reason,
+        "vmstat": vm,
+        "ratios": {
+            "refault_ratio": ratio(refaults, evictions),
+            "direct_reclaim_ratio": ratio(v.pgsteal_direct, evictions),
+            "anon_share_of_evictions": ratio(v.pswpout, evictions),
+        },
+        "direct_reclaims": v.allocstall,
+        "kswapd_cpu_ms": k.kswapd.cpu_ns as f64 / 1e6,
+        "swap": { "pswpin": v.pswpin, "pswpout": v.pswpout },
+        "gc": {
+            "count": gc.gc_count, "sticky": gc.gc_sticky, "full": gc.gc_full,
+            "pause_total_ms": gc.gc_pause_total_ms, "pause_max_ms": gc.gc_pause_max_ms,
+            "gc_cpu_ms": gc.gc_cpu_ms, "gc_pages_touched": gc.gc_pages_touched,
+            "gc_objects_touched": gc.gc_objects_touched, "gc_major_faults": gc.gc_major_faults,
+        },
+        "frames": { "total": frames.frames, "janky": frames.janky, "jank_ratio": ratio(frames.janky, frames.frames), "missed_vsyncs": frames.missed_vsyncs, "max_frame_ms": frames.max_frame_ms },
+        "per_app": per_app,
+        "timeline": s.samples,
+        "events": s.events,
+    })
+}

@@ -1,0 +1,490 @@
+//! The session simulator: one phone running a scenario script from boot to the last step.
+//!
+//! A session boots the kernel model, starts the zygote and the system processes, then executes
+//! the script: `launch` (cold if the app has no process, hot if it is cached), `use` (the
+//! foreground app draws 60 Hz frames while everything else keeps running), `home`, `wait`,
+//! `kill`, `repeat`, `each`. The ActivityManager assigns `oom_score_adj` from process states
+//! and recency and kills cached apps beyond its limit; lmkd and the OOM killer act inside the
+//! kernel model; a killed app's next launch is cold.
+//!
+//! **Interleaving.** Every thread has its own clock (kernel `Task`). The session advances in
+//! slices (`session.slice_ms`, default 20 ms): the foreground app, then each background app,
+//! then the system processes run up to the slice's end, then the kernel's own events (kswapd,
+//! lmkd, writeback, the reaper) up to it. Within a slice, page references of different processes
+//! reach the LRU in process order rather than time order; a launch runs as one piece, so
+//! other processes' activity during it is simulated after it (their references arrive late by
+//! at most the launch time). CPU contention between them is modelled by the core booking.
+//!
+//! Modules: [`inputs`] (loading and settings), [`system`] (zygote, system processes), [`app`]
+//! (an app's process and lifecycle steps, launch breakdowns, frames), [`metrics`] (the result).
+
+pub mod app;
+pub mod inputs;
+pub mod metrics;
+pub mod system;
+
+use crate::activity_manager::{ActivityManager, ProcState};
+use crate::scenario::Action;
+use app::{FrameStats, LaunchObjects, LaunchRecord, Live};
+use inputs::Inputs;
+use metrics::{AppTotals, Event, Sample};
+use mobmem_engine::{CpuSet, Nanos};
+use mobmem_kernel::{Kernel, KernelConfig};
+use mobmem_runtime::RuntimeConfig;
+use serde_json::Value;
+use system::{SysProc, Zygote};
+
+/// One declared app and its current process, if any.
+pub struct AppSlot {
+    pub spec: inputs::AppSpec,
+    pub live: Option<Live>,
+    pub launched_before: bool,
+    pub totals: AppTotals,
+}
+
+pub struct Session {
+    pub inp: Inputs,
+    pub k: Kernel,
+    pub rcfg: RuntimeConfig,
+    pub zygote: Zygote,
+    pub sys: Vec<SysProc>,
+    pub apps: Vec<AppSlot>,
+    pub am: ActivityManager,
+    pub now: Nanos,
+    next_pid: u32,
+    /// The app in the foreground (index into `apps`).
+    pub fg: Option<usize>,
+    pub launches: Vec<LaunchRecord>,
+    pub events: Vec<Event>,
+    pub samples: Vec<Sample>,
+    next_sample: Nanos,
+    /// Kill records of the kernel already turned into events.
+    kills_seen: usize,
+    /// Kernel process index → app slot (for naming kills).
+    proc_app: Vec<Option<usize>>,
+}
+
+fn kernel_config(settings: &inputs::Settings) -> Result<KernelConfig, String> {
+    let mut cfg = KernelConfig::default();
+    for (k, v) in settings {
+        cfg.set(k, v).map_err(|e| e.to_string())?;
+    }
+    Ok(cfg)
+}
+
+fn runtime_config(settings: &inputs::Settings) -> Result<RuntimeConfig, String> {
+    let mut cfg = RuntimeConfig::default();
+    for (k, v) in settings {
+        cfg.set(k, v).map_err(|e| e.to_string())?;
+    }
+    cfg.validate()?;
+    Ok(cfg)
+}
+
+impl Session {
+    /// Boot the phone: kernel, zygote, system processes.
+    pub fn boot(inp: Inputs) -> Result<Self, String> {
+        let kcfg = kernel_config(&inp.kernel)?;
+        let rcfg = runtime_config(&inp.runtime)?;
+        let mut k = Kernel::new(kcfg).map_err(|e| e.to_string())?;
+        // The device's CPU clusters: big cores first, each with its speed.
+        k.cpus = CpuSet::with_speeds(inp.device.core_speeds());
+        if k.cfg.sample_interval_ns == 0 {
+            k.cfg.sample_interval_ns = inp.options.sample_ns;
+        }
+        let mut next_pid = 600;
+        let zygote = Zygote::start(&mut k, &inp.system.zygote, rcfg.clone(), next_pid)?;
+        next_pid += 1;
+        let mut sys = Vec::new();
+        for spec in &inp.system.process {
+            sys.push(SysProc::start(&mut k, spec, next_pid, inp.seed, 0)?);
+            next_pid += 1;
+        }
+        let mut am = ActivityManager::new(inp.device.device.max_cached_processes);
+        for s in &sys {
+            let st = if s.spec.home { ProcState::Home } else { ProcState::System };
+            am.add(s.proc_idx, st, 0);
+        }
+        let apps = inp.apps.iter().map(|a| AppSlot { spec: a.clone(), live: None, launched_before: false, totals: AppTotals::default() }).collect();
+        let boot_end = sys.iter().map(|s| s.task.now).chain([zygote.runtime.mutator.now]).max().unwrap_or(0);
+        k.advance_to(boot_end);
+        let mut s = Self {
+            inp,
+            k,
+            rcfg,
+            zygote,
+            sys,
+            apps,
+            am,
+            now: boot_end,
+            next_pid: 10_000,
+            fg: None,
+            launches: Vec::new(),
+            events: Vec::new(),
+            samples: Vec::new(),
+            next_sample: 0,
+            kills_seen: 0,
+            proc_app: Vec::new(),
+        };
+        s.update_am();
+        s.sample();
+        Ok(s)
+    }
+
+    fn budget(&self) -> Nanos {
+        self.inp.options.frame_budget_ns
+    }
+
+    fn event(&mut self, t: Nanos, kind: &'static str, app: &str, detail: String) {
+        self.events.push(Event { t_s: t as f64 / 1e9, kind, app: app.to_string(), detail });
+    }
+
+    /// Apply process states to adj values; ActivityManager kills beyond the cached limit.
+    fn update_am(&mut self) {
+        let now = self.now;
+        let kills = self.am.update(&mut self.k, now);
+        for _ in kills {
+            // Recorded with the kernel's kill records in `reap_dead`.
+        }
+        self.reap_dead();
+    }
+
+    fn system_server(&mut self) -> Option<usize> {
+        self.sys.iter().position(|s| s.spec.name == "system_server")
+    }
+
+    /// Turn new kernel kill records into events, and drop apps whose process died.
+    fn reap_dead(&mut self) {
+        while self.kills_seen < self.k.kills.len() {
+            let r = self.k.kills[self.kills_seen].clone();
+            self.kills_seen += 1;
+            let app = self.proc_app.get(r.proc_idx as usize).copied().flatten();
+            let name = app.map(|a| self.apps[a].spec.name.clone()).unwrap_or_else(|| r.name.clone());
+            self.event(r.time_ns, "kill", &name, format!("{} by {} (oom_score_adj {}, rss {} kB, swap {} kB)", r.reason, r.killer, r.oom_score_adj, r.rss_kb, r.swap_kb));
+        }
+        for i in 0..self.apps.len() {
+            let dead = match &self.apps[i].live {
+                Some(l) => !l.alive(&self.k),
+                None => false,
+            };
+            if dead {
+                self.retire(i);
+            }
+        }
+    }
+
+    /// An app's process is gone: fold its counters into the app's totals.
+    fn retire(&mut self, i: usize) {
+        if let Some(l) = self.apps[i].live.take() {
+            self.apps[i].totals.absorb(&l, &self.k);
+            self.am.remove(l.proc_idx);
+            if self.fg == Some(i) {
+                self.fg = None;
+            }
+        }
+    }
+
+    fn alive_counts(&self) -> (u32, u32) {
+        let mut alive = 0;
+        let mut cached = 0;
+        for (i, a) in self.apps.iter().enumerate() {
+            if let Some(l) = &a.live {
+                if l.alive(&self.k) {
+                    alive += 1;
+                    if self.fg != Some(i) {
+                        cached += 1;
+                    }
+                }
+            }
+        }
+        (alive, cached)
+    }
+
+    fn sample(&mut self) {
+        let (alive, cached) = self.alive_counts();
+        self.samples.push(Sample::take(&self.k, self.now, alive, cached));
+        self.next_sample = self.now - self.now % self.inp.options.sample_ns + self.inp.options.sample_ns;
+    }
+
+    /// Run everything up to `until`.
+    pub fn advance(&mut self, until: Nanos) -> Result<(), String> {
+        let slice = self.inp.options.slice_ns;
+        let budget = self.budget();
+        while self.now < until {
+            let end = (self.now - self.now % slice + slice).min(until);
+            let order: Vec<usize> = self.fg.into_iter().chain((0..self.apps.len()).filter(|&i| Some(i) != self.fg)).collect();
+            for i in order {
+                let Some(l) = self.apps[i].live.as_mut() else { continue };
+                if !l.run_until(&mut self.k, end, budget) {
+                    let name = self.apps[i].spec.name.clone();
+                    self.event(end, "oom", &name, "java.lang.OutOfMemoryError: the app crashed".into());
+                    self.apps[i].totals.java_ooms += 1;
+                    let pi = self.apps[i].live.as_ref().map(|l| l.proc_idx).unwrap_or(0);
+                    self.k.kill_process(pi, "java oom", 0, "runtime", end, 0);
+                }
+            }
+            for s in self.sys.iter_mut() {
+                s.run_until(&mut self.k, end);
+            }
+            self.k.advance_to(end);
+            self.now = end;
+            debug_assert!(self.k.frames_conserved(), "page frames not conserved at {end} ns");
+            if self.k.kills.len() > self.kills_seen {
+                self.reap_dead();
+                self.update_am();
+            }
+            if self.now >= self.next_sample {
+                self.sample();
+            }
+        }
+        Ok(())
+    }
+
+    fn app_index(&self, name: &str) -> Result<usize, String> {
+        self.apps.iter().position(|a| a.spec.name == name).ok_or_else(|| format!("unknown app {name:?}"))
+    }
+
+    /// The current foreground app leaves the screen.
+    fn leave_foreground(&mut self) {
+        if let Some(i) = self.fg.take() {
+            let now = self.now;
+            if let Some(l) = self.apps[i].live.as_mut() {
+                l.to_background(&mut self.k, now);
+            }
+        }
+    }
+
+    /// Cached-app compaction and freezer for apps that became cached.
+    fn cached_actions(&mut self) {
+        let compaction = self.inp.options.cached_app_compaction;
+        let freezer = self.inp.options.freezer;
+        if !compaction && !freezer {
+            return;
+        }
+        let ss = self.system_server();
+        for i in 0..self.apps.len() {
+            let Some(l) = self.apps[i].live.as_ref() else { continue };
+            let cached = self.am.procs.iter().any(|p| p.proc_idx == l.proc_idx && p.state == ProcState::Cached);
+            if !cached || l.frozen {
+                continue;
+            }
+            if compaction {
+                if let Some(s) = ss {
+                    let now = self.now;
+                    let t = &mut self.sys[s].task;
+                    if t.now < now {
+                        t.now = now;
+                    }
+                    let l = self.apps[i].live.as_ref().unwrap();
+                    l.compact(&mut self.k, &mut self.sys[s].task);
+                    let name = self.apps[i].spec.name.clone();
+                    self.event(now, "compact", &name, "process_madvise PAGEOUT (anon), COLD (file)".into());
+                }
+            }
+            if freezer {
+                self.apps[i].live.as_mut().unwrap().frozen = true;
+            }
+        }
+    }
+
+    fn launch(&mut self, name: &str) -> Result<(), String> {
+        let i = self.app_index(name)?;
+        let t0 = self.now;
+        let budget = self.budget();
+        if self.fg == Some(i) {
+            return Ok(());
+        }
+        self.leave_foreground();
+        let ss = self.system_server();
+        let spec = self.apps[i].spec.clone();
+        let relaunch = self.apps[i].launched_before;
+        let record;
+        if self.apps[i].live.is_some() {
+            // Hot launch: system_server resumes the activity, then the app draws.
+            let t_start = match ss {
+                Some(s) => {
+                    let ns = (self.sys[s].spec.resume_cpu_ms * 1e6) as Nanos;
+                    self.sys[s].work(&mut self.k, t0, ns)
+                }
+                None => t0,
+            };
+            let l = self.apps[i].live.as_mut().unwrap();
+            self.am.move_to_foreground(l.proc_idx, t0);
+            self.fg = Some(i);
+            self.update_am();
+            let Some(l) = self.apps[i].live.as_mut() else { return self.launch(name) };
+            match l.hot_launch(&mut self.k, &spec, t0, t_start, budget) {
+                Some((ttid, bd, objs)) => record = Some(("hot", ttid, bd, objs)),
+                None => record = None,
+            }
+        } else {
+            // Cold launch: system_server binds, the zygote forks, the app starts.
+            let t_bind = match ss {
+                Some(s) => {
+                    let ns = (self.sys[s].spec.bind_cpu_ms * 1e6) as Nanos;
+                    self.sys[s].work(&mut self.k, t0, ns)
+                }
+                None => t0,
+            };
+            let zt = &mut self.zygote.runtime.mutator;
+            if zt.now < t_bind {
+                zt.now = t_bind;
+            }
+            zt.cpu(self.zygote.fork_ns);
+            self.k.book_cpu(zt);
+            let t_start = zt.now;
+            let pid = self.next_pid;
+            self.next_pid += 1;
+            let mut l = Live::spawn(&mut self.k, &spec, pid, self.rcfg.clone(), &self.inp.options.policies, self.zygote.framework_pages, t_start)?;
+            let pi = l.proc_idx as usize;
+            if self.proc_app.len() <= pi {
+                self.proc_app.resize(pi + 1, None);
+            }
+            self.proc_app[pi] = Some(i);
+            self.am.add(l.proc_idx, ProcState::Foreground, t0);
+            self.am.move_to_foreground(l.proc_idx, t0);
+            self.fg = Some(i);
+            self.update_am();
+            let out = l.cold_launch(&mut self.k, &spec, t0, budget);
+            self.apps[i].live = Some(l);
+            self.apps[i].launched_before = true;
+            record = out.map(|(ttid, bd)| ("cold", ttid, bd, LaunchObjects::default()));
+        }
+        let end = self.apps[i].live.as_ref().map(|l| l.rt.mutator.now).unwrap_or(self.now).max(self.now);
+        // Everything else catches up with the launch.
+        self.advance(end)?;
+        self.reap_dead();
+        let (alive, cached) = self.alive_counts();
+        match record {
+            Some((kind, ttid, bd, objects)) => {
+                let r = LaunchRecord {
+                    index: self.launches.len() as u32,
+                    t_s: t0 as f64 / 1e9,
+                    app: name.to_string(),
+                    kind,
+                    relaunch: kind == "cold" && relaunch,
+                    ttid_ms: ttid as f64 / 1e6,
+                    breakdown: bd,
+                    objects,
+                    alive_after: alive,
+                    cached_after: cached,
+                };
+                self.event(t0, "launch", name, format!("{kind} launch, TTID {:.1} ms", r.ttid_ms));
+                self.launches.push(r);
+            }
+            None => {
+                self.event(t0, "launch-failed", name, "the app died during its launch".into());
+                self.reap_dead();
+            }
+        }
+        self.cached_actions();
+        Ok(())
+    }
+
+    fn home(&mut self) -> Result<(), String> {
+        self.leave_foreground();
+        self.am.home(self.now);
+        // The launcher draws; restarted if it was killed.
+        let now = self.now;
+        let seed = self.inp.seed;
+        for si in 0..self.sys.len() {
+            if !self.sys[si].spec.home {
+                continue;
+            }
+            if !self.sys[si].alive(&self.k) {
+                let spec = self.sys[si].spec.clone();
+                let pid = self.next_pid;
+                self.next_pid += 1;
+                let starts = self.sys[si].starts;
+                self.am.remove(self.sys[si].proc_idx);
+                let mut s = SysProc::start(&mut self.k, &spec, pid, seed, now)?;
+                s.starts = starts + 1;
+                self.am.add(s.proc_idx, ProcState::Home, now);
+                self.event(now, "restart", &spec.name, "home app restarted".into());
+                self.sys[si] = s;
+            }
+            self.sys[si].draw(&mut self.k, now);
+        }
+        self.update_am();
+        self.cached_actions();
+        Ok(())
+    }
+
+    fn kill(&mut self, name: &str) -> Result<(), String> {
+        let i = self.app_index(name)?;
+        if let Some(l) = self.apps[i].live.as_ref() {
+            let pi = l.proc_idx;
+            self.k.kill_process(pi, "user", 0, "user", self.now, 0);
+            self.reap_dead();
+            self.update_am();
+        }
+        Ok(())
+    }
+
+    /// Execute script actions; `{app}` in an `each` body stands for the current app.
+    pub fn execute(&mut self, actions: &[Action], app: Option<&str>) -> Result<(), String> {
+        let subst = |s: &str| -> String {
+            match app {
+                Some(a) => s.replace("{app}", a),
+                None => s.to_string(),
+            }
+        };
+        for a in actions {
+            match a {
+                Action::Launch(n) => self.launch(&subst(n))?,
+                Action::Use(secs) | Action::Wait(secs) => {
+                    let until = self.now + (secs * 1e9) as Nanos;
+                    self.advance(until)?
+                }
+                Action::Home => self.home()?,
+                Action::Kill(n) => self.kill(&subst(n))?,
+                Action::Repeat(times, body) => {
+                    for _ in 0..*times {
+                        self.execute(body, app)?;
+                    }
+                }
+                Action::Each(list, body) => {
+                    for x in list {
+                        let x = subst(x);
+                        self.execute(body, Some(&x))?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Fold the still-running apps into their totals (end of the session).
+    fn finish(&mut self) {
+        for i in 0..self.apps.len() {
+            let slot = &mut self.apps[i];
+            if let Some(l) = slot.live.as_ref() {
+                slot.totals.absorb(l, &self.k);
+                slot.totals.alive_at_end = true;
+            }
+        }
+    }
+}
+
+/// Frames drawn by every app so far.
+pub fn all_frames(s: &Session) -> FrameStats {
+    let mut f = FrameStats::default();
+    for a in &s.apps {
+        f.add(&a.totals.frames);
+    }
+    f
+}
+
+/// Run a scenario file with the data directory `data`; returns the result JSON.
+pub fn run_file(scenario: &str, data: &std::path::Path, overrides: &inputs::Settings, seed: Option<u64>) -> Result<Value, String> {
+    let inp = inputs::load(scenario, data, overrides, seed).map_err(|e| e.to_string())?;
+    let wall = std::time::Instant::now();
+    let mut s = Session::boot(inp)?;
+    let actions = s.inp.scenario.actions.clone();
+    s.execute(&actions, None)?;
+    s.finish();
+    s.sample();
+    #[cfg(debug_assertions)]
+    s.k.check_invariants().map_err(|e| format!("kernel invariant violated at the end of the session: {e}"))?;
+    Ok(metrics::result(&s, wall.elapsed().as_secs_f64()))
+}

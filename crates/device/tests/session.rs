@@ -1,0 +1,164 @@
+//! Whole-session properties of the simulator (issue 4's list): determinism, conservation,
+//! hot launches faster than cold ones, swap keeps more apps cached, pressure slows hot launches
+//! by what their major faults cost, kills follow oom_score_adj order.
+//!
+//! Scenarios are small (short use, a small phone) so that the suite stays fast; they run the
+//! full models (kernel, runtimes, ActivityManager, lmkd) with debug assertions on.
+
+use mobmem_device::session::run_file;
+use serde_json::Value;
+use std::path::PathBuf;
+
+fn data() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../python/mobmem/data")
+}
+
+fn scenario_file(name: &str, text: &str) -> String {
+    let dir = std::env::temp_dir().join(format!("mobmem-session-tests-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join(format!("{name}.toml"));
+    std::fs::write(&p, text).unwrap();
+    p.to_string_lossy().into_owned()
+}
+
+fn run(name: &str, text: &str, set: &[(&str, &str)]) -> Value {
+    let path = scenario_file(name, text);
+    let o: Vec<(String, String)> = set.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    run_file(&path, &data(), &o, None).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+const APPS: [&str; 5] = ["telegram", "spotify", "line", "gmail", "googlenews"];
+const MORE: [&str; 8] = ["telegram", "spotify", "line", "gmail", "googlenews", "discord", "airbnb", "acrobat"];
+
+fn decl(apps: &[&str]) -> String {
+    apps.iter().map(|a| format!("[[apps]]\nname = {a:?}\n")).collect()
+}
+
+fn list(apps: &[&str]) -> String {
+    apps.iter().map(|a| format!("{a:?}")).collect::<Vec<_>>().join(", ")
+}
+
+const STEPS: &str = r#"steps = [{ action = "launch", app = "{app}" }, { action = "use", seconds = 2.0 }, { action = "home" }]"#;
+
+/// Launch each app (used 2 s, then home), twice.
+fn two_passes(apps: &[&str]) -> String {
+    format!("name = \"test\"\ndevice = \"pixel3\"\nseed = 7\n{}\n[[script]]\naction = \"repeat\"\ntimes = 2\n[[script.steps]]\naction = \"each\"\napps = [{}]\n{STEPS}\n", decl(apps), list(apps))
+}
+
+/// Launch `bg` apps, use the `other` apps (pressure), then bring the `bg` apps back.
+fn away_and_back(bg: &[&str], other: &[&str]) -> String {
+    let all: Vec<&str> = bg.iter().chain(other).copied().collect();
+    let each = |a: &[&str]| format!("[[script]]\naction = \"each\"\napps = [{}]\n{STEPS}\n", list(a));
+    format!("name = \"test\"\ndevice = \"pixel3\"\nseed = 7\n{}\n{}{}{}", decl(&all), each(bg), each(other), each(bg))
+}
+
+fn launches(v: &Value) -> &Vec<Value> {
+    v["launches"].as_array().unwrap()
+}
+
+#[test]
+fn same_seed_same_result_and_invariants_hold() {
+    let text = two_passes(&APPS[..3]);
+    let mut a = run("det", &text, &[]);
+    let mut b = run("det", &text, &[]);
+    for v in [&mut a, &mut b] {
+        v.as_object_mut().unwrap().remove("wall_seconds");
+        v.as_object_mut().unwrap().remove("sim_speed");
+    }
+    assert_eq!(a, b, "same scenario and seed must give identical results");
+    // A different seed changes the run (the workloads draw differently).
+    let path = scenario_file("det2", &text);
+    let c = run_file(&path, &data(), &vec![], Some(8)).unwrap();
+    assert_ne!(a["gc"], c["gc"]);
+}
+
+#[test]
+fn hot_launches_are_faster_than_cold_launches_for_every_app() {
+    let v = run("hotcold", &two_passes(&APPS), &[]);
+    for app in APPS {
+        let mine: Vec<&Value> = launches(&v).iter().filter(|l| l["app"] == app).collect();
+        let cold: Vec<f64> = mine.iter().filter(|l| l["kind"] == "cold").map(|l| l["ttid_ms"].as_f64().unwrap()).collect();
+        let hot: Vec<f64> = mine.iter().filter(|l| l["kind"] == "hot").map(|l| l["ttid_ms"].as_f64().unwrap()).collect();
+        assert!(!cold.is_empty() && !hot.is_empty(), "{app}: expected a cold and a hot launch, got {mine:?}");
+        let worst_hot = hot.iter().cloned().fold(0.0, f64::max);
+        let best_cold = cold.iter().cloned().fold(f64::MAX, f64::min);
+        assert!(worst_hot < best_cold, "{app}: hot {hot:?} ms not faster than cold {cold:?} ms");
+    }
+}
+
+/// A 1.5 GB phone: eight apps do not fit in RAM next to the system processes.
+const SMALL: [(&str, &str); 2] = [("kernel.ram_mib", "1536"), ("kernel.reserved_mib", "100")];
+
+#[test]
+fn without_swap_fewer_apps_stay_cached() {
+    let text = two_passes(&MORE);
+    let with = run("swap", &text, &SMALL);
+    let mut no = SMALL.to_vec();
+    no.push(("kernel.swap", "none"));
+    let without = run("noswap", &text, &no);
+    let mean = |v: &Value| v["cached_apps"]["mean"].as_f64().unwrap();
+    let relaunches = |v: &Value| launches(v).iter().filter(|l| l["relaunch"] == true).count();
+    assert!(mean(&without) < mean(&with), "cached apps without swap {} vs with {}", mean(&without), mean(&with));
+    assert!(relaunches(&without) > relaunches(&with), "cold relaunches without swap {} vs with {}", relaunches(&without), relaunches(&with));
+}
+
+#[test]
+fn pressure_slows_hot_launches_by_what_their_faults_cost() {
+    let text = away_and_back(&MORE[..4], &MORE[4..]);
+    let roomy = run("roomy", &text, &[("system.lmkd", "off")]);
+    let mut tight = SMALL.to_vec();
+    tight.push(("system.lmkd", "off"));
+    let pressed = run("pressed", &text, &tight);
+    let hot = |v: &Value| -> Vec<Value> { launches(v).iter().filter(|l| l["kind"] == "hot").cloned().collect() };
+    let (a, b) = (hot(&roomy), hot(&pressed));
+    assert_eq!(a.len(), 4);
+    assert_eq!(b.len(), 4, "with lmkd off every app stays and comes back hot");
+    let stall = |l: &Value| {
+        let d = &l["breakdown"];
+        ["major_fault_zram_ms", "major_fault_flash_swap_ms", "major_fault_file_ms", "reclaim_stall_ms"].iter().map(|k| d[k].as_f64().unwrap()).sum::<f64>()
+    };
+    let majors = |l: &Value| {
+        let d = &l["breakdown"];
+        ["major_faults_zram", "major_faults_flash_swap", "major_faults_file"].iter().map(|k| d[k].as_u64().unwrap()).sum::<u64>()
+    };
+    let ttid = |l: &Value| l["ttid_ms"].as_f64().unwrap();
+    let slower: f64 = b.iter().map(ttid).sum::<f64>() - a.iter().map(ttid).sum::<f64>();
+    let explained: f64 = b.iter().map(stall).sum::<f64>() - a.iter().map(stall).sum::<f64>();
+    assert!(b.iter().map(majors).sum::<u64>() > a.iter().map(majors).sum::<u64>() + 100, "pressure must cause major faults: {b:?}");
+    assert!(slower > 0.0, "hot launches under pressure must be slower ({slower} ms)");
+    // The extra time is the faults' and stalls' time (other parts — CPU wait, GC — may differ a little).
+    assert!((slower - explained).abs() <= 0.25 * slower, "slower by {slower:.1} ms, faults and stalls explain {explained:.1} ms");
+}
+
+#[test]
+fn lmkd_kills_follow_oom_score_adj_order() {
+    let v = run("kills", &two_passes(&MORE), &[("kernel.ram_mib", "1280"), ("kernel.reserved_mib", "100")]);
+    let kills: Vec<&Value> = v["kill_records"].as_array().unwrap().iter().filter(|k| k["killer"] == "lmkd").collect();
+    assert!(kills.len() >= 3, "expected lmkd kills on a 1.25 GB phone with eight apps, got {kills:?}");
+    // Within a burst of kills (no launch in between, so no adj changes), lmkd goes from the
+    // highest oom_score_adj down; cached apps' adj grows with time since use, so the least
+    // recently used cached app goes first.
+    let starts: Vec<f64> = launches(&v).iter().map(|l| l["t_s"].as_f64().unwrap()).collect();
+    let burst = |t: f64| starts.iter().filter(|&&s| s <= t).count();
+    for w in kills.windows(2) {
+        let (a, b) = (w[0], w[1]);
+        let (ta, tb) = (a["t_s"].as_f64().unwrap(), b["t_s"].as_f64().unwrap());
+        if burst(ta) == burst(tb) {
+            let (ja, jb) = (a["oom_score_adj"].as_i64().unwrap(), b["oom_score_adj"].as_i64().unwrap());
+            assert!(ja >= jb, "lmkd killed {} (adj {ja}) before {} (adj {jb}) in the same burst", a["name"], b["name"]);
+        }
+        assert!(a["oom_score_adj"].as_i64().unwrap() >= a["min_score_adj"].as_i64().unwrap_or(i64::MIN));
+    }
+}
+
+#[test]
+fn bad_inputs_name_file_and_field() {
+    let path = scenario_file("bad", &two_passes(&APPS[..1]).replace("telegram", "telegrm"));
+    let e = run_file(&path, &data(), &vec![], None).unwrap_err();
+    assert!(e.contains("bad.toml:") && e.contains("apps.name: unknown app \"telegrm\""), "{e}");
+    let path = scenario_file("ok", &two_passes(&APPS[..1]));
+    let e = run_file(&path, &data(), &vec![("system.collector".into(), "g1".into())], None).unwrap_err();
+    assert!(e.contains("system.collector") && e.contains("g1"), "{e}");
+    let e = run_file(&path, &data(), &vec![("kernel.swappiness".into(), "-3".into())], None).unwrap_err();
+    assert!(e.contains("swappiness"), "{e}");
+}
