@@ -162,3 +162,29 @@ fn bad_inputs_name_file_and_field() {
     let e = run_file(&path, &data(), &vec![("kernel.swappiness".into(), "-3".into())], None).unwrap_err();
     assert!(e.contains("swappiness"), "{e}");
 }
+
+#[test]
+fn cached_app_compaction_pages_out_and_freezer_stops_background_work() {
+    let text = away_and_back(&APPS[..2], &APPS[2..4]);
+    let stock = run("stock", &text, &[]);
+    let compact = run("compact", &text, &[("system.cached_app_compaction", "true")]);
+    let frozen = run("frozen", &text, &[("system.freezer", "true")]);
+    let pswpout = |v: &Value| v["vmstat"]["pswpout"].as_u64().unwrap_or(0);
+    let hot_majors = |v: &Value| -> u64 {
+        launches(v).iter().filter(|l| l["kind"] == "hot").map(|l| l["breakdown"]["major_faults_flash_swap"].as_u64().unwrap() + l["breakdown"]["major_faults_zram"].as_u64().unwrap()).sum()
+    };
+    // A roomy phone: nothing is swapped out unless compaction asks for it.
+    assert_eq!(pswpout(&stock), 0, "no pressure, no swap-out");
+    assert!(pswpout(&compact) > 10_000, "compaction pages out cached apps' anon memory: {}", pswpout(&compact));
+    assert!(hot_majors(&compact) > hot_majors(&stock) + 100, "compacted apps swap their launch set back in");
+    assert!(v_events(&compact, "compact") >= 2);
+    // Frozen cached apps do no background work: less CPU for the apps sent to the background.
+    let cpu = |v: &Value, app: &str| v["per_app"][app]["mutator_cpu_ms"].as_f64().unwrap();
+    for app in &APPS[..2] {
+        assert!(cpu(&frozen, app) < cpu(&stock, app), "{app}: frozen {} ms vs stock {} ms of CPU", cpu(&frozen, app), cpu(&stock, app));
+    }
+}
+
+fn v_events(v: &Value, kind: &str) -> usize {
+    v["events"].as_array().unwrap().iter().filter(|e| e["kind"] == kind).count()
+}

@@ -185,7 +185,12 @@ fn app_spec(name: &str, p: &AppProfile, seed: u64) -> AppSpec {
 
 /// A synthetic app: the runtime's synthetic heap plus launch costs of a trivial app.
 fn synthetic_spec(name: &str, seed: u64) -> Result<AppSpec, String> {
-    let mut w = Workload::synthetic(name)?;
+    // The scenario-level spec (footprint, objsize, churn share per second) → the runtime's
+    // synthetic heap; the churn becomes the allocation rate that re-creates that share (in the
+    // background at 1/16 of it: estimate, background work is throttled as for popular apps).
+    let sp = app::parse_synthetic(name)?;
+    let rate = ((sp.footprint_bytes as f64 * sp.churn_share_per_s) as u64).max(sp.objsize);
+    let mut w = Workload::synthetic(&format!("synthetic:footprint={},objsize={},rate={rate},alloc_rate_bg={}", sp.footprint_bytes, sp.objsize, (rate / 16).max(sp.objsize)))?;
     w.name = name.into();
     w.seed = seed;
     Ok(AppSpec {

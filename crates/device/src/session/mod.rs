@@ -176,6 +176,7 @@ impl Session {
     /// An app's process is gone: fold its counters into the app's totals.
     fn retire(&mut self, i: usize) {
         if let Some(l) = self.apps[i].live.take() {
+            self.gc_events(i, &l);
             self.apps[i].totals.absorb(&l, &self.k);
             self.am.remove(l.proc_idx);
             if self.fg == Some(i) {
@@ -454,15 +455,33 @@ impl Session {
         Ok(())
     }
 
-    /// Fold the still-running apps into their totals (end of the session).
+    /// The collections of a process incarnation as event-log lines (ART's log format plus the
+    /// GC thread's working set).
+    fn gc_events(&mut self, i: usize, l: &Live) {
+        let name = self.apps[i].spec.name.clone();
+        for r in &l.rt.records {
+            let line = mobmem_runtime::runtime::gc_log_line(r, r.bytes_allocated_after, r.target_footprint_after);
+            self.events.push(metrics::Event {
+                t_s: r.start_ns as f64 / 1e9,
+                kind: "gc",
+                app: name.clone(),
+                detail: format!("{line}; GC thread touched {} objects on {} pages", r.gc_objects_touched, r.gc_pages_touched),
+            });
+        }
+    }
+
+    /// Fold the still-running apps into their totals (end of the session); order the event log.
     fn finish(&mut self) {
         for i in 0..self.apps.len() {
-            let slot = &mut self.apps[i];
-            if let Some(l) = slot.live.as_ref() {
-                slot.totals.absorb(l, &self.k);
+            if let Some(l) = self.apps[i].live.take() {
+                self.gc_events(i, &l);
+                let slot = &mut self.apps[i];
+                slot.totals.absorb(&l, &self.k);
                 slot.totals.alive_at_end = true;
+                slot.live = Some(l);
             }
         }
+        self.events.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
     }
 }
 
