@@ -214,6 +214,10 @@ pub fn result(s: &Session, wall_s: f64) -> Value {
         }
     }
     let refaults = v.workingset_refault_anon + v.workingset_refault_file;
+    let app_refaults: BTreeMap<&str, u64> = s.apps.iter().map(|a| (a.spec.name.as_str(), a.totals.refault_anon + a.totals.refault_file)).collect();
+    let sys_refaults: u64 = s.sys.iter().map(|p| { let st = &k.procs[p.proc_idx as usize].stats; st.refault_anon + st.refault_file }).sum();
+    let alive_max = alive_after.iter().copied().max().unwrap_or(0);
+    let alive_mean = if alive_after.is_empty() { 0.0 } else { alive_after.iter().map(|&x| x as f64).sum::<f64>() / alive_after.len() as f64 };
     let evictions = v.pgsteal_kswapd + v.pgsteal_direct;
     let sim_s = s.now as f64 / 1e9;
     let o = &s.inp.options;
@@ -238,6 +242,8 @@ pub fn result(s: &Session, wall_s: f64) -> Value {
             "max": cached.iter().cloned().fold(0.0, f64::max),
             "mean": if cached.is_empty() { 0.0 } else { cached.iter().sum::<f64>() / cached.len() as f64 },
             "alive_after_launch": alive_after,
+            "alive_after_launch_max": alive_max,
+            "alive_after_launch_mean": alive_mean,
             "first_kill_s": first_kill,
             "first_kill_launch": first_kill_launch,
         },
@@ -250,6 +256,7 @@ pub fn result(s: &Session, wall_s: f64) -> Value {
             "direct_reclaim_ratio": ratio(v.pgsteal_direct, evictions),
             "anon_share_of_evictions": ratio(v.pswpout, evictions),
         },
+        "refaults": { "total": refaults, "anon": v.workingset_refault_anon, "file": v.workingset_refault_file, "evictions": evictions, "by_app": app_refaults, "system_processes": sys_refaults },
         "direct_reclaims": v.allocstall,
         "kswapd_cpu_ms": k.kswapd.cpu_ns as f64 / 1e6,
         "swap": { "pswpin": v.pswpin, "pswpout": v.pswpout },
@@ -263,5 +270,6 @@ pub fn result(s: &Session, wall_s: f64) -> Value {
         "per_app": per_app,
         "timeline": s.samples,
         "events": s.events,
+        "gcs": s.gcs,
     })
 }

@@ -57,6 +57,8 @@ pub struct Session {
     pub launches: Vec<LaunchRecord>,
     pub events: Vec<Event>,
     pub samples: Vec<Sample>,
+    /// Every collection of every app (structured; the event log has the same as text).
+    pub gcs: Vec<Value>,
     next_sample: Nanos,
     /// Kill records of the kernel already turned into events.
     kills_seen: usize,
@@ -122,6 +124,7 @@ impl Session {
             launches: Vec::new(),
             events: Vec::new(),
             samples: Vec::new(),
+            gcs: Vec::new(),
             next_sample: 0,
             kills_seen: 0,
             proc_app: Vec::new(),
@@ -461,6 +464,15 @@ impl Session {
         let name = self.apps[i].spec.name.clone();
         for r in &l.rt.records {
             let line = mobmem_runtime::runtime::gc_log_line(r, r.bytes_allocated_after, r.target_footprint_after);
+            let f = &r.gc_faults;
+            self.gcs.push(serde_json::json!({
+                "t_s": r.start_ns as f64 / 1e9, "app": name, "collector": r.collector, "type": r.gc_type,
+                "cause": r.cause, "state": r.state, "pause_ms": r.pause_total_ns as f64 / 1e6,
+                "duration_ms": (r.end_ns - r.start_ns) as f64 / 1e6, "gc_cpu_ms": r.gc_cpu_ns as f64 / 1e6,
+                "freed_bytes": r.freed_bytes + r.freed_los_bytes, "objects_touched": r.gc_objects_touched,
+                "pages_touched": r.gc_pages_touched,
+                "major_faults": f.major_faults_zram + f.major_faults_flash_swap + f.major_faults_file,
+            }));
             self.events.push(metrics::Event {
                 t_s: r.start_ns as f64 / 1e9,
                 kind: "gc",
@@ -482,6 +494,7 @@ impl Session {
             }
         }
         self.events.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
+        self.gcs.sort_by(|a, b| a["t_s"].as_f64().unwrap_or(0.0).total_cmp(&b["t_s"].as_f64().unwrap_or(0.0)));
     }
 }
 
