@@ -86,6 +86,9 @@ pub struct SessionOptions {
     pub policies: Vec<String>,
     pub collector: String,
     pub lmkd: String,
+    /// Multiplies every `use` and `wait` duration (a quick preview of a long scenario; the
+    /// result records it — such a run is not the scenario's experiment).
+    pub time_scale: f64,
 }
 
 pub struct Inputs {
@@ -272,6 +275,7 @@ pub fn load(scenario_path: &str, data: &Path, overrides: &Settings, seed: Option
         policies: sys.policies.iter().map(|p| p.get_ref().clone()).collect(),
         collector: sys.collector.get_ref().clone(),
         lmkd: sys.lmkd.as_ref().map(|l| l.get_ref().clone()).unwrap_or_default(),
+        time_scale: 1.0,
     };
     for (k, v) in overrides {
         let bad = |m: String| plain("--set", m);
@@ -293,10 +297,13 @@ pub fn load(scenario_path: &str, data: &Path, overrides: &Settings, seed: Option
             "system.policies" => options.policies = v.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect(),
             "session.slice_ms" => options.slice_ns = parse_ms(k, v).map_err(bad)?,
             "session.sample_ms" => options.sample_ns = parse_ms(k, v).map_err(bad)?,
+            "session.time_scale" => {
+                options.time_scale = v.trim().parse::<f64>().ok().filter(|x| *x > 0.0 && *x <= 100.0).ok_or_else(|| bad(format!("{k}: expected a factor within (0, 100], got {v:?}")))?
+            }
             _ if k.starts_with("kernel.") => kernel.push((k.clone(), v.clone())),
             _ if k.starts_with("session.") || k.starts_with("system.") => {
                 return Err(bad(format!(
-                    "unknown setting {k:?}; session/system keys: session.slice_ms, session.sample_ms, system.collector, system.lmkd, system.cached_app_compaction, system.freezer, system.policies"
+                    "unknown setting {k:?}; session/system keys: session.slice_ms, session.sample_ms, session.time_scale, system.collector, system.lmkd, system.cached_app_compaction, system.freezer, system.policies"
                 )))
             }
             _ => runtime.push((k.clone(), v.clone())),

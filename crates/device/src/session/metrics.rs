@@ -231,7 +231,7 @@ pub fn result(s: &Session, wall_s: f64) -> Value {
             "collector": o.collector, "lmkd": k.cfg.lmkd, "policies": o.policies,
             "cached_app_compaction": o.cached_app_compaction, "freezer": o.freezer,
             "swap": format!("{:?}", k.cfg.swap).to_lowercase(), "kernel_settings": s.inp.kernel, "runtime_settings": s.inp.runtime,
-            "slice_ms": o.slice_ns as f64 / 1e6,
+            "slice_ms": o.slice_ns as f64 / 1e6, "time_scale": o.time_scale,
         },
         "sim_seconds": sim_s,
         "wall_seconds": wall_s,

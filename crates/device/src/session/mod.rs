@@ -437,7 +437,7 @@ impl Session {
             match a {
                 Action::Launch(n) => self.launch(&subst(n))?,
                 Action::Use(secs) | Action::Wait(secs) => {
-                    let until = self.now + (secs * 1e9) as Nanos;
+                    let until = self.now + (secs * self.inp.options.time_scale * 1e9) as Nanos;
                     self.advance(until)?
                 }
                 Action::Home => self.home()?,
