@@ -14,18 +14,22 @@ pub enum CollectorKind {
     SemiSpace,
     ConcurrentCopying,
     ConcurrentMarkCompact,
+    /// Concurrent mark-sweep with sticky collections (generational CMS; ART's CMS collector type).
     MarkSweep,
+    /// The same with on-the-fly root scanning (roots at a per-thread checkpoint, no initial pause).
+    MarkSweepOtf,
 }
 
 impl CollectorKind {
-    pub const NAMES: &'static [&'static str] = &["nogc", "ss", "cc", "cmc", "ms"];
+    pub const NAMES: &'static [&'static str] = &["nogc", "ss", "cc", "cmc", "ms", "ms-otf"];
     pub fn parse(s: &str) -> Option<Self> {
         Some(match s {
             "nogc" | "none" => Self::NoGc,
             "ss" | "semispace" => Self::SemiSpace,
             "cc" | "concurrent-copying" => Self::ConcurrentCopying,
             "cmc" | "mark-compact" => Self::ConcurrentMarkCompact,
-            "ms" | "cms" | "mark-sweep" => Self::MarkSweep,
+            "ms" | "cms" | "mark-sweep" | "gcms" | "generational-cms" => Self::MarkSweep,
+            "ms-otf" | "cms-otf" | "mark-sweep-otf" => Self::MarkSweepOtf,
             _ => return None,
         })
     }
@@ -36,18 +40,19 @@ impl CollectorKind {
             Self::ConcurrentCopying => "cc",
             Self::ConcurrentMarkCompact => "cmc",
             Self::MarkSweep => "ms",
+            Self::MarkSweepOtf => "ms-otf",
         }
     }
     /// Whether the heap's main space is a region space (else a free-list space).
     pub fn uses_regions(self) -> bool {
-        !matches!(self, Self::MarkSweep)
+        !matches!(self, Self::MarkSweep | Self::MarkSweepOtf)
     }
     /// Whether mutators keep half of the regions free for evacuation.
     pub fn copy_reserve(self) -> bool {
         matches!(self, Self::ConcurrentCopying | Self::SemiSpace)
     }
     pub fn concurrent(self) -> bool {
-        matches!(self, Self::ConcurrentCopying | Self::ConcurrentMarkCompact | Self::MarkSweep)
+        matches!(self, Self::ConcurrentCopying | Self::ConcurrentMarkCompact | Self::MarkSweep | Self::MarkSweepOtf)
     }
 }
 
@@ -145,6 +150,11 @@ pub struct RuntimeConfig {
     /// ClearFromSpace does); false defers to the heap trim.
     pub release_regions_at_gc: bool,
     pub trace_order: TraceOrder,
+    /// Map the card table (heap bytes / 128) as an anonymous VMA (`dalvik-card table`) whose pages
+    /// the write barrier and card passes touch (see `card_table`); false keeps it out of the
+    /// kernel model. Default false: the device session results (lmkd's kills in
+    /// `crates/device/tests/session.rs`) were tuned without it; see docs/runtime.md.
+    pub card_table_in_memory: bool,
     /// Mutator slice (the granularity at which the GC thread and mutators interleave).
     pub slice_ns: Nanos,
     pub costs: RuntimeCosts,
@@ -167,6 +177,7 @@ impl Default for RuntimeConfig {
             evacuate_live_percent: 75,
             release_regions_at_gc: true,
             trace_order: TraceOrder::DepthFirst,
+            card_table_in_memory: false,
             slice_ns: 1_000_000,
             costs: RuntimeCosts::default(),
             seed: 1,
@@ -204,7 +215,8 @@ impl RuntimeConfig {
         "foreground_heap_growth_multiplier", "largeheap", "heap", "non_moving_capacity", "boot_image_size",
         "zygote_space_size", "collector", "fg_collector", "bg_collector", "generational", "transition_delay_ms",
         "transition_gc", "trim_delay_ms", "tlab_size", "large_object_threshold", "use_los",
-        "evacuate_live_percent", "release_regions_at_gc", "trace_order", "slice_us", "seed", "cost.<name>",
+        "evacuate_live_percent", "release_regions_at_gc", "trace_order", "card_table_in_memory", "slice_us", "seed",
+        "cost.<name>",
     ];
 
     /// Apply one setting. Keys may carry a `runtime.` or `dalvik.vm.` prefix.
@@ -282,6 +294,7 @@ impl RuntimeConfig {
             "use_los" => self.use_los = boolean()?,
             "evacuate_live_percent" => self.evacuate_live_percent = float(0.0, 100.0)? as u32,
             "release_regions_at_gc" => self.release_regions_at_gc = boolean()?,
+            "card_table_in_memory" => self.card_table_in_memory = boolean()?,
             "trace_order" => {
                 self.trace_order = match value.trim() {
                     "dfs" | "depth-first" => TraceOrder::DepthFirst,
@@ -340,6 +353,12 @@ mod tests {
         c.set("cost.scan_object_ns", "33").unwrap();
         assert_eq!(c.costs.scan_object_ns, 33);
         assert!(c.set("collector", "g1").is_err());
+        c.set("collector", "ms-otf").unwrap();
+        assert_eq!((c.fg_collector, c.fg_collector.short()), (CollectorKind::MarkSweepOtf, "ms-otf"));
+        assert!(!c.fg_collector.uses_regions() && c.fg_collector.concurrent());
+        assert_eq!(CollectorKind::parse("gcms"), Some(CollectorKind::MarkSweep));
+        c.set("card_table_in_memory", "true").unwrap();
+        assert!(c.card_table_in_memory);
         assert!(c.set("bogus", "1").is_err());
         assert!(c.set("heaptargetutilization", "2").is_err());
     }

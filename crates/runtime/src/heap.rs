@@ -1,5 +1,6 @@
 //! The heap (`gc/heap.*`): its spaces, the objects, the roots, allocation paths, the write
-//! barrier's dirty-object list, the allocation stack, and the accounting (`num_bytes_allocated`).
+//! barrier's card table (with the chains of objects starting on each card), the allocation stack,
+//! and the accounting (`num_bytes_allocated`).
 //!
 //! Layout in the kernel model (one anonymous VMA per space, named as in /proc/PID/maps):
 //! `dalvik-main space` (the region space — twice the heap limit when the collector keeps a copy
@@ -10,8 +11,10 @@
 //!
 //! Every mutator or GC access to an object goes through [`Heap::touch_object`], which touches each
 //! of the object's pages through `Kernel::touch`, so faults, swap-ins and reclaim stalls land on
-//! the thread that touched it.
+//! the thread that touched it. The card table (`crate::card_table`) is one more anonymous mapping,
+//! `dalvik-card table`, when `card_table_in_memory` is set.
 
+use crate::card_table::{CardTable, CARDS_PER_PAGE, CARD_SIZE};
 use crate::config::{CollectorKind, RuntimeConfig};
 use crate::costs::RuntimeCosts;
 use crate::object::{flag, AppState, ObjId, Objects, SpaceId, NULL};
@@ -71,11 +74,22 @@ pub struct Heap {
     /// Bytes ever allocated (the allocated-bytes clock).
     pub alloc_clock: u64,
     pub objects_allocated: u64,
-    /// Allocation stack: objects allocated since the last flip.
+    /// Allocation stack: objects allocated since the last flip (swapped into the collection's
+    /// live stack at its first pause or checkpoint).
     pub young: Vec<ObjId>,
-    /// Objects written (reference stores) since the last flip: the remembered set that a card
-    /// table gives (see docs: cards are counted per object written, not per 128-byte card).
-    pub dirty: Vec<ObjId>,
+    /// The card table (128-byte cards over the collected spaces) the write barrier dirties.
+    pub cards: CardTable,
+    /// Per card, the first object starting on it (`id + 1`, 0 = none); the chain continues
+    /// through `Info::next_in_card` (see [`Heap::card_objects`]).
+    pub card_first: Vec<u32>,
+    /// VMA of the card table in the kernel model (`None`: not modelled as memory).
+    pub card_vma: Option<u32>,
+    /// Last card-table page the mutator's write barrier touched.
+    pub card_cache: TouchCache,
+    /// Fault injection for tests only: the write barrier forgets to mark cards. Never set
+    /// outside tests (it breaks sticky collections, which is what the tests check).
+    #[doc(hidden)]
+    pub fault_skip_card_marks: bool,
     pub tlab: Tlab,
     /// Current evacuation region per class.
     pub evac_region: Vec<u32>,
@@ -163,6 +177,12 @@ impl Heap {
         let boot = e(k.map_file(proc_idx, "boot.art", "boot-framework.art", boot_pages, false))?;
         let zy_pages = cfg.heap.zygote_space_bytes.div_ceil(PAGE).max(1) as u32;
         let zygote = e(k.map_file(proc_idx, "dalvik-zygote space", "zygote-space", zy_pages, false))?;
+        let cards = CardTable::new([main_pages as u64 * PAGE, nm_pages as u64 * PAGE, los_pages as u64 * PAGE]);
+        let card_vma = if cfg.card_table_in_memory {
+            Some(e(k.map_anon(proc_idx, "dalvik-card table", cards.len().div_ceil(CARDS_PER_PAGE) as u32))?)
+        } else {
+            None
+        };
         let mut h = Self {
             objs: Objects::default(),
             roots: Vec::new(),
@@ -181,7 +201,11 @@ impl Heap {
             alloc_clock: 0,
             objects_allocated: 0,
             young: Vec::new(),
-            dirty: Vec::new(),
+            card_first: vec![0; cards.len()],
+            cards,
+            card_vma,
+            card_cache: TouchCache::NONE,
+            fault_skip_card_marks: false,
             tlab: Tlab::default(),
             evac_region: vec![NO_REGION],
             classes: vec![AllocClass { name: "default".into(), tags: 0 }],
@@ -361,6 +385,7 @@ impl Heap {
         t.cpu(cost);
         let young = flag::YOUNG | if pinned { flag::PINNED } else { 0 };
         let o = self.objs.create(addr, size, space, nrefs, t.now, self.alloc_clock, state, young);
+        self.link_card(o, space as usize, addr);
         if self.allocate_black {
             self.objs.word[o as usize].mark = self.mark_epoch;
         }
@@ -467,6 +492,10 @@ impl Heap {
         let i = o as usize;
         let size = self.objs.hdr[i].size;
         let a = self.objs.hdr[i].addr;
+        let sp = self.objs.word[i].space as usize;
+        if sp < SpaceId::Zygote as usize {
+            self.unlink_card(o, sp, a);
+        }
         match self.objs.space_of(o) {
             SpaceId::Main if self.collector.uses_regions() => {
                 let r = RegionSpace::region_of(a) as usize;
@@ -512,6 +541,10 @@ impl Heap {
                 }
             }
             self.regions.free_region(q);
+            // Its objects are gone (freed or moved): forget its cards and their object chains.
+            let (lo, hi) = (self.cards.index(0, RegionSpace::region_start(q)), self.cards.index(0, RegionSpace::region_start(q + 1)));
+            self.cards.clear_range(lo, hi);
+            self.card_first[lo..hi].fill(0);
             if release_pages {
                 self.drop_touch_caches();
                 self.regions.dirty[q as usize] = false;
@@ -547,15 +580,112 @@ impl Heap {
 
     // ------------------------------------------------------------------ references
 
-    /// Store a reference (the caller charges the barrier). The write barrier records the object.
+    /// Store a reference (the caller charges the barrier). The write barrier marks the card of
+    /// the object written (ART `WriteBarrier::ForFieldWrite`: non-null stores only); returns that
+    /// card, if it marked one.
     #[inline]
-    pub fn store_ref(&mut self, o: ObjId, field: u32, v: ObjId) {
+    pub fn store_ref(&mut self, o: ObjId, field: u32, v: ObjId) -> Option<usize> {
         self.objs.set_ref(o, field, v);
-        let f = &mut self.objs.word[o as usize].flags;
-        if *f & flag::DIRTY == 0 && v != NULL {
-            *f |= flag::DIRTY;
-            self.dirty.push(o);
+        let i = o as usize;
+        let sp = self.objs.word[i].space as usize;
+        if v == NULL || sp >= SpaceId::Zygote as usize || self.fault_skip_card_marks {
+            return None;
         }
+        let c = self.cards.index(sp, self.objs.hdr[i].addr);
+        self.cards.mark(c);
+        Some(c)
+    }
+
+    /// The mutator's write barrier touches the card-table page of card `c` (when the card table
+    /// is simulated memory).
+    #[inline]
+    pub fn touch_card(&mut self, k: &mut Kernel, t: &mut Task, c: usize) {
+        let Some(v) = self.card_vma else { return };
+        let p = (c / CARDS_PER_PAGE) as u32;
+        if self.card_cache.hit(k, v, p, true) {
+            t.cpu(self.touch_ns);
+            return;
+        }
+        k.touch(t, v, p, true);
+        if self.touch_cache_enabled {
+            self.card_cache.set(k, v, p, true);
+        }
+    }
+
+    /// A collector reads (or writes) the card-table pages of cards `[lo, hi)`.
+    pub fn gc_touch_cards(&mut self, k: &mut Kernel, t: &mut Task, lo: usize, hi: usize, write: bool) {
+        let Some(v) = self.card_vma else { return };
+        if hi <= lo {
+            return;
+        }
+        self.card_cache.clear();
+        for p in lo / CARDS_PER_PAGE..=(hi - 1) / CARDS_PER_PAGE {
+            k.touch(t, v, p as u32, write);
+        }
+    }
+
+    /// The cards in use in each collected space (main, non-moving, large objects), `[lo, hi)`:
+    /// up to the last allocated region, or the free-list and large-object spaces' high-water
+    /// marks. Card passes of collections cover these ranges.
+    pub fn card_ranges(&self) -> [(usize, usize); 3] {
+        let main_end = if self.collector.uses_regions() {
+            let n = (0..self.regions.num_regions).rev().find(|&r| self.regions.state[r as usize] != crate::space::RegionState::Free).map(|r| r + 1).unwrap_or(0);
+            RegionSpace::region_start(n)
+        } else {
+            self.main_fl.pages.high_water as u64 * PAGE
+        };
+        let end = |sp: usize, bytes: u64| {
+            let (lo, hi) = self.cards.space_range(sp);
+            (lo, (lo + bytes.div_ceil(CARD_SIZE) as usize).min(hi))
+        };
+        [end(0, main_end), end(1, self.non_moving.pages.high_water as u64 * PAGE), end(2, self.los.pages.high_water as u64 * PAGE)]
+    }
+
+    // ------------------------------------------------------------------ objects on cards
+
+    /// Record that `o` starts at `addr` of collected space `sp` (on allocation or after a move).
+    #[inline(always)]
+    pub fn link_card(&mut self, o: ObjId, sp: usize, addr: u64) {
+        if sp >= SpaceId::Zygote as usize {
+            return;
+        }
+        let c = self.cards.index(sp, addr);
+        let head = &mut self.card_first[c];
+        self.objs.info[o as usize].next_in_card = head.wrapping_sub(1);
+        *head = o + 1;
+    }
+
+    /// Remove `o` (starting at `addr` of space `sp`) from its card's chain. Chains are short (at
+    /// most 16 objects start on a 128-byte card).
+    #[inline]
+    pub fn unlink_card(&mut self, o: ObjId, sp: usize, addr: u64) {
+        let c = self.cards.index(sp, addr);
+        let next = self.objs.info[o as usize].next_in_card;
+        let mut cur = self.card_first[c].wrapping_sub(1);
+        if cur == o {
+            self.card_first[c] = next.wrapping_add(1);
+            return;
+        }
+        while cur != NULL {
+            let n = self.objs.info[cur as usize].next_in_card;
+            if n == o {
+                self.objs.info[cur as usize].next_in_card = next;
+                return;
+            }
+            cur = n;
+        }
+        debug_assert!(false, "object {o} not on its card {c}");
+    }
+
+    /// The objects starting on card `c` (most recently placed first). Chains of regions being
+    /// evacuated are stale until the region is freed: collectors skip their cards.
+    pub fn card_objects(&self, c: usize) -> CardObjects<'_> {
+        CardObjects { heap: self, cur: self.card_first[c].wrapping_sub(1) }
+    }
+
+    /// Forget the card chains of cards `[lo, hi)` (their objects are moving; see mark-compact).
+    pub fn reset_card_chains(&mut self, lo: usize, hi: usize) {
+        self.card_first[lo..hi].fill(0);
     }
 
     /// Bytes held by the heap's collected spaces (regions in use, free-list pages, LOS pages).
@@ -572,6 +702,7 @@ impl Heap {
 
     /// Debug check: byte accounting matches the objects (O(objects)).
     pub fn check_accounting(&self) -> Result<(), String> {
+        self.check_card_chains()?;
         let mut total = 0u64;
         let mut count = 0u64;
         for i in 0..self.objs.len() {
@@ -593,5 +724,66 @@ impl Heap {
             return Err("free-list spaces hold more bytes than the objects".into());
         }
         Ok(())
+    }
+
+    /// Debug check: every live collected-space object is on the chain of the card it starts on
+    /// (chains of regions being evacuated excepted), and chains hold nothing else.
+    pub fn check_card_chains(&self) -> Result<(), String> {
+        let mut on_chain = 0u64;
+        for c in self.card_ranges().into_iter().flat_map(|(lo, hi)| lo..hi) {
+            if self.card_first[c] == 0 {
+                continue;
+            }
+            let (sp, a) = self.cards.card_addr(c);
+            if sp == 0 && self.collector.uses_regions() && self.regions.in_from[RegionSpace::region_of(a) as usize] {
+                continue;
+            }
+            let mut n = 0;
+            for o in self.card_objects(c) {
+                let i = o as usize;
+                if !self.objs.is_live(o) || self.objs.word[i].space as usize != sp || self.cards.index(sp, self.objs.hdr[i].addr) != c {
+                    return Err(format!("card {c} lists object {o}, which does not start on it"));
+                }
+                n += 1;
+                if n > 64 {
+                    return Err(format!("card {c}: chain too long (a cycle?)"));
+                }
+            }
+            on_chain += n;
+        }
+        let mut expect = 0u64;
+        for o in 0..self.objs.len() {
+            let w = self.objs.word[o];
+            if w.flags & flag::LIVE == 0 || w.space >= SpaceId::Zygote as u8 {
+                continue;
+            }
+            if w.space == 0 && self.collector.uses_regions() && self.regions.in_from[RegionSpace::region_of(self.objs.hdr[o].addr) as usize] {
+                continue;
+            }
+            expect += 1;
+        }
+        if on_chain != expect {
+            return Err(format!("card chains hold {on_chain} objects, {expect} live objects outside from-space"));
+        }
+        Ok(())
+    }
+}
+
+/// Iterator over the objects starting on one card.
+pub struct CardObjects<'a> {
+    heap: &'a Heap,
+    cur: ObjId,
+}
+
+impl Iterator for CardObjects<'_> {
+    type Item = ObjId;
+    #[inline]
+    fn next(&mut self) -> Option<ObjId> {
+        if self.cur == NULL {
+            return None;
+        }
+        let o = self.cur;
+        self.cur = self.heap.objs.info[o as usize].next_in_card;
+        Some(o)
     }
 }

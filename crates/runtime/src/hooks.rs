@@ -5,7 +5,10 @@
 //!   object, knowing its depth from the roots, allocation time and state, whether a mutator copied
 //!   it, its size; and the class of new mutator allocations;
 //! - [`TracingScope`]: which references a collection follows, which objects it may free, which
-//!   regions it evacuates, and extra roots (e.g. a second card table over tagged regions);
+//!   regions it evacuates, and extra roots (e.g. a second card table over tagged regions: a
+//!   policy owns a [`crate::card_table::CardTable`] (`CardTable::for_heap`), marks it from its
+//!   [`BarrierHook::on_write`] and turns it into roots with `CardTable::objects_on_cards`, as
+//!   `tests/hooks.rs` does);
 //! - [`BarrierHook`]: mutator reads and writes (access tracking, card marking, swap-in stubs);
 //! - [`AfterGcPolicy`]: madvise on ranges (cold → page out, hot → activate), trim;
 //! - [`HeapSizingPolicy`]: the target footprint and next collection kind after a GC
@@ -66,7 +69,8 @@ pub trait TracingScope: Send {
     fn follow(&self, _heap: &Heap, _to: ObjId) -> bool {
         true
     }
-    /// Extra roots for this collection (appended to `out`).
+    /// Extra roots for this collection (appended to `out`). Called by the GC thread at the
+    /// collection's root marking (and again at a remark pause).
     fn extra_roots(&mut self, _heap: &Heap, _gc_type: GcType, _out: &mut Vec<ObjId>) {}
     /// Whether region `r` joins the evacuation set (given the collector's own proposal).
     fn evacuate_region(&self, _heap: &Heap, _r: u32, proposed: bool) -> bool {

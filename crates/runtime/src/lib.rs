@@ -2,8 +2,10 @@
 //!
 //! The folder reads like `art/runtime/gc/`: [`object`] (objects: word, header and info arrays indexed by stable ids),
 //! [`space`] (region space, free-list spaces, large object space), [`heap`] (spaces, allocation,
-//! barriers' remembered set, accounting), [`gc`] (collectors as plans of pause/concurrent phases:
-//! NoGC, SemiSpace, ConcurrentCopying, ConcurrentMarkCompact, mark-sweep), [`sizing`]
+//! the write barrier's card table, accounting), [`card_table`] (128-byte cards), [`gc`]
+//! (collectors as plans of pause/concurrent/checkpoint phases: NoGC, SemiSpace,
+//! ConcurrentCopying, ConcurrentMarkCompact, mark-sweep with sticky collections, mark-sweep with
+//! on-the-fly root scanning), [`sizing`]
 //! (`GrowForUtilization`), [`runtime`](mod@runtime) (triggers, the GC thread, state transitions, attribution),
 //! [`hooks`] (policy hooks and their registry) and [`policies`], [`costs`] and [`config`]; the
 //! workloads: [`workload`] (the lifetime-driven graph mutator of an app) and [`gcbench`]; the
@@ -13,6 +15,7 @@
 #![recursion_limit = "256"]
 
 pub mod bench;
+pub mod card_table;
 pub mod config;
 pub mod costs;
 pub mod gc;

@@ -4,9 +4,9 @@
 //! bytes, tested for every reference a collector visits), its [`Header`] (address inside its
 //! space's VMA, size, reference fields: up to three inline, more in one flat edge array) and its
 //! [`Info`] (allocation time in simulated ns and on the allocated-bytes clock, app state at
-//! allocation, which thread last copied it, generation, depth at marking). The identity of an
-//! object is stable while it lives: a moving collector changes `addr`, never the id, so
-//! references (ids) stay valid across moves. A freed id is recycled by a later allocation (`gen`
+//! allocation, which thread last copied it, generation, depth at marking, the next object on
+//! its card). The identity of an object is stable while it lives: a moving collector changes
+//! `addr`, never the id, so references (ids) stay valid across moves. A freed id is recycled by a later allocation (`gen`
 //! counts reuses).
 //!
 //! Nothing here allocates per object on the hot path: vectors grow amortised, freed ids and their
@@ -97,8 +97,6 @@ pub mod flag {
     pub const YOUNG: u8 = 2;
     /// Contents swapped out (object-granularity swap); a stub keeps its references.
     pub const SWAPPED: u8 = 4;
-    /// Recorded in the dirty-object list (write barrier) since the last flip.
-    pub const DIRTY: u8 = 8;
     /// Pinned: allocated in the non-moving space on purpose.
     pub const PINNED: u8 = 16;
 }
@@ -162,6 +160,9 @@ pub struct Info {
     pub depth: u16,
     /// `AppState` at allocation.
     pub alloc_state: u8,
+    /// The next object starting on the same 128-byte card (`NULL` ends the chain; see
+    /// [`crate::card_table`]): the model's substitute for walking ART's live bitmap over a card.
+    pub next_in_card: ObjId,
 }
 
 /// Object storage: three arrays indexed by object id — words (mark, space, flags: tested for
@@ -293,7 +294,7 @@ impl Objects {
         if nrefs as usize > INLINE_REFS {
             self.refs.resize(self.refs.len() + nrefs as usize, NULL);
         }
-        self.info.push(Info { alloc_ns: now, alloc_clock: clock, copied_by: COPIED_NEVER, gen: 0, depth: 0, alloc_state: state as u8 });
+        self.info.push(Info { alloc_ns: now, alloc_clock: clock, copied_by: COPIED_NEVER, gen: 0, depth: 0, alloc_state: state as u8, next_in_card: NULL });
         o
     }
 

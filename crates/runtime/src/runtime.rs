@@ -6,7 +6,9 @@
 //! [`Runtime::poll`] between them; `poll` runs timed runtime events (collector transition, heap
 //! trim) and the GC thread up to the mutator's clock. A pause stops the mutator for the pause's
 //! duration; a blocking collection (allocation failure, explicit GC) makes the mutator wait until
-//! the collection ends. Everything is charged where it happens: GC work to the GC thread, read
+//! the collection ends. A checkpoint phase (on-the-fly root scanning) runs on the mutator at its
+//! safepoint — its work charged to the mutator (`checkpoint_ns`, `mutator_gc_work_ns`), the GC
+//! thread waiting for it — or on the GC thread when the mutator is idle or blocked. Everything is charged where it happens: GC work to the GC thread, read
 //! barrier copies and compaction faults to the mutator that took them.
 //!
 //! Triggers (ART `Heap`): a concurrent collection starts when `bytes_allocated` reaches
@@ -338,7 +340,8 @@ impl Runtime {
         v
     }
 
-    /// Store `v` into reference field `field` of `o` (write barrier).
+    /// Store `v` into reference field `field` of `o` (write barrier: the card of `o` is marked
+    /// dirty and its card-table page touched, `write_barrier_ns`).
     #[inline]
     pub fn write_ref(&mut self, k: &mut Kernel, o: ObjId, field: u32, v: ObjId) {
         self.access(k, o);
@@ -351,7 +354,9 @@ impl Runtime {
         if let Some(b) = self.hooks.barrier.as_mut() {
             b.on_write(&self.heap, o, field, v, self.mutator.now);
         }
-        self.heap.store_ref(o, field, v);
+        if let Some(c) = self.heap.store_ref(o, field, v) {
+            self.heap.touch_card(k, &mut self.mutator, c);
+        }
     }
 
     /// Set root slot `i` (a static field or stack slot), growing the root set as needed.
@@ -656,10 +661,11 @@ impl Runtime {
                 break;
             };
             let pause = phase.kind() == PhaseKind::Pause;
+            let checkpoint = phase.kind() == PhaseKind::Checkpoint;
             if !st.phase_started {
                 let mutator_idle = self.gc_task.now >= self.idle_from && self.gc_task.now < self.idle_to;
-                if pause && !blocking && !mutator_idle && self.mutator.now > self.gc_task.now {
-                    // The pause waits for the mutator to reach a safepoint.
+                if (pause || checkpoint) && !blocking && !mutator_idle && self.mutator.now > self.gc_task.now {
+                    // The pause (or checkpoint) waits for the mutator to reach a safepoint.
                     let w = self.mutator.now - self.gc_task.now;
                     self.gc_idle_ns += w;
                     self.gc_task.now = self.mutator.now;
@@ -670,9 +676,29 @@ impl Runtime {
             }
             let next_ev = k.next_event_time().unwrap_or(Nanos::MAX);
             let host_t0 = self.host_timing.then(std::time::Instant::now);
-            let done = {
+            // A checkpoint runs on the mutator at its safepoint, unless it is idle (sleeping) or
+            // blocked waiting for this collection: then the GC thread runs it on its behalf.
+            let mutator_idle = self.gc_task.now >= self.idle_from && self.gc_task.now < self.idle_to;
+            let done = if checkpoint && !blocking && !mutator_idle {
+                let before = busy_ns(&self.mutator, self.mutator_idle_ns);
+                let t0 = self.mutator.now;
+                {
+                    let mut cx = Cx { heap: &mut self.heap, k, t: &mut self.mutator, hooks: &mut self.hooks, st: &mut st, cfg: &self.cfg, gc_thread: false, next_ev };
+                    c.run_phase(phase, &mut cx, Nanos::MAX);
+                }
+                let spent = busy_ns(&self.mutator, self.mutator_idle_ns) - before;
+                st.rec.mutator_gc_work_ns += spent;
+                self.stats.mutator_gc_work_ns += spent;
+                st.rec.checkpoint_ns += self.mutator.now - t0;
+                // The GC thread waits until the checkpoint has run.
+                if self.mutator.now > self.gc_task.now {
+                    self.gc_idle_ns += self.mutator.now - self.gc_task.now;
+                    self.gc_task.now = self.mutator.now;
+                }
+                true
+            } else {
                 let mut cx = Cx { heap: &mut self.heap, k, t: &mut self.gc_task, hooks: &mut self.hooks, st: &mut st, cfg: &self.cfg, gc_thread: true, next_ev };
-                let u = if pause { Nanos::MAX } else { until };
+                let u = if pause || checkpoint { Nanos::MAX } else { until };
                 c.run_phase(phase, &mut cx, u)
             };
             k.book_cpu(&mut self.gc_task);
@@ -730,7 +756,7 @@ impl Runtime {
         rec.pswpin = k.vmstat.pswpin - st.pswpin_start;
         rec.pgmajfault = k.vmstat.pgmajfault - st.majflt_start;
         rec.gc_pages_touched = self.heap.gc_pages_touched;
-        rec.gc_objects_touched = rec.objects_scanned.max(rec.objects_marked) + rec.cards_scanned;
+        rec.gc_objects_touched = rec.objects_scanned.max(rec.objects_marked);
         rec.bytes_allocated_after = self.heap.bytes_allocated;
         let freed = rec.freed_bytes + rec.freed_los_bytes;
         let dur = (end - rec.start_ns).max(1) as f64 / 1e9;

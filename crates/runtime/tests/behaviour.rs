@@ -69,8 +69,14 @@ fn read_barrier_lets_mutators_copy_and_records_who_copied() {
 
 #[test]
 fn allocation_failure_escalates_sticky_to_full_then_oom_at_the_growth_limit() {
+    for kind in [CollectorKind::ConcurrentCopying, CollectorKind::MarkSweep, CollectorKind::MarkSweepOtf] {
+        escalation(kind);
+    }
+}
+
+fn escalation(kind: CollectorKind) {
     let mut k = kernel();
-    let mut c = cfg(CollectorKind::ConcurrentCopying, 8);
+    let mut c = cfg(kind, 8);
     c.heap.start_size = 2 << 20;
     let mut rt = Runtime::new(&mut k, 1, "a", 0, c, 0).unwrap();
     // Keep everything alive: a linked list from root 0.
@@ -96,7 +102,8 @@ fn allocation_failure_escalates_sticky_to_full_then_oom_at_the_growth_limit() {
     assert!(rt.oom);
     assert!(rt.heap.bytes_allocated <= 8 << 20);
     let alloc_gcs: Vec<_> = rt.records.iter().filter(|r| r.cause == "Alloc").collect();
-    assert!(alloc_gcs.iter().any(|r| r.gc_type == "full"), "no full alloc GC");
+    assert!(alloc_gcs.iter().any(|r| r.gc_type == "full"), "{kind:?}: no full alloc GC");
+    assert!(rt.records.iter().any(|r| r.gc_type == "sticky"), "{kind:?}: no sticky GC");
     assert!(rt.records.iter().any(|r| r.cause == "Background"), "no concurrent GC before the failure");
     assert!(rt.log.last().unwrap().starts_with("Throwing OutOfMemoryError"));
     // The last collections before the OOM: a blocking sticky then full, or full only.
@@ -244,7 +251,7 @@ fn gcbench(kind: CollectorKind, heap_mib: u64) -> (Runtime, gcbench::GcBenchResu
 #[test]
 fn gcbench_runs_with_every_collector() {
     let p = GcBenchParams::scaled(14);
-    for kind in [CollectorKind::ConcurrentCopying, CollectorKind::SemiSpace, CollectorKind::MarkSweep, CollectorKind::ConcurrentMarkCompact] {
+    for kind in [CollectorKind::ConcurrentCopying, CollectorKind::SemiSpace, CollectorKind::MarkSweep, CollectorKind::MarkSweepOtf, CollectorKind::ConcurrentMarkCompact] {
         let (rt, r) = gcbench(kind, 16);
         assert!(!r.oom, "{kind:?} ran out of memory");
         assert!(!rt.records.is_empty(), "{kind:?} never collected");

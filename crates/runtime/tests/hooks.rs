@@ -230,3 +230,67 @@ fn object_swap_with_stubs() {
         assert_eq!(rt.heap.objs.word[big[10] as usize].flags & flag::SWAPPED, 0);
     }
 }
+
+/// A policy's own card table over the regions tagged "cold" (a remembered set, as ART's
+/// `RememberedSet`): cold objects are out of the tracing scope (kept, not traced), so the
+/// references they hold must be roots; its barrier marks the cards of cold objects written, and
+/// the objects on those cards give the extra roots.
+struct ColdRemSet {
+    cards: Arc<std::sync::Mutex<mobmem_runtime::card_table::CardTable>>,
+    cold_tag: u32,
+    mark: bool,
+}
+fn in_cold(heap: &Heap, tag: u32, o: ObjId) -> bool {
+    let i = o as usize;
+    heap.objs.word[i].space == SpaceId::Main as u8 && heap.regions.has_tag(mobmem_runtime::space::RegionSpace::region_of(heap.objs.hdr[i].addr), tag)
+}
+impl BarrierHook for ColdRemSet {
+    fn on_write(&mut self, heap: &Heap, o: ObjId, _f: u32, v: ObjId, _now: u64) {
+        if self.mark && v != NULL && in_cold(heap, self.cold_tag, o) {
+            self.cards.lock().unwrap().mark_object(heap, o);
+        }
+    }
+}
+impl TracingScope for ColdRemSet {
+    fn follow(&self, heap: &Heap, to: ObjId) -> bool {
+        !in_cold(heap, self.cold_tag, to)
+    }
+    fn extra_roots(&mut self, heap: &Heap, _t: GcType, out: &mut Vec<ObjId>) {
+        let mut on_cards = Vec::new();
+        self.cards.lock().unwrap().objects_on_cards(heap, mobmem_runtime::card_table::CARD_DIRTY, &mut on_cards);
+        for o in on_cards {
+            out.extend(heap.objs.refs_of(o).iter().copied().filter(|&r| r != NULL));
+        }
+    }
+    fn evacuate_region(&self, heap: &Heap, r: u32, proposed: bool) -> bool {
+        proposed && !heap.regions.has_tag(r, self.cold_tag)
+    }
+}
+
+#[test]
+fn a_policy_owns_a_second_card_table_as_extra_roots() {
+    for mark in [true, false] {
+        let (mut k, mut rt) = setup(CollectorKind::ConcurrentCopying);
+        let cold = rt.heap.register_class("cold", &["cold"]);
+        let tag = rt.heap.regions.tag_names_registered().iter().position(|n| n == "cold").unwrap() as u32;
+        let cards = Arc::new(std::sync::Mutex::new(mobmem_runtime::card_table::CardTable::for_heap(&rt.heap)));
+        rt.hooks.barrier = Some(Box::new(ColdRemSet { cards: cards.clone(), cold_tag: tag, mark }));
+        rt.hooks.scope = Some(Box::new(ColdRemSet { cards: cards.clone(), cold_tag: tag, mark }));
+        // Cold objects, then a young object referenced only from one of them.
+        rt.heap.mutator_class = cold;
+        rt.heap.revoke_tlab();
+        let c = chain(&mut rt, &mut k, 0, 100, 64);
+        rt.heap.mutator_class = 0;
+        rt.heap.revoke_tlab();
+        assert!(c.iter().all(|&o| in_cold(&rt.heap, tag, o)));
+        let y = rt.alloc(&mut k, 64, 0).unwrap();
+        rt.write_ref(&mut k, c[50], 0, y);
+        // (building the chain wrote every cold object too: 64-byte objects, two to a card)
+        let dirty = cards.lock().unwrap().count_at_least(0, rt.heap.cards.len(), mobmem_runtime::card_table::CARD_DIRTY);
+        assert_eq!(dirty, if mark { 50 } else { 0 });
+        rt.collect_blocking(&mut k, GcCause::Explicit, GcType::Full);
+        assert!(c.iter().all(|&o| rt.heap.objs.is_live(o)), "out-of-scope cold objects are kept");
+        // (c[50] no longer references c[51]: the tail is unreachable but out of scope, so kept)
+        assert_eq!(rt.heap.objs.is_live(y), mark, "the remembered reference kept y alive only with the card mark");
+    }
+}

@@ -1,8 +1,9 @@
 //! ConcurrentCopying (ART's default collector through Android 13), region-based.
 //!
-//! Plan: `FlipThreadRoots` (pause: choose the evacuation set, copy the roots' referents, turn the
-//! read barrier on) → `CopyingPhase` (concurrent on the GC thread: for sticky collections first
-//! the remembered set of old objects written since the last flip, then the mark stack, copying
+//! Plan: `FlipThreadRoots` (pause: card processing — dirty cards aged, aged ones cleaned —, choose
+//! the evacuation set, copy the roots' referents, turn the read barrier on) → `CopyingPhase`
+//! (concurrent on the GC thread: for sticky collections first the old objects on cards at least
+//! aged — the card table as remembered set, see [`crate::card_table`] —, then the mark stack, copying
 //! each from-space object when first reached, depth-first by default) → `MarkStackCheckpoint`
 //! (pause: drain what mutators pushed; the read barrier goes off) → `ReclaimPhase` (concurrent:
 //! free dead objects and from-space regions, releasing their pages).
@@ -41,6 +42,7 @@ impl Collector for ConcurrentCopying {
         match phase {
             PhaseId::Flip => {
                 cx.t.cpu(cx.heap.costs.suspend_ns);
+                trace::process_cards(cx);
                 trace::take_snapshots(cx);
                 let all = cx.st.force_evacuate_all || cx.st.cause == GcCause::CollectorTransition;
                 trace::choose_from_space(cx, all && cx.st.gc_type == GcType::Full);
@@ -52,11 +54,8 @@ impl Collector for ConcurrentCopying {
                 true
             }
             PhaseId::ConcurrentCopy => {
-                if cx.st.sticky && !trace::scan_dirty_snapshot(cx, until) {
+                if cx.st.sticky && !trace::scan_cards(cx, crate::card_table::CARD_AGED, trace::CardScan::Old, until) {
                     return false;
-                }
-                if cx.st.sticky {
-                    cx.st.dirty_snapshot.clear();
                 }
                 trace::drain(cx, until)
             }

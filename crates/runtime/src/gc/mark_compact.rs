@@ -74,6 +74,21 @@ fn compaction_flip(cx: &mut Cx) {
         entries.push((o, old));
     }
     // (The forwarding computation itself was charged in PrepareForCompaction.)
+    // Cards and card chains follow the objects: a moved object's card state goes to its new
+    // card (an old object written since the last card processing stays remembered), and it
+    // joins its new card's chain.
+    let mut card_state: Vec<(usize, u8)> = Vec::new();
+    for &(o, old) in &entries {
+        let v = h.cards.get(h.cards.index(0, old));
+        let new = h.objs.hdr[o as usize].addr;
+        if v != crate::card_table::CARD_CLEAN {
+            card_state.push((h.cards.index(0, new), v));
+        }
+        if new != old {
+            h.unlink_card(o, 0, old);
+            h.link_card(o, 0, new);
+        }
+    }
     // Rebuild the region table.
     let mut to_release = Vec::new();
     let mut non_free = 0;
@@ -87,6 +102,8 @@ fn compaction_flip(cx: &mut Cx) {
             _ => {}
         }
         let was = h.regions.state[r];
+        let (lo, hi) = (h.cards.index(0, r as u64 * REGION_SIZE), h.cards.index(0, (r as u64 + 1) * REGION_SIZE));
+        h.cards.clear_range(lo, hi);
         if new_top[r] > 0 {
             h.regions.state[r] = RegionState::Allocated;
             h.regions.top[r] = new_top[r];
@@ -110,6 +127,9 @@ fn compaction_flip(cx: &mut Cx) {
         cx.t.cpu(h.costs.region_ns);
     }
     h.regions.num_non_free = non_free;
+    for (c, v) in card_state {
+        h.cards.set(c, h.cards.get(c).max(v));
+    }
     let dest_end = entries.last().map(|&(o, _)| h.objs.hdr[o as usize].addr + h.objs.hdr[o as usize].size as u64).unwrap_or(0);
     let pages = dest_end.div_ceil(PAGE) as usize;
     let mut page_first = vec![0u32; pages + 1];
@@ -196,6 +216,7 @@ impl Collector for MarkCompact {
                 if !cx.st.roots_marked {
                     cx.st.sticky = false;
                     cx.st.roots_marked = true;
+                    trace::process_cards(cx);
                     trace::take_snapshots(cx);
                     cx.st.evacuate = false;
                     trace::mark_roots(cx);

@@ -1,23 +1,32 @@
-//! Mark-sweep (Dalvik's CMS, ART's `MarkSweep` / `StickyMarkSweep`): non-moving, over a
+//! Mark-sweep: Dalvik's concurrent mark-sweep (CMS) and ART's `MarkSweep` family. The `ms`
+//! collector is ART's CMS collector type: full collections are `MarkSweep` (every object of the
+//! collected spaces; `PartialMarkSweep`, which leaves the zygote space alone, is the same thing
+//! here since app collections never collect the zygote space), sticky collections are
+//! `StickyMarkSweep` ([`super::sticky_mark_sweep`]: generational CMS). Non-moving, over a
 //! free-list main space, so the heap fragments.
 //!
-//! Plan: `InitialMark` (pause: roots) → `ConcurrentMark` (GC thread; sticky collections first
-//! scan the old objects written since the last collection) → `Remark` (pause: roots again and
-//! the objects written during marking — incremental update through the write barrier's dirty
-//! list —, then finish marking) → `Sweep` (concurrent: free every unmarked object in scope).
-//! Objects allocated after the initial mark are allocated black. Sticky (generational CMS)
-//! collections trace only objects allocated since the last collection.
+//! Plan (Dalvik's, with a global pause at each end of marking): `InitialMark` (pause: card
+//! processing — dirty cards aged, aged ones cleaned —, the allocation stack becomes the live
+//! stack, roots marked; allocation is black from here) → `ConcurrentMark` (GC thread: sticky
+//! collections first scan the old objects on cards at least aged, then the mark stack) →
+//! `Remark` (pause: roots again and the objects on cards dirtied during marking — marked ones,
+//! and old ones in sticky collections: incremental update through the card table —, then finish
+//! marking) → `Sweep` (concurrent: free the unmarked objects in scope — every object for full
+//! collections, the live stack for sticky ones). The variant with on-the-fly root scanning (no
+//! initial pause) is [`super::mark_sweep_otf`].
 
-use super::{trace, Collector, Cx, GcType, PhaseId};
+use super::{sticky_mark_sweep, trace, Collector, Cx, GcType, PhaseId};
+use crate::card_table::CARD_DIRTY;
 use crate::config::CollectorKind;
-use crate::object::flag;
 use mobmem_engine::Nanos;
 
 pub struct MarkSweep;
 
-/// Shared by mark-sweep and mark-compact: initial mark.
+/// Initial mark (pause): card processing, allocation stack → live stack, roots; allocation black.
+/// (Also mark-compact's marking start, without the pause.)
 pub fn initial_mark(cx: &mut Cx) {
     cx.t.cpu(cx.heap.costs.suspend_ns);
+    trace::process_cards(cx);
     trace::take_snapshots(cx);
     cx.st.evacuate = false;
     trace::mark_roots(cx);
@@ -25,35 +34,31 @@ pub fn initial_mark(cx: &mut Cx) {
     cx.st.cursor = 0;
 }
 
-/// Shared: concurrent marking.
+/// Concurrent marking; sticky collections first mark from the old objects on aged/dirty cards.
 pub fn concurrent_mark(cx: &mut Cx, until: Nanos) -> bool {
-    if cx.st.sticky && !trace::scan_dirty_snapshot(cx, until) {
+    if cx.st.sticky && !sticky_mark_sweep::mark_from_old_cards(cx, until) {
         return false;
     }
     trace::drain(cx, until)
 }
 
-/// Shared: remark pause — roots and objects written since the initial mark.
+/// Remark (pause): roots again and the objects on cards dirtied since card processing.
 pub fn remark(cx: &mut Cx) {
     cx.t.cpu(cx.heap.costs.suspend_ns);
     trace::mark_roots(cx);
-    let epoch = cx.heap.mark_epoch;
-    let n = cx.heap.dirty.len();
-    for j in 0..n {
-        let o = cx.heap.dirty[j];
-        let i = o as usize;
-        if !cx.heap.objs.is_live(o) {
-            continue;
-        }
-        let old = cx.st.sticky && cx.heap.objs.word[i].flags & flag::YOUNG == 0;
-        if cx.heap.objs.word[i].mark == epoch || old {
-            cx.st.rec.cards_scanned += 1;
-            cx.t.cpu(cx.heap.costs.card_ns);
-            trace::scan_object(cx, o, trace::DEPTH_UNKNOWN - 1);
-        }
-    }
+    let which = if cx.st.sticky { trace::CardScan::OldOrMarked } else { trace::CardScan::Marked };
+    trace::scan_cards(cx, CARD_DIRTY, which, Nanos::MAX);
     trace::drain(cx, Nanos::MAX);
     cx.st.cursor = 0;
+}
+
+/// Sweep: free unmarked objects (the live stack only in sticky collections).
+pub fn sweep(cx: &mut Cx, until: Nanos) -> bool {
+    if !trace::reclaim_objects(cx, until) {
+        return false;
+    }
+    cx.heap.allocate_black = false;
+    true
 }
 
 impl Collector for MarkSweep {
@@ -62,7 +67,7 @@ impl Collector for MarkSweep {
     }
     fn name(&self, t: GcType) -> &'static str {
         match t {
-            GcType::Sticky => "sticky concurrent mark sweep",
+            GcType::Sticky => sticky_mark_sweep::NAME,
             GcType::Full => "concurrent mark sweep",
         }
     }
@@ -83,13 +88,7 @@ impl Collector for MarkSweep {
                 remark(cx);
                 true
             }
-            PhaseId::Sweep => {
-                if !trace::reclaim_objects(cx, until) {
-                    return false;
-                }
-                cx.heap.allocate_black = false;
-                true
-            }
+            PhaseId::Sweep => sweep(cx, until),
             _ => unreachable!("phase {phase:?} is not part of mark-sweep"),
         }
     }

@@ -9,15 +9,23 @@
 //! work done × the per-unit costs of [`crate::costs`], plus the page faults the kernel model
 //! charges for every page the GC thread touches.
 //!
+//! A third kind of phase, the checkpoint ([`PhaseKind::Checkpoint`]), runs on each mutator thread
+//! at its next safepoint instead of stopping the world: the mutator does the phase's work itself
+//! (charged to it) while the GC thread waits for it; a mutator that is idle or blocked has its
+//! checkpoint run by the GC thread (as ART runs checkpoints of suspended threads).
+//!
 //! Collectors: [`nogc`], [`semi_space`], [`concurrent_copying`], [`mark_compact`],
-//! [`mark_sweep`]. They share the tracing primitives of [`trace`]. The registry
-//! ([`create`]) maps collector kinds to implementations.
+//! [`mark_sweep`] (with [`sticky_mark_sweep`] for its sticky collections) and
+//! [`mark_sweep_otf`] (mark-sweep with on-the-fly root scanning). They share the tracing
+//! primitives of [`trace`]. The registry ([`create`]) maps collector kinds to implementations.
 
 pub mod concurrent_copying;
 pub mod mark_compact;
 pub mod mark_sweep;
+pub mod mark_sweep_otf;
 pub mod nogc;
 pub mod semi_space;
+pub mod sticky_mark_sweep;
 pub mod trace;
 
 use crate::config::{CollectorKind, RuntimeConfig, TraceOrder};
@@ -74,8 +82,12 @@ impl GcCause {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum PhaseKind {
+    /// Every mutator stopped (a global safepoint), the GC thread works.
     Pause,
+    /// The GC thread works while mutators run.
     Concurrent,
+    /// Each mutator does the work at its next safepoint (a per-thread pause charged to it).
+    Checkpoint,
 }
 
 /// Phases collectors are made of.
@@ -88,6 +100,12 @@ pub enum PhaseId {
     /// Mark-compact: concurrent marking that starts with the roots (thread roots at a
     /// checkpoint, not a global pause).
     MarkingPhase,
+    /// Card processing (dirty → aged, aged → clean) on the GC thread, concurrent (ART
+    /// `Heap::ProcessCards` in `MarkSweep::MarkingPhase`).
+    ProcessCards,
+    /// On-the-fly root scanning: each mutator marks its own roots at a checkpoint (ART
+    /// `MarkSweep::MarkRootsCheckpoint`); its allocation stack is swapped and allocation turns black.
+    RootsCheckpoint,
     /// Roots and dirty objects rescanned, marking finished.
     Remark,
     /// Concurrent copying: evacuation set chosen, roots copied (the flip pause).
@@ -114,6 +132,7 @@ impl PhaseId {
     pub fn kind(self) -> PhaseKind {
         match self {
             Self::InitialMark | Self::Remark | Self::Flip | Self::CopyCheckpoint | Self::CompactFlip | Self::StopTheWorld => PhaseKind::Pause,
+            Self::RootsCheckpoint => PhaseKind::Checkpoint,
             _ => PhaseKind::Concurrent,
         }
     }
@@ -122,6 +141,8 @@ impl PhaseId {
             Self::InitialMark => "InitialMark",
             Self::ConcurrentMark => "ConcurrentMark",
             Self::MarkingPhase => "MarkingPhase",
+            Self::ProcessCards => "ProcessCards",
+            Self::RootsCheckpoint => "MarkRootsCheckpoint",
             Self::Remark => "Remark",
             Self::Flip => "FlipThreadRoots",
             Self::ConcurrentCopy => "CopyingPhase",
@@ -169,8 +190,11 @@ pub struct GcRecord {
     pub gc_thread_ns: Nanos,
     /// Mutator time stopped in pauses or waiting for this collection.
     pub mutator_wait_ns: Nanos,
-    /// Mutator time spent in GC work through barriers (self-copying, compaction faults).
+    /// Mutator time spent in GC work through barriers (self-copying, compaction faults) and
+    /// checkpoints.
     pub mutator_gc_work_ns: Nanos,
+    /// Mutator time in checkpoints (per-thread pauses doing GC work, e.g. its root scan).
+    pub checkpoint_ns: Nanos,
     pub freed_objects: u64,
     pub freed_bytes: u64,
     pub freed_los_objects: u64,
@@ -186,7 +210,12 @@ pub struct GcRecord {
     pub copied_by_mutator: u64,
     pub regions_evacuated: u64,
     pub regions_freed: u64,
+    /// Cards scanned (at least aged for sticky collections, dirty at remark), and the objects
+    /// on them that were scanned.
     pub cards_scanned: u64,
+    pub card_objects_scanned: u64,
+    /// Non-clean cards aged or cleaned by card processing.
+    pub cards_aged: u64,
     pub roots: u64,
     /// Distinct heap pages the GC thread touched (the GC working set), and objects it touched.
     pub gc_pages_touched: u64,
@@ -213,11 +242,17 @@ pub struct GcState {
     pub order: TraceOrder,
     pub evacuate: bool,
     pub sticky: bool,
-    /// Objects allocated since the previous flip (the sticky scope; survivors become old).
+    /// The live stack: objects allocated since the previous collection started (the sticky
+    /// scope; survivors become old).
     pub young_snapshot: Vec<ObjId>,
-    /// Objects written since the previous flip (remembered set for sticky collections).
-    pub dirty_snapshot: Vec<ObjId>,
     pub cursor: usize,
+    /// Card scanning in progress: the used card ranges, the range and card reached.
+    pub cards_started: bool,
+    pub card_ranges: [(usize, usize); 3],
+    pub card_range_idx: usize,
+    pub card_cursor: usize,
+    /// Objects of the card being scanned (reused buffer).
+    pub card_buf: Vec<ObjId>,
     pub rec: GcRecord,
     pub bd_start: Breakdown,
     pub pswpin_start: u64,
@@ -254,8 +289,12 @@ impl GcState {
             evacuate: false,
             sticky: gc_type == GcType::Sticky,
             young_snapshot: Vec::new(),
-            dirty_snapshot: Vec::new(),
             cursor: 0,
+            cards_started: false,
+            card_ranges: [(0, 0); 3],
+            card_range_idx: 0,
+            card_cursor: 0,
+            card_buf: Vec::new(),
             rec: GcRecord::default(),
             bd_start: Breakdown::default(),
             pswpin_start: 0,
@@ -324,5 +363,6 @@ pub fn create(kind: CollectorKind) -> Box<dyn Collector> {
         CollectorKind::ConcurrentCopying => Box::new(concurrent_copying::ConcurrentCopying),
         CollectorKind::ConcurrentMarkCompact => Box::new(mark_compact::MarkCompact),
         CollectorKind::MarkSweep => Box::new(mark_sweep::MarkSweep),
+        CollectorKind::MarkSweepOtf => Box::new(mark_sweep_otf::MarkSweepOtf),
     }
 }
