@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use toml::Spanned;
 
-pub const COLLECTORS: &[&str] = &["cc", "cmc", "ss", "ms", "nogc"];
+pub const COLLECTORS: &[&str] = &["cc", "cmc", "ss", "ms", "ms-otf", "nogc"];
 pub const LMKD_MODES: &[&str] = &["psi", "minfree", "off"];
 
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]

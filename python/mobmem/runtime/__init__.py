@@ -17,7 +17,7 @@ from mobmem.errors import MobmemError
 DATA = Path(__file__).resolve().parent.parent / "data"
 COSTS_FILE = DATA / "runtime_costs.toml"
 APPS_FILE = DATA / "runtime_apps.toml"
-COLLECTORS = ("cc", "cmc", "ss", "nogc", "ms")
+COLLECTORS = ("cc", "cmc", "ss", "nogc", "ms", "ms-otf")
 
 
 def _toml(path: Path) -> dict:

@@ -26,7 +26,7 @@ from mobmem.errors import MobmemError
 from mobmem.harness.implementation import Implementation, Parameters, RunContext, RunOutcome
 from mobmem.lbo.backend import Backend
 
-COLLECTORS = ["ss", "cc", "cmc", "ms", "nogc"]
+COLLECTORS = ["ss", "cc", "cmc", "ms", "ms-otf", "nogc"]
 
 # Workloads: name -> (gcbench parameters, description). "gcbench" is the full benchmark of
 # design/evaluation.md; the smaller ones keep CI and quick looks fast.
