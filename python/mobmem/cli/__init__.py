@@ -32,6 +32,10 @@ def _register() -> None:
     app.add_typer(lbo_cli.app, name="lbo")
     demo_cli.register(app)
     kernel_cli.register_bench(bench_cli.app)
+    from mobmem.cli import session as session_cli  # run, compare, scenarios, systems; bench session
+
+    session_cli.register(app)
+    session_cli.register_bench(bench_cli.app)
     try:  # the runtime group (issue 3) registers itself when present
         from mobmem.cli import runtime as runtime_cli
     except ImportError:

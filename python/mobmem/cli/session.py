@@ -1,0 +1,514 @@
+"""``mobmem run`` / ``mobmem compare`` / ``mobmem scenarios`` / ``mobmem systems`` and
+``mobmem bench session``: user sessions on the simulated phone (issue 4; docs/sessions.md).
+
+- ``mobmem run SCENARIO [--system NAME] [--set key=value]… [--seed N] [--out DIR] [--json]`` —
+  one session: tables of launches and their breakdowns, launch statistics, cached apps, kills,
+  memory pressure, GC and frames; ``--json`` prints the summary (no timeline/events), ``--out``
+  writes summary.json and CSV files.
+- ``mobmem compare SCENARIO --systems A,B… [--seeds K] [--set …] [--jobs J] [--out DIR] [--json]``
+  — the scenario under each named system (``data/systems.toml``) for K seeds, side by side with
+  95% confidence intervals across seeds.
+- ``mobmem bench session [--scenario NAME | --quick]`` — simulated seconds per wall second.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from mobmem.errors import MobmemError
+
+# Piped output (files, pagers, tests) gets wide tables rather than 80 truncated columns.
+console = Console(width=None if sys.stdout.isatty() else 180)
+err_console = Console(stderr=True)
+
+
+# ---------------------------------------------------------------------------- formatting
+
+
+def _num(v, fmt: str = "{:.1f}") -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "—"
+    return fmt.format(v)
+
+
+def _nf(n, ms) -> str:
+    """A fault count and its time: ``12 / 3.4`` (blank when zero)."""
+    if not n:
+        return ""
+    return f"{n:,} / {ms:.1f}"
+
+
+def _short(app: str, width: int = 28) -> str:
+    return app if len(app) <= width else app[: width - 1] + "…"
+
+
+def _kind(l: dict) -> str:
+    return "relaunch" if l.get("relaunch") else l["kind"]
+
+
+def header_line(res: dict) -> str:
+    s = res["system"]
+    parts = [f"collector {s['collector']}", f"lmkd {s['lmkd']}", f"swap {s['swap']}"]
+    if s.get("cached_app_compaction"):
+        parts.append("cached-app compaction")
+    if s.get("freezer"):
+        parts.append("freezer")
+    if s.get("policies"):
+        parts.append("policies " + ",".join(s["policies"]))
+    sysname = f"system {res['system_name']} · " if res.get("system_name") else ""
+    params = " ".join(f"{k}={v}" for k, v in res.get("parameters", [])) or "none"
+    return (f"{res['scenario']} ({res['scenario_file']}) · device {res['device']} · seed {res['seed']} · {sysname}"
+            f"{', '.join(parts)} · settings: {params}")
+
+
+def launches_table(res: dict, title: str = "launches") -> Table:
+    t = Table(title=title, show_edge=False, title_justify="left",
+              caption="times in ms; major faults as count / ms (blank: none); alive: apps alive after the launch",
+              caption_justify="left")
+    cols = ["#", "t s", "app", "kind", "TTID", "system", "cpu", "cpu wait", "maj zram", "maj flash", "maj file",
+            "reclaim stall", "gc wait", "GCs", "alive"]
+    for c in cols:
+        t.add_column(c, justify="left" if c in ("app", "kind") else "right", no_wrap=True)
+    for l in res["launches"]:
+        b = l["breakdown"]
+        t.add_row(str(l["index"]), f"{l['t_s']:.1f}", _short(l["app"], 22), _kind(l), f"{l['ttid_ms']:.1f}",
+                  f"{b['system_ms']:.1f}", f"{b['cpu_ms']:.1f}", f"{b['cpu_wait_ms']:.1f}",
+                  _nf(b["major_faults_zram"], b["major_fault_zram_ms"]), _nf(b["major_faults_flash_swap"], b["major_fault_flash_swap_ms"]),
+                  _nf(b["major_faults_file"], b["major_fault_file_ms"]), f"{b['reclaim_stall_ms']:.1f}",
+                  f"{b['gc_wait_ms']:.1f}", str(b["gcs"]), str(l["alive_after"]))
+    return t
+
+
+def launch_stats_table(res: dict, kinds=("hot", "cold"), title: str = "launch time (TTID ms) by kind and app") -> Table:
+    t = Table(title=title, show_edge=False, title_justify="left")
+    for c in ("kind", "app", "n", "p10", "p50", "p90", "mean", "min", "max"):
+        t.add_column(c, justify="left" if c in ("kind", "app") else "right")
+    ls = res.get("launch_stats", {})
+    for kind in kinds:
+        st = ls.get(kind, {})
+        apps = sorted(a for a in st if a != "*")
+        for a in apps + (["*"] if "*" in st else []):
+            d = st[a]
+            if not d.get("n"):
+                continue
+            label = "[bold]all apps[/bold]" if a == "*" else _short(a)
+            t.add_row(kind, label, str(d["n"]), *(f"{d[k]:.1f}" for k in ("p10", "p50", "p90", "mean", "min", "max")))
+        if not st:
+            t.add_row(kind, "—", "0", "", "", "", "", "", "")
+    return t
+
+
+def relaunch_line(res: dict) -> str:
+    rel = [l for l in res["launches"] if l.get("relaunch")]
+    if not rel:
+        return "cold launches instead of hot (relaunches after a kill): none"
+    by: dict[str, int] = {}
+    for l in rel:
+        by[l["app"]] = by.get(l["app"], 0) + 1
+    return f"cold launches instead of hot (relaunches after a kill): {len(rel)} — " + ", ".join(f"{a} {n}" for a, n in sorted(by.items()))
+
+
+def cached_lines(res: dict) -> list[str]:
+    c = res["cached_apps"]
+    curve = c.get("alive_after_launch", [])
+    if c.get("first_kill_s") is not None:
+        fk = f"first app killed at {c['first_kill_s']:.1f} s (after launch #{c['first_kill_launch']})"
+    else:
+        fk = "no app killed"
+    return [f"cached apps: max {c['max']:.0f}, mean {c['mean']:.2f} (over the timeline); {fk}",
+            "apps alive after each launch: " + " ".join(str(x) for x in curve)]
+
+
+def curve_table(res: dict, title: str = "apps alive after each launch") -> Table:
+    t = Table(title=title, show_edge=False, title_justify="left")
+    for c in ("#", "t s", "app", "kind", "TTID ms", "alive after", "cached after"):
+        t.add_column(c, justify="left" if c in ("app", "kind") else "right")
+    for l in res["launches"]:
+        t.add_row(str(l["index"]), f"{l['t_s']:.1f}", _short(l["app"]), _kind(l), f"{l['ttid_ms']:.1f}",
+                  str(l["alive_after"]), str(l["cached_after"]))
+    return t
+
+
+def kills_table(res: dict) -> Table | None:
+    from mobmem.session.output import kill_rows
+
+    rows = kill_rows(res)
+    if not rows:
+        return None
+    t = Table(title="kills", show_edge=False, title_justify="left")
+    for c in ("t s", "app / process", "reason", "by", "adj", "RSS MiB", "swap MiB"):
+        t.add_column(c, justify="left" if c in ("app / process", "reason", "by") else "right")
+    for r in rows:
+        t.add_row(f"{r['t_s']:.1f}", _short(str(r["app"])), str(r["reason"]), str(r["killer"]), str(r["oom_score_adj"]),
+                  f"{(r['rss_kb'] or 0) / 1024:.1f}", f"{(r['swap_kb'] or 0) / 1024:.1f}")
+    return t
+
+
+def pressure_table(res: dict) -> Table:
+    vm, ra = res.get("vmstat", {}), res.get("ratios", {})
+    t = Table(title="memory pressure", show_edge=False, title_justify="left")
+    t.add_column("")
+    t.add_column("value", justify="right")
+    refaults = vm.get("workingset_refault_anon", 0) + vm.get("workingset_refault_file", 0)
+    evictions = vm.get("pgsteal_kswapd", 0) + vm.get("pgsteal_direct", 0)
+    rows = [
+        ("refaults (anon / file)", f"{refaults:,} ({vm.get('workingset_refault_anon', 0):,} / {vm.get('workingset_refault_file', 0):,})"),
+        ("evictions (pgsteal kswapd + direct)", f"{evictions:,}"),
+        ("refault ratio (refaults / evictions)", _num(ra.get("refault_ratio"), "{:.3f}")),
+        ("direct reclaims (allocstall)", f"{res.get('direct_reclaims', 0):,}"),
+        ("direct-reclaim ratio (pgsteal_direct / evictions)", _num(ra.get("direct_reclaim_ratio"), "{:.3f}")),
+        ("anon share of evictions (pswpout / evictions)", _num(ra.get("anon_share_of_evictions"), "{:.3f}")),
+        ("swap in / out (pages)", f"{res['swap']['pswpin']:,} / {res['swap']['pswpout']:,}"),
+        ("major faults (pgmajfault)", f"{vm.get('pgmajfault', 0):,}"),
+        ("kswapd CPU ms", f"{res.get('kswapd_cpu_ms', 0):.1f}"),
+    ]
+    for k, v in rows:
+        t.add_row(k, v)
+    return t
+
+
+def gc_frames_table(res: dict) -> Table:
+    g, f = res["gc"], res["frames"]
+    t = Table(title="GC and frames", show_edge=False, title_justify="left")
+    t.add_column("")
+    t.add_column("value", justify="right")
+    rows = [
+        ("GCs (sticky / full)", f"{g['count']:,} ({g['sticky']:,} / {g['full']:,})"),
+        ("GC pauses total / max ms", f"{g['pause_total_ms']:.1f} / {g['pause_max_ms']:.2f}"),
+        ("GC-thread CPU ms", f"{g['gc_cpu_ms']:.1f}"),
+        ("GC pages / objects touched", f"{g['gc_pages_touched']:,} / {g['gc_objects_touched']:,}"),
+        ("GC major faults", f"{g['gc_major_faults']:,}"),
+        ("frames (janky)", f"{f['total']:,} ({f['janky']:,})"),
+        ("jank ratio", _num(f.get("jank_ratio"), "{:.4f}")),
+        ("missed vsyncs", f"{f['missed_vsyncs']:,}"),
+        ("longest frame ms", f"{f['max_frame_ms']:.1f}"),
+    ]
+    for k, v in rows:
+        t.add_row(k, v)
+    return t
+
+
+def per_app_table(res: dict) -> Table:
+    t = Table(title="per app", show_edge=False, title_justify="left")
+    for c in ("app", "cold", "hot", "relaunch", "kills", "refaults anon/file", "majflt", "swap-ins", "GCs", "jank", "alive at end"):
+        t.add_column(c, justify="left" if c == "app" else "right")
+    for app, p in res.get("per_app", {}).items():
+        t.add_row(_short(app), str(p["cold_launches"]), str(p["hot_launches"]), str(p["relaunches"]), str(p["kills"]),
+                  f"{p['refault_anon']:,} / {p['refault_file']:,}", f"{p['majflt']:,}", f"{p['swapin']:,}", f"{p['gc_count']:,}",
+                  _num(p.get("jank_ratio"), "{:.4f}"), "yes" if p.get("alive_at_end") else "no")
+    return t
+
+
+def footer_line(res: dict) -> str:
+    return (f"simulated {res['sim_seconds']:.1f} s in {res['wall_seconds']:.1f} s wall "
+            f"({res['sim_speed']:.1f} simulated s per wall s)")
+
+
+def print_result(res: dict) -> None:
+    console.rule(f"[bold]{res['scenario']}")
+    console.print(header_line(res), highlight=False)
+    console.print(launches_table(res))
+    console.print(launch_stats_table(res))
+    console.print(relaunch_line(res), highlight=False)
+    for ln in cached_lines(res):
+        console.print(ln, highlight=False)
+    kt = kills_table(res)
+    if kt is None:
+        console.print("kills: none")
+    else:
+        console.print(kt)
+        console.print("kills by reason: " + ", ".join(f"{k} {v}" for k, v in res.get("kills_by_reason", {}).items()), highlight=False)
+    console.print(pressure_table(res))
+    console.print(gc_frames_table(res))
+    console.print(per_app_table(res))
+    console.print(footer_line(res), highlight=False)
+
+
+# ---------------------------------------------------------------------------- commands
+
+
+def run(
+    scenario: str = typer.Argument(..., help="A scenario file, or a shipped scenario's name (see `mobmem scenarios`)."),
+    system: Optional[str] = typer.Option(None, "--system", help="A named system configuration (see `mobmem systems`), applied before --set."),
+    set_: List[str] = typer.Option([], "--set", help="key=value (repeatable): kernel.*, system.*, session.*, or a runtime setting."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Seed (default: the scenario's)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Write summary.json, launches.csv, timeline.csv, events.csv, kills.csv, per_app.csv here."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary JSON (everything but timeline and events)."),
+) -> None:
+    """Run a scenario on the simulated phone: launches, cached apps, kills, memory pressure, GC, frames."""
+    from mobmem import session
+    from mobmem.session.output import check_out_dir, write_outputs
+
+    path = session.resolve_scenario(scenario)
+    pairs = session.parse_settings(set_)
+    session.check_seed(seed)
+    if system:
+        from mobmem.session import systems
+
+        systems.get(system)
+    if out is not None:
+        check_out_dir(out)
+    res = session.run(path, pairs, seed=seed, system=system)
+    if out is not None:
+        write_outputs(res, out)
+    if as_json:
+        sys.stdout.write(json.dumps(session.summary(res)) + "\n")
+        return
+    print_result(res)
+    if out is not None:
+        console.print(f"wrote {out}/ (summary.json, launches.csv, timeline.csv, events.csv, kills.csv, per_app.csv)", highlight=False)
+
+
+def _seed_base(path: Path, seed: Optional[int]) -> int:
+    if seed is not None:
+        return seed
+    import tomllib
+
+    try:
+        with path.open("rb") as f:
+            s = tomllib.load(f).get("seed", 1)
+        return int(s) if isinstance(s, int) and s >= 0 else 1
+    except (OSError, ValueError):
+        return 1
+
+
+def _cell(st: dict, fmt: str) -> tuple[str, str]:
+    if st["mean"] is None:
+        return "—", ""
+    m = fmt.format(st["mean"])
+    if st["ci_low"] is None:
+        return m, ""
+    hw = (st["ci_high"] - st["ci_low"]) / 2
+    return m, "± " + fmt.format(hw)
+
+
+def _vs(st: dict) -> str:
+    v = st.get("vs_base")
+    if not v or v.get("ratio") is None:
+        return ""
+    if not v["significant"]:
+        return "n.s."
+    return f"×{v['ratio']:.2f}"
+
+
+def compare_tables(agg: dict, title: str) -> list[Table]:
+    from mobmem.session.compare import METRICS
+
+    systems = agg["systems"]
+    n = len(agg["seeds"])
+    ci = n >= 2
+
+    def new(title_: str) -> Table:
+        t = Table(title=title_, show_edge=False, title_justify="left")
+        t.add_column("")
+        for i, s in enumerate(systems):
+            t.add_column(s, justify="right")
+            if ci:
+                t.add_column("95% CI", justify="right", style="dim")
+                if i > 0:
+                    t.add_column(f"vs {systems[0]}", justify="right")
+        return t
+
+    def row(t: Table, label: str, stats: dict, fmt: str) -> None:
+        cells = []
+        for i, s in enumerate(systems):
+            m, hw = _cell(stats[s], fmt)
+            cells.append(m)
+            if ci:
+                cells.append(hw)
+                if i > 0:
+                    cells.append(_vs(stats[s]))
+        t.add_row(label, *cells)
+
+    t = new(title)
+    for key, label, fmt in METRICS:
+        row(t, label, agg["overall"][key], fmt)
+    tables = [t]
+    pa = agg["per_app"]
+    hot_apps = [a for a in pa if any(pa[a]["hot_p50_ms"][s]["n"] for s in systems)]
+    if hot_apps:
+        h = new("hot launch per app (ms): p50, p90; relaunches")
+        for a in hot_apps:
+            row(h, f"{_short(a)} p50", pa[a]["hot_p50_ms"], "{:.1f}")
+            row(h, f"{_short(a)} p90", pa[a]["hot_p90_ms"], "{:.1f}")
+            row(h, f"{_short(a)} relaunches", pa[a]["relaunches"], "{:.1f}")
+        tables.append(h)
+    return tables
+
+
+def compare(
+    scenario: str = typer.Argument(..., help="A scenario file or a shipped scenario's name."),
+    systems_: str = typer.Option(..., "--systems", help="Comma-separated system names (see `mobmem systems`); the first is the baseline."),
+    seeds: int = typer.Option(3, "--seeds", help="Seeds per system: the scenario's seed (or --seed) + 0 … K−1."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="First seed (default: the scenario's)."),
+    set_: List[str] = typer.Option([], "--set", help="key=value applied to every run, after the system's settings (repeatable)."),
+    jobs: int = typer.Option(2, "--jobs", help="Runs at a time, in worker processes (results do not depend on it)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Write compare.json, compare.csv and each run's files (runs/SYSTEM/seed-N/)."),
+    resume: bool = typer.Option(False, "--resume", help="With --out: reuse finished runs found there (same scenario, system, seed, settings)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the per-run summaries and the aggregates as one JSON object."),
+) -> None:
+    """Run a scenario under several named systems and seeds; compare them with 95% confidence intervals."""
+    from mobmem import session
+    from mobmem.session import compare as cmp
+    from mobmem.session import systems as systems_mod
+    from mobmem.session.output import atomic_write, check_out_dir, csv_text
+
+    path = session.resolve_scenario(scenario)
+    names = systems_mod.parse_names(systems_)
+    pairs = session.parse_settings(set_)
+    session.check_seed(seed)
+    if not 1 <= seeds <= 1000:
+        raise MobmemError(f"--seeds must be within [1, 1000], got {seeds}")
+    if not 1 <= jobs <= 64:
+        raise MobmemError(f"--jobs must be within [1, 64], got {jobs}")
+    if resume and out is None:
+        raise MobmemError("--resume needs --out (where the finished runs are)")
+    if out is not None:
+        check_out_dir(out)
+    base = _seed_base(path, seed)
+    seed_list = [base + i for i in range(seeds)]
+    for s in seed_list:
+        session.check_seed(s)
+    total = len(names) * len(seed_list)
+    t0 = time.perf_counter()
+    count = [0]
+
+    def progress(system: str, sd: int, res: dict, reused: bool) -> None:
+        count[0] += 1
+        what = "reused" if reused else f"{res.get('sim_seconds', 0):.0f} simulated s in {res.get('wall_seconds', 0):.1f} s"
+        err_console.print(f"[{count[0]}/{total}] {system} seed {sd}: {what}", highlight=False, style="dim")
+
+    results = cmp.run_matrix(path, names, seed_list, list(set_), jobs=jobs, out=out, resume=resume, progress=progress)
+    agg = cmp.aggregate(names, seed_list, results)
+    first = results[(names[0], seed_list[0])]
+    doc = {
+        "scenario": first["scenario"],
+        "scenario_file": first["scenario_file"],
+        "device": first["device"],
+        "settings": [list(p) for p in pairs],
+        "systems": {n: {"description": systems_mod.get(n).description, "settings": list(systems_mod.get(n).settings)} for n in names},
+        "seeds": seed_list,
+        "aggregate": agg,
+        "runs": [{"system": n, "seed": sd, "summary": session.summary(results[(n, sd)])} for sd in seed_list for n in names],
+        "wall_seconds": time.perf_counter() - t0,
+    }
+    if out is not None:
+        rows = []
+        for key, label, _ in cmp.METRICS:
+            for n in names:
+                st = agg["overall"][key][n]
+                rows.append({"metric": key, "app": "", "system": n, "n": st["n"], "mean": st["mean"], "ci_low": st["ci_low"], "ci_high": st["ci_high"]})
+        for a, d in agg["per_app"].items():
+            for key, by in d.items():
+                for n in names:
+                    st = by[n]
+                    rows.append({"metric": key, "app": a, "system": n, "n": st["n"], "mean": st["mean"], "ci_low": st["ci_low"], "ci_high": st["ci_high"]})
+        atomic_write(Path(out) / "compare.csv", csv_text(rows))
+        atomic_write(Path(out) / "compare.json", json.dumps(doc, indent=1) + "\n")
+    if as_json:
+        sys.stdout.write(json.dumps(doc) + "\n")
+        return
+    console.rule(f"[bold]{first['scenario']}: {' vs '.join(names)}")
+    console.print(f"{first['scenario_file']} · device {first['device']} · seeds {', '.join(map(str, seed_list))}"
+                  + (f" · settings: {' '.join(f'{k}={v}' for k, v in pairs)}" if pairs else ""), highlight=False)
+    for n in names:
+        console.print(f"  {n}: {systems_mod.get(n).description}", highlight=False, style="dim")
+    for t in compare_tables(agg, "mean across seeds"):
+        console.print(t)
+    if len(seed_list) < 2:
+        console.print("one seed: means of a single run, no confidence intervals (use --seeds 3 or more)", highlight=False)
+    else:
+        console.print(f"95% CI: Student-t half-width across {len(seed_list)} seeds; vs {names[0]}: ratio of means when "
+                      "Welch's test says the difference is significant (p < 0.05), else n.s.", highlight=False)
+    console.print(f"{total} runs in {doc['wall_seconds']:.1f} s wall" + (f"; files in {out}/" if out else ""), highlight=False)
+
+
+def scenarios() -> None:
+    """List the shipped scenarios."""
+    from mobmem import session
+
+    for n in session.scenario_names():
+        d = session.scenario_description(session.SCENARIOS / f"{n}.toml")
+        console.print(f"[bold]{n}[/bold]  {d.split('. ')[0]}", highlight=False)
+
+
+def systems() -> None:
+    """List the named system configurations (python/mobmem/data/systems.toml)."""
+    from mobmem.session import systems as systems_mod
+
+    for s in systems_mod.load().values():
+        console.print(f"[bold]{s.name}[/bold]  {s.description}", highlight=False)
+        console.print(f"    {' '.join(s.settings) or '(no settings)'}", highlight=False, style="dim")
+
+
+# ---------------------------------------------------------------------------- benchmark
+
+GOAL_WALL_S = 60.0
+
+
+def bench_session(
+    scenario: str = typer.Option("hot_launch", "--scenario", help="Scenario to run (default: the full hot-launch experiment)."),
+    quick: bool = typer.Option(False, "--quick", help="Run demo_hot_launch instead (a short version)."),
+    set_: List[str] = typer.Option([], "--set", help="key=value (repeatable), as for `mobmem run`."),
+    seed: Optional[int] = typer.Option(None, "--seed"),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Benchmark the session simulator: simulated seconds per wall second (goal: hot_launch in ≤ 60 s wall)."""
+    from mobmem import _core, session
+
+    name = "demo_hot_launch" if quick else scenario
+    path = session.resolve_scenario(name)
+    pairs = session.parse_settings(set_)
+    session.check_seed(seed)
+    t0 = time.perf_counter()
+    res = session.run(path, pairs, seed=seed)
+    wall = time.perf_counter() - t0
+    out = {
+        "scenario": res["scenario"],
+        "scenario_file": res["scenario_file"],
+        "parameters": res["parameters"],
+        "seed": res["seed"],
+        "sim_seconds": res["sim_seconds"],
+        "wall_seconds": wall,
+        "core_wall_seconds": res["wall_seconds"],
+        "sim_seconds_per_wall_second": res["sim_seconds"] / max(wall, 1e-9),
+        "launches": len(res["launches"]),
+        "goal_wall_seconds": GOAL_WALL_S if Path(path).stem == "hot_launch" else None,
+        "meets_goal": (wall <= GOAL_WALL_S) if Path(path).stem == "hot_launch" else None,
+        "debug_build": _core.debug_build(),
+    }
+    if as_json:
+        sys.stdout.write(json.dumps(out) + "\n")
+        return
+    if out["debug_build"]:
+        console.print("warning: debug build of the core; numbers are not representative", style="yellow")
+    console.print(f"session {out['scenario']}: {out['sim_seconds']:.0f} simulated s ({out['launches']} launches) in "
+                  f"{wall:.1f} s wall → [bold]{out['sim_seconds_per_wall_second']:.1f} simulated s per wall s[/bold]", highlight=False)
+    if out["goal_wall_seconds"] is not None:
+        console.print(f"goal: the full hot-launch experiment in ≤ {GOAL_WALL_S:.0f} s wall on a two-core machine: "
+                      f"{'met' if out['meets_goal'] else 'NOT met'}", highlight=False)
+    else:
+        needed = 8000.0 / GOAL_WALL_S
+        console.print(f"(the goal is for hot_launch, ≈ 8,000 simulated s in ≤ {GOAL_WALL_S:.0f} s: ≈ {needed:.0f} simulated s per wall s; "
+                      f"this run is at {out['sim_seconds_per_wall_second'] / needed:.0%} of that)", highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("run")(run)
+    app.command("compare")(compare)
+    app.command("scenarios")(scenarios)
+    app.command("systems")(systems)
+
+
+def register_bench(bench_app: typer.Typer) -> None:
+    """Add ``mobmem bench session`` to the bench group."""
+    bench_app.command("session")(bench_session)

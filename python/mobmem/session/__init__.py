@@ -1,0 +1,156 @@
+"""User sessions on the simulated phone (issue 4) seen from Python.
+
+A *session* runs a scenario script (``python/mobmem/data/scenarios/*.toml``; schema in
+``crates/device/src/scenario.rs``) on a device model from boot to the last step, in the Rust core
+(``mobmem._core.session_run``), and returns one JSON object: launches with their breakdowns,
+launch statistics, cached apps, kills, vmstat and ratios, GC, frames, per-app totals, a memory
+timeline and an event log.
+
+- :func:`resolve_scenario` — a path, or the stem of a shipped scenario (``hot_launch``).
+- :func:`parse_settings` — ``--set key=value`` strings → pairs (the core validates the keys).
+- :func:`run` — one session; settings are layered device ← scenario ``[system]`` ← the named
+  system of ``data/systems.toml`` (:mod:`mobmem.session.systems`) ← the user's ``--set`` values.
+- :func:`summary` — the result without ``timeline`` and ``events``.
+- :func:`mobmem.session.output.write_outputs` — the result as files in a directory.
+
+Bad input raises :class:`mobmem.errors.MobmemError` with a one-line ``FILE:LINE:COL: field:
+problem`` (or ``--set: …``) message.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from mobmem.errors import MobmemError
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+SCENARIOS = DATA / "scenarios"
+
+#: Keys of a result that vary from run to run of the same inputs (everything else is deterministic).
+NONDETERMINISTIC = ("wall_seconds", "sim_speed")
+#: Keys that :func:`summary` leaves out (they go to timeline.csv and events.csv).
+BULKY = ("timeline", "events")
+
+Pair = tuple[str, str]
+
+
+def scenario_names() -> list[str]:
+    """Stems of the shipped scenarios."""
+    return sorted(p.stem for p in SCENARIOS.glob("*.toml"))
+
+
+def scenario_description(path: Path) -> str:
+    """The ``description`` of a scenario file ('' if unreadable)."""
+    import tomllib
+
+    try:
+        with Path(path).open("rb") as f:
+            return str(tomllib.load(f).get("description", ""))
+    except (OSError, ValueError):
+        return ""
+
+
+def _display(p: Path) -> str:
+    """A path relative to the working directory when it is below it (shorter error messages)."""
+    try:
+        return str(p.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(p)
+
+
+def resolve_scenario(scenario: str | os.PathLike) -> Path:
+    """A scenario file: an existing path, or a shipped scenario's stem (``hot_launch``, also
+    ``hot-launch`` or ``hot_launch.toml``)."""
+    s = str(scenario)
+    if not s.strip():
+        raise MobmemError("scenario: empty name; shipped scenarios: " + ", ".join(scenario_names()))
+    p = Path(s)
+    if p.is_file():
+        return p
+    if p.is_dir():
+        raise MobmemError(f"{s}: is a directory, not a scenario file")
+    stem = p.name[:-5] if p.name.endswith(".toml") else p.name
+    if len(p.parts) == 1:
+        for cand in (stem, stem.replace("-", "_")):
+            q = SCENARIOS / f"{cand}.toml"
+            if q.is_file():
+                return q
+    raise MobmemError(f"{s}: no such scenario file, and not a shipped scenario; shipped: {', '.join(scenario_names())}")
+
+
+def parse_settings(items: Iterable[str] | None, what: str = "--set") -> list[Pair]:
+    """``key=value`` strings → ``(key, value)`` pairs; the core checks keys and values."""
+    out: list[Pair] = []
+    for it in items or []:
+        k, sep, v = str(it).partition("=")
+        if not sep or not k.strip() or not v.strip():
+            raise MobmemError(f"{what} {it!r}: expected key=value (e.g. kernel.swappiness=60, system.collector=cmc, heapgrowthlimit=256m)")
+        out.append((k.strip(), v.strip()))
+    return out
+
+
+_LOC = re.compile(r"^(?P<file>.+?):0:0: ")
+
+
+def _clean_error(msg: str) -> str:
+    """The core's messages as one line: ``FILE:0:0: x`` → ``FILE: x``; settings errors get ``--set: ``."""
+    msg = " ".join(str(msg).split("\n")).strip()
+    msg = _LOC.sub(lambda m: f"{m.group('file')}: ", msg, count=1)
+    if msg.startswith("setting "):
+        msg = "--set: " + msg
+    return msg
+
+
+def check_seed(seed: int | None) -> None:
+    if seed is not None and not (0 <= int(seed) < 2**64):
+        raise MobmemError(f"--seed must be within [0, 2^64), got {seed}")
+
+
+def run(scenario: str | os.PathLike, settings: Sequence[str] | Sequence[Pair] = (), seed: int | None = None,
+        system: str | None = None, systems_file: Path | None = None) -> dict:
+    """Run one session and return the result dict (see the module docstring).
+
+    ``settings`` are ``key=value`` strings or pairs (the user's ``--set``); ``system`` a name from
+    ``data/systems.toml`` whose settings apply before them; ``seed`` replaces the scenario's seed.
+    The result records the scenario, every override (``parameters``), the seed and
+    ``system_name``."""
+    from mobmem.session import systems as systems_mod
+
+    path = resolve_scenario(scenario)
+    pairs: list[Pair] = []
+    for s in settings:
+        pairs += [(str(s[0]), str(s[1]))] if isinstance(s, (tuple, list)) else parse_settings([s])
+    check_seed(seed)
+    sys_pairs: list[Pair] = []
+    if system:
+        sys_pairs = systems_mod.settings_for(system, path, pairs, systems_file)
+    res = run_pairs(path, [*sys_pairs, *pairs], seed)
+    res["system_name"] = system
+    return res
+
+
+def run_pairs(path: Path, overrides: list[Pair], seed: int | None) -> dict:
+    """The core call: ``overrides`` in order (later wins); ValueError → MobmemError."""
+    from mobmem import _core
+
+    try:
+        text = _core.session_run(_display(Path(path)), str(DATA), [(str(k), str(v)) for k, v in overrides], seed)
+    except ValueError as e:
+        raise MobmemError(_clean_error(str(e))) from None
+    except OverflowError:
+        raise MobmemError(f"--seed must be within [0, 2^64), got {seed}") from None
+    return json.loads(text)
+
+
+def summary(res: dict) -> dict:
+    """The result without the bulky per-sample/per-event lists."""
+    return {k: v for k, v in res.items() if k not in BULKY}
+
+
+def deterministic_view(res: dict) -> dict:
+    """The result without the keys that depend on the machine's speed (for equality checks)."""
+    return {k: v for k, v in res.items() if k not in NONDETERMINISTIC}

@@ -1,0 +1,238 @@
+"""`mobmem run|compare|demo|bench session`: the session simulator's command line (issue 4).
+
+Runs on tests/python/data/session_tiny.toml (two apps, ~8 simulated seconds, ~1–2 s wall)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from mobmem import cli, session
+from mobmem.errors import MobmemError
+from mobmem.session import systems
+
+ROOT = Path(__file__).resolve().parents[2]
+TINY = "tests/python/data/session_tiny.toml"
+MOBMEM = [sys.executable, "-m", "mobmem"]
+
+# A minimal scenario for checking every shipped system (one synthetic app, about two seconds).
+MINI = """name = "mini"
+description = "test: one synthetic app"
+device = "pixel3"
+seed = 1
+
+[system]
+collector = "cc"
+
+[[apps]]
+name = "synthetic:footprint=16m,objsize=512"
+
+[[script]]
+action = "launch"
+app = "synthetic:footprint=16m,objsize=512"
+
+[[script]]
+action = "use"
+seconds = 1.0
+"""
+
+
+def run(*args, check=False):
+    return subprocess.run([*MOBMEM, *args], capture_output=True, text=True, cwd=ROOT, check=check)
+
+
+def jrun(*args):
+    p = run(*args, "--json")
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
+
+
+def strip_wall(d: dict) -> dict:
+    return {k: v for k, v in d.items() if k not in ("wall_seconds", "sim_speed")}
+
+
+def test_run_json_contract_and_determinism():
+    a = jrun("run", TINY, "--seed", "7")
+    b = jrun("run", TINY, "--seed", "7")
+    for k in ("scenario", "scenario_file", "device", "seed", "parameters", "system", "sim_seconds", "wall_seconds", "sim_speed",
+              "launches", "launch_stats", "cached_apps", "kills", "kill_records", "kills_by_reason", "vmstat", "ratios",
+              "direct_reclaims", "kswapd_cpu_ms", "swap", "gc", "frames", "per_app", "system_name"):
+        assert k in a, k
+    assert "timeline" not in a and "events" not in a  # those go to files with --out
+    assert a["seed"] == 7 and a["scenario"] == "tiny" and a["device"] == "pixel3"
+    kinds = [(l["app"].split(":")[0], l["kind"]) for l in a["launches"]]
+    assert kinds == [("synthetic", "cold"), ("twitter", "cold"), ("synthetic", "hot")]
+    for k in ("system_ms", "cpu_ms", "cpu_wait_ms", "major_faults_zram", "major_fault_file_ms", "reclaim_stall_ms", "gc_wait_ms"):
+        assert k in a["launches"][0]["breakdown"], k
+    assert a["launch_stats"]["hot"]["*"]["n"] == 1
+    for k in ("max", "mean", "alive_after_launch", "first_kill_s"):
+        assert k in a["cached_apps"], k
+    assert a["cached_apps"]["alive_after_launch"] == [1, 2, 2]
+    assert strip_wall(a) == strip_wall(b)
+    c = jrun("run", TINY, "--seed", "8")
+    assert strip_wall(c) != strip_wall(a)  # the seed matters
+
+
+def test_human_tables_and_out_files(tmp_path):
+    out = tmp_path / "o"
+    p = run("run", TINY, "--set", "kernel.swappiness=60", "--out", str(out))
+    assert p.returncode == 0, p.stderr
+    for needle in ("launches", "TTID", "reclaim stall", "gc wait", "maj zram", "launch time (TTID ms)", "all apps",
+                   "cached apps: max", "apps alive after each launch: 1 2 2", "kills: none", "refault ratio",
+                   "direct reclaims", "GCs (sticky / full)", "jank ratio", "per app"):
+        assert needle in p.stdout, needle
+    s = json.loads((out / "summary.json").read_text())
+    assert s["parameters"] == [["kernel.swappiness", "60"]] and s["seed"] == 1 and s["scenario_file"] == TINY
+    assert "timeline" not in s and "events" not in s
+    rows = list(csv.DictReader((out / "launches.csv").open()))
+    assert len(rows) == len(s["launches"]) == 3
+    assert {"app", "kind", "ttid_ms", "major_faults_zram", "reclaim_stall_ms", "gc_wait_ms"} <= set(rows[0])
+    assert float(rows[2]["ttid_ms"]) == pytest.approx(s["launches"][2]["ttid_ms"])
+    tl = list(csv.DictReader((out / "timeline.csv").open()))
+    assert len(tl) >= 5 and {"t_s", "free_mib", "anon_mib", "swap_used_mib", "cached_apps"} <= set(tl[0])
+    ev = list(csv.DictReader((out / "events.csv").open()))
+    assert [e["kind"] for e in ev].count("launch") == 3
+    assert list(csv.DictReader((out / "per_app.csv").open()))[0]["app"].startswith("synthetic")
+    assert (out / "kills.csv").read_text().startswith("t_s,app,")
+    assert not list(out.glob("*.tmp")) and not list(out.glob(".*tmp"))
+
+
+def _bad(tmp_path, old: str, new: str) -> Path:
+    text = (ROOT / TINY).read_text()
+    assert old in text
+    p = tmp_path / "bad.toml"
+    p.write_text(text.replace(old, new, 1))
+    return p
+
+
+def test_bad_input_is_one_line_exit_2_and_keeps_existing_files(tmp_path):
+    out = tmp_path / "o"
+    out.mkdir()
+    (out / "summary.json").write_text("earlier results\n")
+    unknown_app = _bad(tmp_path, 'name = "twitter"', 'name = "nosuchapp"')
+    p = run("run", str(unknown_app), "--out", str(out))
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.startswith("error: ") and "Traceback" not in p.stderr and p.stderr.count("\n") == 1
+    line = unknown_app.read_text().splitlines().index('name = "nosuchapp"') + 1
+    assert f"{unknown_app}:{line}:" in p.stderr and "apps.name" in p.stderr and "nosuchapp" in p.stderr
+    assert (out / "summary.json").read_text() == "earlier results\n" and sorted(x.name for x in out.iterdir()) == ["summary.json"]
+
+    negative = tmp_path / "neg.toml"
+    negative.write_text((ROOT / TINY).read_text().replace("seconds = 2.0\n", "seconds = -2.0\n"))
+    cases = [
+        ([str(negative)], ["neg.toml:", "seconds", "positive"]),
+        ([TINY, "--set", "foo"], ["--set", "key=value"]),
+        ([TINY, "--set", "kernel.nosuch=1"], ["--set", "kernel.nosuch", "unknown"]),
+        ([TINY, "--set", "system.collector=g1"], ["--set", "system.collector", "g1"]),
+        ([TINY, "--set", "heapgrowthlimit=lots"], ["--set", "heapgrowthlimit"]),
+        ([TINY, "--system", "nope"], ["--system", "nope", "stock"]),
+        (["no_such_scenario"], ["no_such_scenario", "hot_launch"]),
+        ([TINY, "--seed", "-1"], ["--seed"]),
+    ]
+    for args, needles in cases:
+        res = CliRunner().invoke(cli.app, ["run", *args, "--out", str(out)])
+        assert isinstance(res.exception, MobmemError), (args, res.output, res.exception)
+        msg = str(res.exception)
+        assert "\n" not in msg, msg
+        for n in needles:
+            assert n in msg, (args, n, msg)
+    assert (out / "summary.json").read_text() == "earlier results\n"
+    res = CliRunner().invoke(cli.app, ["compare", TINY, "--systems", "stock,nope"])
+    assert isinstance(res.exception, MobmemError) and "nope" in str(res.exception)
+    p = run("run", TINY, "--set", "system.collector=g1")
+    assert p.returncode == 2 and p.stderr.startswith("error: --set") and "Traceback" not in p.stderr
+
+
+def test_compare_two_systems_two_seeds(tmp_path):
+    out = tmp_path / "c"
+    a = jrun("compare", TINY, "--systems", "stock,cmc", "--seeds", "2", "--jobs", "2", "--out", str(out))
+    assert a["seeds"] == [1, 2] and list(a["systems"]) == ["stock", "cmc"]
+    assert [(r["system"], r["seed"]) for r in a["runs"]] == [("stock", 1), ("cmc", 1), ("stock", 2), ("cmc", 2)]
+    assert a["runs"][1]["summary"]["system"]["collector"] == "cmc" and a["runs"][1]["summary"]["parameters"] == [["system.collector", "cmc"]]
+    agg = a["aggregate"]
+    for key in ("hot_p50_ms", "hot_p90_ms", "relaunches", "cached_max", "cached_mean", "app_kills", "refaults", "direct_reclaims", "jank_ratio"):
+        for s in ("stock", "cmc"):
+            st = agg["overall"][key][s]
+            assert st["n"] == 2 and {"mean", "ci_low", "ci_high", "values"} <= set(st), (key, s)
+    hot = agg["overall"]["hot_p50_ms"]["stock"]
+    assert hot["ci_low"] <= hot["mean"] <= hot["ci_high"]
+    assert "vs_base" in agg["overall"]["gc_count"]["cmc"]
+    assert set(agg["per_app"]["synthetic:footprint=32m,objsize=512"]) == {"hot_p50_ms", "hot_p90_ms", "relaunches"}
+    assert (out / "compare.json").is_file() and (out / "runs" / "cmc" / "seed-2" / "summary.json").is_file()
+    assert list(csv.DictReader((out / "compare.csv").open()))[0].keys() >= {"metric", "system", "mean", "ci_low", "ci_high"}
+
+    # Serial runs give the same results as parallel ones.
+    b = jrun("compare", TINY, "--systems", "stock,cmc", "--seeds", "2", "--jobs", "1")
+    assert [strip_wall(r["summary"]) for r in a["runs"]] == [strip_wall(r["summary"]) for r in b["runs"]]
+    assert a["aggregate"] == b["aggregate"]
+
+    # The human tables (finished runs reused from --out), with CI columns.
+    p = run("compare", TINY, "--systems", "stock,cmc", "--seeds", "2", "--out", str(out), "--resume")
+    assert p.returncode == 0, p.stderr
+    assert p.stderr.count("reused") == 4
+    for needle in ("95% CI", "vs stock", "hot launch p50 ms", "cold launches instead", "cached apps max", "refaults",
+                   "direct reclaims", "jank ratio", "Student-t"):
+        assert needle in p.stdout, needle
+
+    one = jrun("compare", TINY, "--systems", "stock,noswap", "--seeds", "1")
+    st = one["aggregate"]["overall"]["hot_p50_ms"]["noswap"]
+    assert st["n"] == 1 and st["ci_low"] is None and st["vs_base"] is None
+
+
+def test_shipped_systems_are_accepted(tmp_path):
+    mini = tmp_path / "mini.toml"
+    mini.write_text(MINI)
+    names = list(systems.load())
+    for n in ("stock", "zram", "noswap", "compaction", "freezer", "minfree", "cmc", "ms"):
+        assert n in names and systems.get(n).description
+    expect = {"zram": ("collector", "cc", "zram"), "noswap": ("collector", "cc", "none"), "cmc": ("collector", "cmc", "file"),
+              "minfree": ("lmkd", "minfree", "file")}
+    for n in names:
+        r = session.run(mini, [], system=n)
+        assert r["system_name"] == n and r["launches"], n
+        if n in expect:
+            key, val, swap = expect[n]
+            assert r["system"][key] == val and r["system"]["swap"] == swap, (n, r["system"])
+    # zram on a device with a file swap: half of RAM (pixel3: 3840 MiB → 1920).
+    assert ("kernel.swap_mib", "1920") in systems.settings_for("zram", mini, [])
+    assert ("kernel.swap_mib", "1000") in systems.settings_for("zram", mini, [("kernel.ram_mib", "2000")])
+
+
+def test_systems_file_errors(tmp_path):
+    f = tmp_path / "systems.toml"
+    f.write_text('[ok]\ndescription = "fine"\nsettings = []\n\n[broken]\ndescription = "x"\nsettings = ["nokey"]\n')
+    with pytest.raises(MobmemError, match=r"systems.toml:5: broken.settings: 'nokey'"):
+        systems.load(f)
+    f.write_text('[nodesc]\nsettings = []\n')
+    with pytest.raises(MobmemError, match=r"systems.toml:1: nodesc.description"):
+        systems.load(f)
+
+
+def test_scenario_names_resolve():
+    assert session.resolve_scenario("hot_launch").name == "hot_launch.toml"
+    assert session.resolve_scenario("demo-caching").name == "demo_caching.toml"
+    with pytest.raises(MobmemError, match="shipped: .*demo_hot_launch"):
+        session.resolve_scenario("nope")
+    res = CliRunner().invoke(cli.app, ["scenarios"])
+    assert res.exit_code == 0 and "hot_launch" in res.output
+    res = CliRunner().invoke(cli.app, ["systems"])
+    assert res.exit_code == 0 and "zram" in res.output and "kernel.swap=zram" in res.output
+
+
+def test_bench_session_json():
+    b = jrun("bench", "session", "--scenario", TINY)
+    assert b["sim_seconds"] > 5 and b["sim_seconds_per_wall_second"] > 0 and b["meets_goal"] is None
+
+
+def test_demo_runs():
+    p = run("demo")
+    assert p.returncode == 0, p.stderr
+    for needle in ("caching capacity", "apps alive after each launch", "cached apps: max", "hot launch time (TTID ms) per app",
+                   "cold launches instead of hot", "demo done in", "mobmem compare"):
+        assert needle in p.stdout, needle
