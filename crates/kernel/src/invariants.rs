@@ -6,7 +6,13 @@
 //!   is reachable from its owner, and no page is both resident and swapped;
 //! - every swap entry refers to a used slot; swap-cache links agree in both directions;
 //! - per-mapping present/swapped counts, the memcg charge and the zram pool size agree with
-//!   the pages.
+//!   the pages;
+//! - copy-on-write sharing after fork: a shared page lives once, in its COW object (so the frame
+//!   and swap-slot checks above count it once however many processes map it); every COW entry
+//!   names a COW object whose page at that index is resident or swapped; each object page's
+//!   recorded number of sharers equals the COW entries mapping it (and the frame's mapcount while
+//!   resident); an object page with no sharer is empty; per-mapping COW-entry counts and
+//!   per-process zero-page counts agree with the page tables.
 
 use crate::config::{LruMode, ReclaimScope};
 use crate::kernel::Kernel;
@@ -90,9 +96,44 @@ impl Kernel {
         }
         // Page tables.
         let mut slots_seen = 0u64;
+        // COW entries per object page, zero-page entries per process.
+        let mut sharers: Vec<Vec<u32>> = self.mappings.iter().map(|m| if m.cow_object { vec![0; m.pages.len()] } else { Vec::new() }).collect();
+        let mut zero = vec![0u64; self.procs.len()];
         for (mi, mp) in self.mappings.iter().enumerate() {
-            let (mut present, mut swapped) = (0, 0);
+            let (mut present, mut swapped, mut cow) = (0, 0, 0);
+            if mp.cow_object && mp.shares.len() != mp.pages.len() {
+                return Err(format!("COW object {} has {} share counts for {} pages", mp.name, mp.shares.len(), mp.pages.len()));
+            }
             for (idx, &e) in mp.pages.iter().enumerate() {
+                if e.is_cow() {
+                    if mp.kind != MappingKind::Anon || mp.cow_object {
+                        return Err(format!("{}[{idx}] is a COW entry in a {}", mp.name, if mp.cow_object { "COW object" } else { "file" }));
+                    }
+                    cow += 1;
+                    let o = e.cow_obj() as usize;
+                    let Some(om) = self.mappings.get(o).filter(|m| m.cow_object) else {
+                        return Err(format!("{}[{idx}] COW entry names mapping {o}, not a COW object", mp.name));
+                    };
+                    let se = om.pages.get(idx).copied().unwrap_or_default();
+                    if !se.is_present() && !se.is_swap() {
+                        return Err(format!("{}[{idx}] COW entry maps {}[{idx}] which holds {:?}", mp.name, om.name, se));
+                    }
+                    sharers[o][idx] += 1;
+                    continue;
+                }
+                if e.is_zero() {
+                    if mp.cow_object || mp.kind != MappingKind::Anon || mp.owner as usize >= zero.len() {
+                        return Err(format!("{}[{idx}] zero-page entry in a mapping without an owner", mp.name));
+                    }
+                    zero[mp.owner as usize] += 1;
+                    continue;
+                }
+                if mp.cow_object && (e.is_present() || e.is_swap()) == (mp.shares[idx] == 0) {
+                    return Err(format!("COW object {}[{idx}] holds {:?} with {} sharers", mp.name, e, mp.shares[idx]));
+                }
+                if mp.cow_object && e.is_present() && self.frames.mapcount[e.pfn() as usize] != mp.shares[idx] {
+                    return Err(format!("COW object {}[{idx}] frame mapcount {} != sharers {}", mp.name, self.frames.mapcount[e.pfn() as usize], mp.shares[idx]));
+                }
                 if e.is_present() {
                     present += 1;
                     let p = e.pfn() as usize;
@@ -124,6 +165,24 @@ impl Kernel {
             }
             if present != mp.nr_present || swapped != mp.nr_swapped {
                 return Err(format!("{}: counted present/swapped {present}/{swapped} != recorded {}/{}", mp.name, mp.nr_present, mp.nr_swapped));
+            }
+            if cow != mp.nr_cow {
+                return Err(format!("{}: {cow} COW entries but nr_cow {}", mp.name, mp.nr_cow));
+            }
+            if mp.cow_object && present + swapped != mp.nr_shared {
+                return Err(format!("COW object {}: {} pages but nr_shared {}", mp.name, present + swapped, mp.nr_shared));
+            }
+        }
+        for (o, counts) in sharers.iter().enumerate() {
+            for (idx, &n) in counts.iter().enumerate() {
+                if n != self.mappings[o].shares[idx] as u32 {
+                    return Err(format!("COW object {}[{idx}]: {n} COW entries map it but {} sharers recorded", self.mappings[o].name, self.mappings[o].shares[idx]));
+                }
+            }
+        }
+        for (pi, p) in self.procs.iter().enumerate() {
+            if zero[pi] != p.nr_zero {
+                return Err(format!("process {}: {} zero-page entries but nr_zero {}", p.pid, zero[pi], p.nr_zero));
             }
         }
         if slots_seen != self.swap.nr_used() {

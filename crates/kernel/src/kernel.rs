@@ -13,7 +13,7 @@ use crate::config::{KernelConfig, LruMode, ReclaimScope, SwapKind};
 use crate::lmkd::{self, KillPolicy, KillRecord};
 use crate::lru::LruLists;
 use crate::madvise::HintRegistry;
-use crate::mm::{Mapping, MappingKind, ProcStats, Process, Pte, Vma};
+use crate::mm::{Mapping, MappingKind, ProcStats, Process, Vma};
 use crate::page::{lru, Frames, Pfn};
 use crate::page_alloc::Watermarks;
 use crate::psi::Psi;
@@ -68,10 +68,21 @@ pub enum KernelError {
 /// A process's memory in pages (see `Kernel::proc_usage`).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct ProcUsage {
+    /// Resident anon pages mapped (RSS anon, `MM_ANONPAGES`): private ones plus the COW-shared
+    /// pages this process still maps after fork.
     pub anon: u64,
+    /// Mapped file pages.
     pub file: u64,
+    /// Proportional set size: each page divided by its number of mappers.
     pub pss: f64,
+    /// The anon part of `pss` (summed over every process it equals the resident anon pages).
+    pub pss_anon: f64,
+    /// Swapped anon pages mapped (`MM_SWAPENTS`), COW-shared ones included.
     pub swap: u64,
+    /// Of `anon`, pages shared copy-on-write with other processes (not freed if this one dies).
+    pub anon_shared: u64,
+    /// Of `swap`, swapped pages shared copy-on-write with other processes.
+    pub swap_shared: u64,
 }
 
 pub struct Kernel {
@@ -230,6 +241,7 @@ impl Kernel {
             created_ns: now,
             stats: ProcStats::default(),
             nr_zero: 0,
+            parent: None,
         });
         self.pid_index.insert(pid, idx);
         Ok(idx)
@@ -268,15 +280,9 @@ impl Kernel {
     pub fn map_anon(&mut self, proc_idx: u32, name: &str, npages: u32) -> Result<u32, KernelError> {
         self.check_new_vma(proc_idx, name, npages)?;
         let m = self.mappings.len() as u32;
-        self.mappings.push(Mapping {
-            kind: MappingKind::Anon,
-            name: format!("{}:{}", self.procs[proc_idx as usize].pid, name),
-            pages: vec![Pte::NONE; npages as usize],
-            owner: proc_idx,
-            nr_present: 0,
-            nr_swapped: 0,
-            nr_vmas: 1,
-        });
+        let mut mp = Mapping::new(MappingKind::Anon, format!("{}:{}", self.procs[proc_idx as usize].pid, name), npages, proc_idx);
+        mp.nr_vmas = 1;
+        self.mappings.push(mp);
         Ok(self.add_vma(proc_idx, name, m, npages, false, false))
     }
 
@@ -293,15 +299,7 @@ impl Kernel {
             }
             None => {
                 let m = self.mappings.len() as u32;
-                self.mappings.push(Mapping {
-                    kind: MappingKind::File,
-                    name: file.into(),
-                    pages: vec![Pte::NONE; npages as usize],
-                    owner: u32::MAX,
-                    nr_present: 0,
-                    nr_swapped: 0,
-                    nr_vmas: 0,
-                });
+                self.mappings.push(Mapping::new(MappingKind::File, file.into(), npages, u32::MAX));
                 self.files.insert(file.into(), m);
                 m
             }
@@ -334,6 +332,7 @@ impl Kernel {
             live: true,
             locked: false,
             ra: (0, 0, 0),
+            cow_parent: None,
         });
         let p = &mut self.procs[proc_idx as usize];
         p.vmas.push(v);
@@ -433,8 +432,11 @@ impl Kernel {
     }
 
     /// Mark a process killed; its memory is released by the reaper after `delay`.
+    /// The kill record reports what the kill frees: RSS and swap without the pages shared
+    /// copy-on-write with other processes (reported apart as `shared_kb`).
     pub fn kill_process(&mut self, proc_idx: u32, reason: &str, min_adj: i32, by: &str, now: Nanos, delay: Nanos) {
-        let (rss, swap) = self.proc_rss_swap(proc_idx);
+        let u = self.proc_usage(proc_idx);
+        let (rss, swap) = (u.anon - u.anon_shared + u.file, u.swap - u.swap_shared);
         let p = &mut self.procs[proc_idx as usize];
         if !p.alive {
             return;
@@ -451,6 +453,7 @@ impl Kernel {
             killer: by.into(),
             rss_kb: rss * 4,
             swap_kb: swap * 4,
+            shared_kb: u.anon_shared * 4,
             reaped_ns: None,
         });
         if delay == 0 {
@@ -460,13 +463,16 @@ impl Kernel {
         }
     }
 
-    /// Resident (anon + mapped file) and swapped pages of a process.
+    /// Resident (anon + mapped file) and swapped pages of a process, as Linux counts them for
+    /// RSS and the OOM badness: COW-shared anon pages count in every process that maps them.
     pub fn proc_rss_swap(&self, proc_idx: u32) -> (u64, u64) {
         let u = self.proc_usage(proc_idx);
         (u.anon + u.file, u.swap)
     }
 
-    /// A process's memory in pages: resident anon, mapped file, PSS, swapped.
+    /// A process's memory in pages: resident anon, mapped file, PSS, swapped. Pages shared
+    /// copy-on-write after fork count in the RSS and swap of every process mapping them and are
+    /// divided among them in the PSS.
     pub fn proc_usage(&self, proc_idx: u32) -> ProcUsage {
         let mut u = ProcUsage::default();
         for &v in &self.procs[proc_idx as usize].vmas {
@@ -483,6 +489,26 @@ impl Kernel {
                 u.anon += m.nr_present;
                 u.swap += m.nr_swapped;
                 u.pss += m.nr_present as f64;
+                u.pss_anon += m.nr_present as f64;
+                if m.nr_cow > 0 {
+                    for (idx, &e) in m.pages.iter().enumerate() {
+                        if !e.is_cow() {
+                            continue;
+                        }
+                        let o = &self.mappings[e.cow_obj() as usize];
+                        let se = o.pages[idx];
+                        let shared = o.shares[idx] > 1;
+                        if se.is_present() {
+                            u.anon += 1;
+                            u.anon_shared += shared as u64;
+                            u.pss += 1.0 / o.shares[idx] as f64;
+                            u.pss_anon += 1.0 / o.shares[idx] as f64;
+                        } else if se.is_swap() {
+                            u.swap += 1;
+                            u.swap_shared += shared as u64;
+                        }
+                    }
+                }
             }
         }
         u

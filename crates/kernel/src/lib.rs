@@ -3,11 +3,13 @@
 //! The folder reads like `mm/`: [`page`] (struct page), [`lru`] (the LRU lists), [`mm`] (address
 //! spaces, VMAs, processes), [`memory`] (faults), [`page_alloc`] (watermarks, allocation slow
 //! path), [`vmscan`] (reclaim, kswapd), [`workingset`] (refaults), [`swap`] and [`zram`],
-//! [`madvise`], [`psi`], [`lmkd`], [`oom_kill`], [`vmstat`] (counters), plus the trace format
+//! [`madvise`], [`fork`] (fork and copy-on-write sharing), [`psi`], [`lmkd`], [`oom_kill`],
+//! [`vmstat`] (counters), plus the trace format
 //! ([`trace`]) and its replayer ([`replay`]). [`kernel`] holds the shared state and the event loop.
 //! See each module's documentation for what it models and what it leaves out.
 
 pub mod config;
+pub mod fork;
 pub mod invariants;
 pub mod kernel;
 pub mod lmkd;

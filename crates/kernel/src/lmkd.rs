@@ -33,8 +33,13 @@ pub struct KillRecord {
     pub min_score_adj: i32,
     pub reason: String,
     pub killer: String,
+    /// Resident memory the kill frees: private anon + mapped file (pages shared copy-on-write
+    /// with other processes excluded).
     pub rss_kb: u64,
+    /// Swap the kill frees (private swapped pages).
     pub swap_kb: u64,
+    /// Resident anon the victim shared copy-on-write with other processes (not freed).
+    pub shared_kb: u64,
     pub reaped_ns: Option<u64>,
 }
 

@@ -1,13 +1,15 @@
 //! `madvise` / `process_madvise` (`mm/madvise.c`) and a registry of custom hints.
 //!
 //! - DONTNEED: anon pages and their swap slots are freed; file pages are unmapped from this
-//!   process (the page cache keeps them).
-//! - COLD: pages mapped only here lose their young/referenced state and are moved to the head of
+//!   process (the page cache keeps them); pages shared copy-on-write after fork lose this
+//!   mapping (freed with their last sharer), and a later read here maps the zero page.
+//! - COLD: pages mapped only here (for COW-shared pages: no other sharer left) lose their young/referenced state and are moved to the head of
 //!   their inactive list (`deactivate_page`).
 //! - PAGEOUT: pages mapped only here are reclaimed at once, ignoring references (anon swapped out,
 //!   clean file dropped, dirty file written back) — what Android's CachedAppOptimizer does.
-//! - WILLNEED: swapped anon pages are read into the swap cache (not mapped; a later touch is a
-//!   minor fault); uncached file pages are read ahead into the page cache.
+//! - WILLNEED: swapped anon pages (COW-shared ones included) are read into the swap cache (not
+//!   mapped; a later touch is a minor fault); uncached file pages are read ahead into the page
+//!   cache.
 //! - Custom hints: policies register a [`MadviseHint`] under a name (e.g. Fleet's "hot": mark
 //!   pages referenced and move them to the active list). A hint is a module plus one registry
 //!   entry.
@@ -164,7 +166,14 @@ impl Kernel {
         let m = &self.mappings[vm.mapping as usize];
         let mut out = Vec::new();
         for idx in first..first + count {
-            let e = m.pages[idx as usize];
+            let mut e = m.pages[idx as usize];
+            if e.is_cow() {
+                let o = &self.mappings[e.cow_obj() as usize];
+                if o.shares[idx as usize] != 1 {
+                    continue;
+                }
+                e = o.pages[idx as usize];
+            }
             if !e.is_present() {
                 continue;
             }
@@ -188,7 +197,13 @@ impl Kernel {
             if self.mappings[m].pages.is_empty() {
                 return;
             }
-            let e = self.mappings[m].pages[idx as usize];
+            let mut e = self.mappings[m].pages[idx as usize];
+            // A COW-shared page is read into the COW object's swap cache.
+            let mut m = m;
+            if e.is_cow() {
+                m = e.cow_obj() as usize;
+                e = self.mappings[m].pages[idx as usize];
+            }
             if file {
                 if e.is_present() {
                     continue;
@@ -204,7 +219,8 @@ impl Kernel {
                     continue;
                 }
                 let Some(p) = self.alloc_page(t) else { return };
-                if self.mappings[m].pages.is_empty() {
+                // Reclaim may have killed the owner (or the last sharer of a COW page).
+                if self.mappings[m].pages.get(idx as usize) != Some(&Pte::swap(slot)) {
                     self.frames.lru[p as usize] = u8::MAX;
                     self.free_page(p);
                     return;

@@ -12,7 +12,10 @@
 //! - file, cached but not mapped by this process: minor fault, plus fault-around mapping of
 //!   neighbouring cached pages (old on arm64, young on x86: `kernel.fault_around_young`);
 //! - file, not cached: major fault with mmap read-around of `read_ahead_kb` centred on the fault;
-//!   every page read in with a shadow entry is a refault.
+//!   every page read in with a shadow entry is a refault;
+//! - anon, COW entry (a page shared after fork): see [`crate::fork`] — a read of the resident
+//!   shared page is an access, not a fault; a swapped one is swapped in once for every sharer; a
+//!   write copies the page (`wp_page_copy`) or, for the last sharer, takes it over.
 //!
 //! Costs go to the faulting `Task`. Left out: THP, userfaultfd, mmap_miss readahead back-off,
 //! swap readahead (Android sets page-cluster 0; the setting is read but only 0 is modelled).
@@ -57,7 +60,7 @@ impl Kernel {
 
     /// First write to a clean page: anon pages lose their swap copy (the slot is freed, as
     /// do_wp_page's reuse_swap_page does); file pages become dirty and need writeback.
-    fn mark_dirty(&mut self, p: Pfn) {
+    pub(crate) fn mark_dirty(&mut self, p: Pfn) {
         let i = p as usize;
         self.frames.flags[i] |= pg::DIRTY;
         let slot = self.frames.swap_slot[i];
@@ -73,8 +76,8 @@ impl Kernel {
         if t.killed {
             return;
         }
-        self.vmstat.pgfault += 1;
         if self.vmas[v as usize].file {
+            self.vmstat.pgfault += 1;
             self.filemap_fault(t, v, page, write);
         } else {
             self.anon_fault(t, v, page, write);
@@ -85,23 +88,16 @@ impl Kernel {
         let m = self.vmas[v as usize].mapping as usize;
         let proc_idx = self.vmas[v as usize].proc_idx as usize;
         let e = self.mappings[m].pages[page as usize];
+        if e.is_cow() {
+            // Counts its own fault (a read of a resident shared page is none).
+            self.cow_fault(t, v, page, write, e.cow_obj());
+            return;
+        }
+        self.vmstat.pgfault += 1;
         let pure = self.pure_lru();
         if e.is_swap() {
-            let slot = e.slot();
-            let cached = self.swap.cache[slot as usize];
-            if cached != NO_PFN {
-                // Minor fault: the page is still in the swap cache.
-                self.mappings[m].pages[page as usize] = Pte::present(cached);
-                self.mappings[m].nr_swapped -= 1;
-                self.mappings[m].nr_present += 1;
-                self.frames.flags[cached as usize] |= pg::YOUNG;
-                if write {
-                    self.mark_dirty(cached);
-                }
-                self.minor(t, proc_idx, self.cfg.costs.minor_fault_ns);
-                return;
-            }
-            self.do_swap_page(t, v, page, slot, write);
+            let locked = self.vmas[v as usize].locked;
+            self.swap_fault(t, m, page, proc_idx, locked, write);
             return;
         }
         if e.is_zero() {
@@ -129,15 +125,36 @@ impl Kernel {
         self.minor(t, proc_idx, self.cfg.costs.minor_fault_ns);
     }
 
+    /// Fault on swap entry `page` of anon mapping `m` (a private page table or a COW object) on
+    /// behalf of process `proc_idx`: a minor fault if the page is in the swap cache, else
+    /// `do_swap_page`. `locked`: the faulting VMA is VM_LOCKED.
+    pub(crate) fn swap_fault(&mut self, t: &mut Task, m: usize, page: u32, proc_idx: usize, locked: bool, write: bool) {
+        let slot = self.mappings[m].pages[page as usize].slot();
+        let cached = self.swap.cache[slot as usize];
+        if cached != NO_PFN {
+            // Minor fault: the page is still in the swap cache.
+            self.mappings[m].pages[page as usize] = Pte::present(cached);
+            self.mappings[m].nr_swapped -= 1;
+            self.mappings[m].nr_present += 1;
+            self.frames.flags[cached as usize] |= pg::YOUNG;
+            if write {
+                self.mark_dirty(cached);
+            }
+            self.minor(t, proc_idx, self.cfg.costs.minor_fault_ns);
+            return;
+        }
+        self.do_swap_page(t, m, page, proc_idx, locked, slot, write);
+    }
+
     #[inline]
-    fn minor(&mut self, t: &mut Task, proc_idx: usize, ns: u64) {
+    pub(crate) fn minor(&mut self, t: &mut Task, proc_idx: usize, ns: u64) {
         t.cpu(ns);
         t.bd.minor_faults += 1;
         t.bd.minor_fault_ns += ns;
         self.procs[proc_idx].stats.minflt += 1;
     }
 
-    fn install_anon(&mut self, p: Pfn, m: u32, index: u32, flags: u16) {
+    pub(crate) fn install_anon(&mut self, p: Pfn, m: u32, index: u32, flags: u16) {
         let i = p as usize;
         self.frames.mapping[i] = m;
         self.frames.index[i] = index;
@@ -156,13 +173,13 @@ impl Kernel {
         self.lru.add_head(&mut self.frames, lru::list(file, active), p);
     }
 
-    fn do_swap_page(&mut self, t: &mut Task, v: u32, page: u32, slot: u32, write: bool) {
-        let m = self.vmas[v as usize].mapping as usize;
-        let proc_idx = self.vmas[v as usize].proc_idx as usize;
+    #[allow(clippy::too_many_arguments)]
+    fn do_swap_page(&mut self, t: &mut Task, m: usize, page: u32, proc_idx: usize, locked: bool, slot: u32, write: bool) {
         let start = t.now;
         let Some(p) = self.alloc_page(t) else { return };
-        // The mapping may have been torn down while we reclaimed (process killed under us).
-        if t.killed || self.mappings[m].pages.is_empty() {
+        // The mapping may have been torn down while we reclaimed (process killed under us), or
+        // the entry dropped (the last sharer of a COW page gone).
+        if t.killed || self.mappings[m].pages.is_empty() || self.mappings[m].pages[page as usize] != Pte::swap(slot) {
             self.frames.lru[p as usize] = u8::MAX;
             self.free_page(p);
             return;
@@ -205,7 +222,7 @@ impl Kernel {
             self.frames.flags[p as usize] |= pg::WORKINGSET;
         }
         self.lru_add(p, false, active);
-        if self.vmas[v as usize].locked {
+        if locked {
             self.mlock_page(p);
         }
         // zram decompression is CPU work; flash is waiting on I/O.
@@ -436,6 +453,18 @@ impl Kernel {
         }
     }
 
+    /// Access pages [first, first+count) of VMA `v` in order, as `touch` does one by one; stops
+    /// when the task's process is killed. Kernel events due in between are not run: callers
+    /// synchronise (`book_cpu`, `advance_to`) around the call as around a `touch`.
+    pub fn touch_range(&mut self, t: &mut Task, v: u32, first: u32, count: u32, write: bool) {
+        for page in first..first + count {
+            self.touch(t, v, page, write);
+            if t.killed {
+                return;
+            }
+        }
+    }
+
     /// `mlock`: fault in and lock pages [first, first+count) of VMA `v`; later faults in the VMA
     /// also land on the unevictable list. Reclaim never scans it.
     pub fn mlock(&mut self, t: &mut Task, v: u32, first: u32, count: u32) {
@@ -456,23 +485,30 @@ impl Kernel {
         }
     }
 
-    /// `munlock`: pages of VMA `v` go back to the inactive list of their type.
+    /// `munlock`: pages of VMA `v` go back to the inactive list of their type (shared COW pages
+    /// too: only the VMA they were locked in before fork can have locked them).
     pub fn munlock(&mut self, v: u32) {
         self.vmas[v as usize].locked = false;
         let m = self.vmas[v as usize].mapping as usize;
         for idx in 0..self.vmas[v as usize].npages {
-            let e = self.mappings[m].pages[idx as usize];
-            if !e.is_present() {
-                continue;
+            let mut e = self.mappings[m].pages[idx as usize];
+            if e.is_cow() {
+                e = self.mappings[e.cow_obj() as usize].pages[idx as usize];
             }
-            let p = e.pfn();
-            let i = p as usize;
-            if self.frames.lru[i] == lru::UNEVICTABLE {
-                self.frames.flags[i] &= !pg::MLOCKED;
-                let file = self.frames.flags[i] & pg::SWAPBACKED == 0;
-                self.lru.remove(&mut self.frames, p);
-                self.lru.add_head(&mut self.frames, lru::list(file, false), p);
+            if e.is_present() {
+                self.munlock_page(e.pfn());
             }
+        }
+    }
+
+    /// An mlocked page goes back to the inactive list of its type.
+    pub(crate) fn munlock_page(&mut self, p: Pfn) {
+        let i = p as usize;
+        if self.frames.lru[i] == lru::UNEVICTABLE {
+            self.frames.flags[i] &= !pg::MLOCKED;
+            let file = self.frames.flags[i] & pg::SWAPBACKED == 0;
+            self.lru.remove(&mut self.frames, p);
+            self.lru.add_head(&mut self.frames, lru::list(file, false), p);
         }
     }
 
@@ -493,14 +529,19 @@ impl Kernel {
     }
 
     /// Free anon pages [first, first+count) of VMA `v`: frames, swap slots and swap-cache pages
-    /// (`zap_pte_range`).
+    /// (`zap_pte_range`). A COW entry only drops this mapping's share of the page; the page goes
+    /// when its last sharer drops it.
     pub fn zap_anon_range(&mut self, v: u32, first: u32, count: u32) {
         let m = self.vmas[v as usize].mapping as usize;
         let proc_idx = self.vmas[v as usize].proc_idx as usize;
+        let locked = self.vmas[v as usize].locked;
         debug_assert_eq!(self.mappings[m].kind, MappingKind::Anon);
         for idx in first..first + count {
             let e = self.mappings[m].pages[idx as usize];
-            if e.is_present() {
+            if e.is_cow() {
+                self.mappings[m].nr_cow -= 1;
+                self.cow_put(e.cow_obj() as usize, idx, locked);
+            } else if e.is_present() {
                 let p = e.pfn();
                 self.drop_anon_frame(p);
                 self.mappings[m].nr_present -= 1;
@@ -522,7 +563,7 @@ impl Kernel {
     }
 
     /// Take an anon frame off its list (or writeback) and free it with its swap slot.
-    fn drop_anon_frame(&mut self, p: Pfn) {
+    pub(crate) fn drop_anon_frame(&mut self, p: Pfn) {
         let i = p as usize;
         let slot = self.frames.swap_slot[i];
         if slot != NO_SLOT {

@@ -2,15 +2,16 @@
 //! `address_space`).
 //!
 //! Every page of memory belongs to an address space (`Mapping`): a private anonymous object owned
-//! by one VMA, or a file's page cache shared by every VMA that maps the file. A `Mapping` holds
-//! one `Pte` per page: never touched, present in a frame, swapped to a slot, a shadow entry left by
-//! eviction (file pages; anon shadows live in the swap slot), or the shared zero page.
+//! by one VMA, a file's page cache shared by every VMA that maps the file, or a COW object holding
+//! anon pages shared copy-on-write after fork (see [`crate::fork`]). A `Mapping` holds one `Pte`
+//! per page: never touched, present in a frame, swapped to a slot, a shadow entry left by
+//! eviction (file pages; anon shadows live in the swap slot), the shared zero page, or (private
+//! anon only) a COW entry: the page at the same index of a COW object is mapped read-only here.
 //! For file VMAs, whether *this* process has a cached page mapped is recorded per VMA page as the
 //! frame's allocation generation at map time, so evicting a page unmaps it from every process at
 //! once (as `try_to_unmap` does through the rmap) without walking the VMAs.
 //!
-//! Left out: fork/COW of private anon (zygote sharing comes with the device layer), mremap,
-//! partial munmap, huge pages, page-table pages themselves.
+//! Left out: mremap, partial munmap, huge pages, page-table pages themselves.
 
 use crate::page::Pfn;
 use std::collections::HashMap;
@@ -26,6 +27,12 @@ const PAYLOAD: u64 = (1 << TAG_SHIFT) - 1;
 impl Pte {
     pub const NONE: Pte = Pte(0);
     pub const ZERO: Pte = Pte(4 << TAG_SHIFT);
+    /// A COW entry: this (private anon) PTE maps, read-only, page `index` of COW object `obj`
+    /// (a `Mapping` id), whether that page is resident or swapped.
+    #[inline]
+    pub fn cow(obj: u32) -> Pte {
+        Pte(5 << TAG_SHIFT | obj as u64)
+    }
     #[inline]
     pub fn present(p: Pfn) -> Pte {
         Pte(1 << TAG_SHIFT | p as u64)
@@ -77,6 +84,16 @@ impl Pte {
     pub fn is_zero(self) -> bool {
         self.tag() == 4
     }
+    #[inline]
+    pub fn is_cow(self) -> bool {
+        self.tag() == 5
+    }
+    /// The COW object a COW entry maps from.
+    #[inline]
+    pub fn cow_obj(self) -> u32 {
+        debug_assert!(self.is_cow());
+        (self.0 & PAYLOAD) as u32
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -99,6 +116,34 @@ pub struct Mapping {
     pub nr_swapped: u64,
     /// VMAs mapping this object.
     pub nr_vmas: u32,
+    /// COW entries in this (private anon) page table: pages mapped from a COW object.
+    pub nr_cow: u64,
+    /// A COW object (anon pages shared copy-on-write after fork; owner `u32::MAX`).
+    pub cow_object: bool,
+    /// COW objects: per page, the number of COW entries mapping it (the page's mapcount; kept
+    /// while the page is swapped). Emptied, with `pages`, once no entry maps the object.
+    pub shares: Vec<u16>,
+    /// COW objects: pages with `shares > 0` (all of them present or swapped).
+    pub nr_shared: u64,
+}
+
+impl Mapping {
+    /// A new, empty mapping of `npages`.
+    pub fn new(kind: MappingKind, name: String, npages: u32, owner: u32) -> Self {
+        Self {
+            kind,
+            name,
+            pages: vec![Pte::NONE; npages as usize],
+            owner,
+            nr_present: 0,
+            nr_swapped: 0,
+            nr_vmas: 0,
+            nr_cow: 0,
+            cow_object: false,
+            shares: Vec::new(),
+            nr_shared: 0,
+        }
+    }
 }
 
 /// A virtual memory area of a process.
@@ -118,6 +163,9 @@ pub struct Vma {
     /// Readahead state of this mapping of the file (`struct file_ra_state`): window start, size,
     /// async part.
     pub ra: (u32, u32, u32),
+    /// The parent's VMA this one was duplicated from by fork (`dup_mmap`), if any. Informational:
+    /// sharing is per page, through COW entries.
+    pub cow_parent: Option<u32>,
 }
 
 /// Per-process fault and reclaim accounting.
@@ -148,4 +196,6 @@ pub struct Process {
     pub stats: ProcStats,
     /// Zero-page mappings (counted in neither RSS nor memory).
     pub nr_zero: u64,
+    /// The process this one was forked from (`Kernel::fork_process`), if any.
+    pub parent: Option<u32>,
 }

@@ -3,8 +3,9 @@
 //! A frame is in exactly one state: free, on one LRU list, holding zram pool data, or reserved.
 //! Per frame we keep the flags reclaim reads (PG_referenced, PG_active, PG_workingset, dirty,
 //! writeback, swap-backed, the aggregated PTE young bit), the owner (`mapping`, `index`) used as
-//! the reverse map, a mapcount for shared file pages, and a generation number that is new at every
-//! allocation, so per-VMA "is mapped" records become stale without walking them.
+//! the reverse map, a mapcount for shared pages (file pages; anon pages shared copy-on-write after
+//! fork), and a generation number that is new at every allocation, so per-VMA "is mapped" records
+//! become stale without walking them.
 //!
 //! Left out: compound pages/THP, page locks, per-CPU pagevec batching, zones other than one
 //! ZONE_NORMAL, NUMA.
@@ -73,7 +74,8 @@ pub struct Frames {
     /// Owner address space (`Mapping` id) and page index in it: the reverse map.
     pub mapping: Vec<u32>,
     pub index: Vec<u32>,
-    /// Number of mappings of a file page (anon private pages: 1 while mapped).
+    /// Number of mappings of a file page (anon private pages: 1 while mapped; anon pages shared
+    /// copy-on-write: their number of sharers, see `fork.rs`).
     pub mapcount: Vec<u16>,
     /// Allocation generation, unique per allocation (set by `Kernel::take_frame`): per-VMA map
     /// records of an earlier use of the frame compare unequal.

@@ -5,7 +5,10 @@ use serde::Serialize;
 
 macro_rules! counters {
     ($($name:ident),* $(,)?) => {
-        /// Event counters named as in `/proc/vmstat`. Monotonic.
+        /// Event counters named as in `/proc/vmstat`. Monotonic. Model counters Linux does not
+        /// have: `zram_same_pages_stored`, `madvise_*_pages`, `lmkd_kills`, `cow_fault` (private
+        /// copies made at copy-on-write breaks, `wp_page_copy`), `cow_reuse` (writes by the last
+        /// sharer of a COW page, which take the page over without a copy).
         #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
         pub struct VmStat { $(pub $name: u64,)* }
         impl VmStat {
@@ -56,6 +59,8 @@ counters!(
     madvise_pageout_pages,
     madvise_cold_pages,
     lmkd_kills,
+    cow_fault,
+    cow_reuse,
 );
 
 /// A `/proc/meminfo`-like snapshot (values in kB, like the kernel prints them).

@@ -1,4 +1,6 @@
-//! Property tests: random operation sequences keep the model's invariants.
+//! Property tests: random operation sequences keep the model's invariants. Processes are forked
+//! from the first three (and from their children), so copy-on-write sharing is exercised by the
+//! same touches, madvises, exits, kills and reclaim.
 
 mod common;
 use mobmem_kernel::madvise::Advice;
@@ -14,17 +16,26 @@ enum Op {
     Exit(usize),
     Mlock { p: usize, v: usize, first: u32, count: u32 },
     Munlock { p: usize, v: usize },
+    /// Fork process `p` (modulo the live count) into a new one.
+    Fork(usize),
+    /// lmkd-style kill with the memory released after `delay_us`.
+    Kill { p: usize, delay_us: u32 },
 }
+
+/// Processes never exceed this many (3 created, the rest forked).
+const MAX_PROCS: usize = 8;
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        8 => (0usize..3, 0usize..3, 0u32..600, 1u32..200, any::<bool>()).prop_map(|(p, v, first, count, write)| Op::Touch { p, v, first, count, write }),
-        2 => (0usize..3, 0usize..3, 0u32..600, 1u32..200, 0u8..4).prop_map(|(p, v, first, count, advice)| Op::Madvise { p, v, first, count, advice }),
+        8 => (0usize..MAX_PROCS, 0usize..3, 0u32..600, 1u32..200, any::<bool>()).prop_map(|(p, v, first, count, write)| Op::Touch { p, v, first, count, write }),
+        2 => (0usize..MAX_PROCS, 0usize..3, 0u32..600, 1u32..200, 0u8..4).prop_map(|(p, v, first, count, advice)| Op::Madvise { p, v, first, count, advice }),
         1 => (0u32..50_000).prop_map(Op::Tick),
-        1 => (0usize..3, -1000i32..1000).prop_map(|(p, a)| Op::Adj(p, a)),
-        1 => (0usize..3).prop_map(Op::Exit),
-        1 => (0usize..3, 0usize..3, 0u32..600, 1u32..100).prop_map(|(p, v, first, count)| Op::Mlock { p, v, first, count }),
-        1 => (0usize..3, 0usize..3).prop_map(|(p, v)| Op::Munlock { p, v }),
+        1 => (0usize..MAX_PROCS, -1000i32..1000).prop_map(|(p, a)| Op::Adj(p, a)),
+        1 => (0usize..MAX_PROCS).prop_map(Op::Exit),
+        1 => (0usize..MAX_PROCS, 0usize..3, 0u32..600, 1u32..100).prop_map(|(p, v, first, count)| Op::Mlock { p, v, first, count }),
+        1 => (0usize..MAX_PROCS, 0usize..3).prop_map(|(p, v)| Op::Munlock { p, v }),
+        2 => (0usize..MAX_PROCS).prop_map(Op::Fork),
+        1 => (0usize..MAX_PROCS, 0u32..3000).prop_map(|(p, delay_us)| Op::Kill { p, delay_us }),
     ]
 }
 
@@ -59,7 +70,8 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
     /// Frames are conserved and every invariant holds after every operation; vmstat counters
-    /// never decrease; no page is both resident and swapped (checked by check_invariants).
+    /// never decrease; no page is both resident and swapped (checked by check_invariants); the
+    /// anon PSS of all processes adds up to the resident anon pages.
     #[test]
     fn invariants_hold_at_every_step(
         ops in proptest::collection::vec(op(), 1..120),
@@ -81,11 +93,20 @@ proptest! {
             vmas.push([a, f, g]);
             tasks.push(Task::new(k.thread_of(p), p, 0));
         }
+        // Process 3 is forked from process 0 after it wrote half its heap: every case starts
+        // with pages shared copy-on-write.
+        k.touch_range(&mut tasks[0], vmas[0][0], 0, 500, true);
+        let c = k.fork_process(0, 103, "p3", 900, 0).unwrap();
+        vmas.push(["heap", "code", "data"].map(|name| k.vma_index(c, name).unwrap()));
+        tasks.push(Task::new(k.thread_of(c), c, 0));
         let mut before = k.vmstat.clone();
         let mut now = 0u64;
         for o in ops {
+            // Process operands pick among the processes that exist.
+            let n = tasks.len();
             match o {
                 Op::Touch { p, v, first, count, write } => {
+                    let p = p % n;
                     if !k.procs[p].alive { continue; }
                     let t = &mut tasks[p];
                     t.now = t.now.max(now);
@@ -98,6 +119,7 @@ proptest! {
                     now = t.now;
                 }
                 Op::Madvise { p, v, first, count, advice } => {
+                    let p = p % n;
                     if !k.procs[p].alive { continue; }
                     let a = [Advice::DontNeed, Advice::Cold, Advice::PageOut, Advice::WillNeed][advice as usize];
                     let count = count.min(600 - first);
@@ -107,9 +129,10 @@ proptest! {
                     now = t.now;
                 }
                 Op::Tick(us) => { now += us as u64 * 1000; k.advance_to(now); }
-                Op::Adj(p, a) => { k.set_adj(p as u32, a, now).unwrap(); }
-                Op::Exit(p) => k.exit_process(p as u32),
+                Op::Adj(p, a) => { k.set_adj((p % n) as u32, a, now).unwrap(); }
+                Op::Exit(p) => k.exit_process((p % n) as u32),
                 Op::Mlock { p, v, first, count } => {
+                    let p = p % n;
                     if !k.procs[p].alive { continue; }
                     let t = &mut tasks[p];
                     t.now = t.now.max(now);
@@ -117,13 +140,33 @@ proptest! {
                     now = t.now;
                 }
                 Op::Munlock { p, v } => {
+                    let p = p % n;
                     if k.procs[p].alive { k.munlock(vmas[p][v]); }
+                }
+                Op::Fork(p) => {
+                    let p = p % n;
+                    if !k.procs[p].alive || n >= MAX_PROCS { continue; }
+                    k.advance_to(now);
+                    let c = k.fork_process(p as u32, 100 + n as u32, &format!("p{n}"), 900, now).unwrap();
+                    prop_assert_eq!(c as usize, n);
+                    let names = ["heap", "code", "data"];
+                    vmas.push(names.map(|name| k.vma_index(c, name).unwrap()));
+                    tasks.push(Task::new(k.thread_of(c), c, now));
+                }
+                Op::Kill { p, delay_us } => {
+                    let p = p % n;
+                    k.advance_to(now);
+                    k.kill_process(p as u32, "test", 0, "test", now, delay_us as u64 * 1000);
                 }
             }
             prop_assert!(k.frames_conserved());
             if let Err(e) = k.check_invariants() { prop_assert!(false, "{}", e); }
             prop_assert!(k.vmstat.monotonic_since(&before));
             before = k.vmstat.clone();
+            // PSS conservation: shared pages divided among their sharers add up to one page each.
+            let pss: f64 = (0..k.procs.len()).map(|i| k.proc_usage(i as u32).pss_anon).sum();
+            let anon = k.meminfo().AnonPages / 4;
+            prop_assert!((pss - anon as f64).abs() < 1e-6 * (anon as f64 + 1.0), "anon PSS {} != AnonPages {}", pss, anon);
         }
     }
 }
