@@ -128,6 +128,10 @@ pub struct Kernel {
     pub pending_writeback: Vec<(Pfn, u32)>,
     /// When the flash device finishes the writes queued so far.
     pub flash_busy_until: Nanos,
+    /// Completion times of the queued `WritebackDone` events (for reclaim throttling).
+    pub writeback_due: Vec<Nanos>,
+    /// The last direct reclaim stopped because of writeback congestion.
+    pub reclaim_congested: bool,
     /// Quantile table of zram compressed sizes.
     pub zram_sizes: crate::zram::SizeTable,
     next_extra_thread: ThreadId,
@@ -195,6 +199,8 @@ impl Kernel {
             ops_after_kill: 0,
             pending_writeback: Vec::new(),
             flash_busy_until: 0,
+            writeback_due: Vec::new(),
+            reclaim_congested: false,
             zram_sizes: crate::zram::SizeTable::new(&cfg.zram),
             next_extra_thread: 0,
             cfg,
@@ -391,7 +397,7 @@ impl Kernel {
             self.now = self.now.max(at);
             match ev {
                 Event::Kswapd => self.kswapd_run(at),
-                Event::WritebackDone(pages) => self.writeback_done(&pages),
+                Event::WritebackDone(pages) => self.writeback_done_event(at, &pages),
                 Event::Lmkd => self.lmkd_run(at),
                 Event::Reap(p) => self.reap(p),
                 Event::Sample => {

@@ -9,7 +9,8 @@
 //!   may kill: critical PSI → 0; swap low and thrashing → 201; swap low and below high → 201;
 //!   below high and thrashing → 201; direct reclaim and thrashing → 201; below high → 701.
 //!   Victim: adj slots from 1000 down; within a slot the least recently used process (largest RSS
-//!   at adj ≤ 200). One kill per cycle; it waits for the victim to be reaped.
+//!   at adj ≤ 200). One kill per cycle; it waits for the victim to be reaped. Critical pressure
+//!   kills at most once per PSI window (a trigger fires once per window).
 //! - `minfree` (legacy): polls every 100 ms; kills at adj ≥ the first minfree level where both
 //!   free memory and file cache are below the threshold.
 //! - `off`: no userspace killer (how the Fleet and Marvin evaluations ran).
@@ -107,6 +108,8 @@ pub struct PsiLmkd {
     base_file_lru: u64,
     thrashing_limit: u32,
     prev_pgscan_direct: u64,
+    /// When the last critical-pressure trigger was acted on.
+    last_critical: Option<Nanos>,
 }
 
 const PSI_POLL_PERIOD_NS: Nanos = 10_000_000;
@@ -155,7 +158,11 @@ impl KillPolicy for PsiLmkd {
         let below_high = k.wmark_level() < WmarkLevel::AboveHigh;
         let direct = k.vmstat.pgscan_direct > self.prev_pgscan_direct;
         self.prev_pgscan_direct = k.vmstat.pgscan_direct;
-        let critical = full >= k.cfg.lmkd_psi_full_ms * 1_000_000;
+        // Critical pressure acts on a PSI trigger event (AOSP: `level == CRITICAL && events`),
+        // and a kernel PSI trigger fires at most once per window (psi.c: the trigger's
+        // last_event_time + win_size); the stall sum of a window stays high for the whole
+        // window after a kill, so it must not count again as a new event.
+        let critical = full >= k.cfg.lmkd_psi_full_ms * 1_000_000 && self.last_critical.is_none_or(|t| now >= t + PSI_WINDOW_NS);
         let medium = some >= k.cfg.lmkd_psi_some_ms * 1_000_000;
         let decision: Option<(i32, &str)> = if critical {
             Some((0, "critical_pressure"))
@@ -180,6 +187,9 @@ impl KillPolicy for PsiLmkd {
                 self.kill_pending = Some(v);
                 self.kill_time = now;
                 self.thrashing_limit = self.thrashing_limit * 9 / 10;
+                if critical {
+                    self.last_critical = Some(now);
+                }
             }
         }
         next

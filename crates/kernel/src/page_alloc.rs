@@ -146,7 +146,15 @@ impl Kernel {
             if self.nr_free() > self.wmark.min {
                 return self.take_frame();
             }
+            if self.reclaim_congested && self.throttle_on_writeback(t) {
+                continue;
+            }
             if reclaimed == 0 {
+                // should_reclaim_retry: no progress while memory is under writeback → wait for
+                // the I/O instead of counting towards OOM.
+                if self.throttle_on_writeback(t) {
+                    continue;
+                }
                 no_progress += 1;
                 if no_progress > MAX_RECLAIM_RETRIES {
                     // out_of_memory(): the OOM reaper frees the victim's memory at once.
@@ -163,6 +171,38 @@ impl Kernel {
                 no_progress = 0;
             }
         }
+    }
+
+    /// Direct reclaim made no progress while pages are under writeback: the allocating task
+    /// sleeps until the next writeback batch completes or HZ/10 passes (`should_reclaim_retry`'s
+    /// `congestion_wait(BLK_RW_ASYNC, HZ/10)` in 4.x; `reclaim_throttle(pgdat,
+    /// VMSCAN_THROTTLE_WRITEBACK)` since 5.16), and that writeback completes. The sleep is a
+    /// memory stall (PSI) and a reclaim stall of the task. Only writeback completions run here;
+    /// other kernel events (kswapd, lmkd, the reaper) keep their times and run at the caller's
+    /// next synchronisation, so a kill cannot free memory under a fault in progress. Returns
+    /// false when nothing is under writeback.
+    fn throttle_on_writeback(&mut self, t: &mut Task) -> bool {
+        const THROTTLE_TIMEOUT_NS: u64 = 100_000_000;
+        let Some(&next) = self.writeback_due.iter().min() else { return false };
+        let wake = next.min(t.now + THROTTLE_TIMEOUT_NS).max(t.now);
+        let start = t.now;
+        if wake > start {
+            let d = wake - start;
+            t.now = wake;
+            t.bd.reclaim_stall_ns += d;
+            self.psi_memstall(t, start, d);
+        }
+        let mut deferred = Vec::new();
+        while let Some((at, ev)) = self.queue.pop_until(wake) {
+            match ev {
+                Event::WritebackDone(pages) => self.writeback_done_event(at, &pages),
+                other => deferred.push((at, other)),
+            }
+        }
+        for (at, ev) in deferred {
+            self.queue.push(at, ev);
+        }
+        true
     }
 
     /// memcg `try_charge`: reclaim within the cgroup until the page fits under the limit.

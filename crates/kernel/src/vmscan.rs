@@ -23,7 +23,9 @@
 //! - Once the reclaim target is met, the smaller LRU type stops and the larger is scanned in
 //!   proportion to its original target (`shrink_lruvec`'s proportional adjustment).
 //!
-//! Left out: MGLRU, throttling on congestion/writeback (`reclaim_throttle`), slab shrinkers, the dirty-page
+//! Direct reclaim that makes no progress while pages are under writeback sleeps until a writeback
+//! batch completes or 100 ms pass (page_alloc.rs, `should_reclaim_retry`'s congestion_wait).
+//! Left out: MGLRU, throttling inside shrink_node (`reclaim_throttle` of kswapd and of isolated pages), slab shrinkers, the dirty-page
 //! policy that lets only kswapd write file pages, lumpy/compaction-driven reclaim.
 
 use crate::config::{KernelSemantics, ReclaimScope, SwapKind};
@@ -95,6 +97,10 @@ pub struct ScanControl {
     /// Frames whose writeback was started in this call, and when the device finishes them.
     pub wb_started: u64,
     pub wb_done_at: Nanos,
+    /// Pages found still under writeback (kept) in the current priority round.
+    pub nr_writeback: u64,
+    /// A direct reclaimer found the node congested with writeback and stopped to be throttled.
+    pub congested: bool,
 }
 
 impl ScanControl {
@@ -112,6 +118,8 @@ impl ScanControl {
             now,
             wb_started: 0,
             wb_done_at: 0,
+            nr_writeback: 0,
+            congested: false,
         }
     }
 }
@@ -500,6 +508,7 @@ impl Kernel {
         if f & pg::WRITEBACK != 0 {
             // Still being written: mark for rotation on completion and keep.
             self.frames.flags[i] |= pg::RECLAIM;
+            sc.nr_writeback += 1;
             return Outcome::Keep;
         }
         let r = if sc.ignore_references { PageRef::Reclaim } else { self.page_check_references(p) };
@@ -623,7 +632,16 @@ impl Kernel {
         if !self.pending_writeback.is_empty() {
             let v = std::mem::take(&mut self.pending_writeback);
             self.queue.push(sc.wb_done_at, Event::WritebackDone(v));
+            self.writeback_due.push(sc.wb_done_at);
         }
+    }
+
+    /// A queued writeback batch completes at `at`.
+    pub(crate) fn writeback_done_event(&mut self, at: Nanos, pages: &[(Pfn, u32)]) {
+        if let Some(i) = self.writeback_due.iter().position(|&x| x == at) {
+            self.writeback_due.swap_remove(i);
+        }
+        self.writeback_done(pages);
     }
 
     /// Writeback completed: clear the flag and rotate reclaim-marked pages to the inactive tail
@@ -657,6 +675,7 @@ impl Kernel {
         if sc.nr_reclaimed > 0 {
             self.kswapd.failures = 0;
         }
+        self.reclaim_congested = sc.congested;
         self.charge_reclaim(t, &sc);
         sc.nr_reclaimed
     }
@@ -672,8 +691,22 @@ impl Kernel {
     fn do_try_to_free_pages(&mut self, sc: &mut ScanControl) {
         loop {
             sc.nr_scanned = 0;
+            sc.nr_writeback = 0;
+            let wb_before = sc.wb_started;
             self.shrink_node(sc);
+            // Pages this round could not free because of I/O: already under writeback, or
+            // written out now (a flash swap-out frees the page only when the write completes).
+            let io_bound = sc.nr_writeback + (sc.wb_started - wb_before);
             if sc.nr_reclaimed >= sc.nr_to_reclaim || sc.priority == 0 {
+                break;
+            }
+            // Writeback congestion: when at least half of what this round scanned is waiting for
+            // writeback, a direct reclaimer stops scanning and is throttled until writeback
+            // completes (4.x: PGDAT_WRITEBACK + wait_iff_congested; 5.16+: reclaim_throttle) rather
+            // than rescanning the same pages at every priority. The half is the model's test
+            // (estimate); Linux's conditions differ by version.
+            if !sc.kswapd && !sc.memcg && sc.nr_scanned > 0 && 2 * io_bound >= sc.nr_scanned {
+                sc.congested = true;
                 break;
             }
             sc.priority -= 1;

@@ -378,3 +378,19 @@ fn task_cpu_total_counts_work_faults_and_reclaim_but_not_io_waits() {
     let elapsed = t.now - before.1;
     assert!(cpu > 0 && cpu < elapsed / 10, "cpu {cpu} elapsed {elapsed}");
 }
+
+#[test]
+fn direct_reclaim_waits_for_swap_writeback_instead_of_rescanning() {
+    // An anon working set twice RAM written in one burst onto a flash swap file: reclaim starts
+    // writeback, and until it completes the inactive anon list holds pages that cannot be freed.
+    // Direct reclaimers sleep until writeback batches complete (should_reclaim_retry's
+    // congestion_wait; reclaim_throttle) instead of rescanning the same pages at every priority
+    // and declaring OOM. Without the throttle this trace scanned 548k pages, stole none and
+    // OOM-killed the writer.
+    let pages = 128 * 256;
+    let k = replay(&anon_loop(64, "file 256", pages, 1), &[]);
+    let v = &k.vmstat;
+    assert_eq!(v.oom_kill, 0, "premature OOM while writeback was in flight: {v:?}");
+    assert!(v.pswpout >= (pages - 64 * 256) as u64, "pswpout {}", v.pswpout);
+    assert!(v.pgscan_direct < 4 * pages as u64, "direct reclaim scanned {} pages: {v:?}", v.pgscan_direct);
+}
