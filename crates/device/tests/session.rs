@@ -100,6 +100,12 @@ fn without_swap_fewer_apps_stay_cached() {
     let relaunches = |v: &Value| launches(v).iter().filter(|l| l["relaunch"] == true).count();
     assert!(mean(&without) < mean(&with), "cached apps without swap {} vs with {}", mean(&without), mean(&with));
     assert!(relaunches(&without) > relaunches(&with), "cold relaunches without swap {} vs with {}", relaunches(&without), relaunches(&with));
+    // lmkd acts on critical PSI pressure at most once per 1 s PSI window (a trigger fires once
+    // per window), so such kills never come in bursts.
+    for v in [&with, &without] {
+        let t: Vec<f64> = v["kill_records"].as_array().unwrap().iter().filter(|k| k["reason"] == "critical_pressure").map(|k| k["t_s"].as_f64().unwrap()).collect();
+        assert!(t.windows(2).all(|w| w[1] - w[0] >= 1.0), "critical-pressure kills closer than a PSI window: {t:?}");
+    }
 }
 
 #[test]
@@ -132,9 +138,10 @@ fn pressure_slows_hot_launches_by_what_their_faults_cost() {
 
 #[test]
 fn lmkd_kills_follow_oom_score_adj_order() {
-    let v = run("kills", &two_passes(&MORE), &[("kernel.ram_mib", "1280"), ("kernel.reserved_mib", "100")]);
+    // Without swap, eight apps on a 1.5 GB phone leave lmkd several kills to make.
+    let v = run("kills", &two_passes(&MORE), &[SMALL[0], SMALL[1], ("kernel.swap", "none")]);
     let kills: Vec<&Value> = v["kill_records"].as_array().unwrap().iter().filter(|k| k["killer"] == "lmkd").collect();
-    assert!(kills.len() >= 3, "expected lmkd kills on a 1.25 GB phone with eight apps, got {kills:?}");
+    assert!(kills.len() >= 3, "expected lmkd kills on a 1.5 GB phone without swap and eight apps, got {kills:?}");
     // Within a burst of kills (no launch in between, so no adj changes), lmkd goes from the
     // highest oom_score_adj down; cached apps' adj grows with time since use, so the least
     // recently used cached app goes first.
@@ -187,4 +194,39 @@ fn cached_app_compaction_pages_out_and_freezer_stops_background_work() {
 
 fn v_events(v: &Value, kind: &str) -> usize {
     v["events"].as_array().unwrap().iter().filter(|e| e["kind"] == kind).count()
+}
+
+#[test]
+fn apps_share_the_zygote_space_copy_on_write() {
+    use mobmem_device::session::{inputs, Session};
+    let path = scenario_file("zygote", &two_passes(&APPS[..3]).replace("times = 2", "times = 1"));
+    let inp = inputs::load(&path, &data(), &vec![], None).unwrap();
+    let mut s = Session::boot(inp).unwrap();
+    let actions = s.inp.scenario.actions.clone();
+    s.execute(&actions, None).unwrap();
+    let zy = s.k.vma_index(s.zygote.proc_idx, "dalvik-zygote space").unwrap();
+    let n = s.zygote.zygote_space_pages;
+    let mut shared_by_all = 0;
+    let mut copied = 0;
+    for a in &s.apps {
+        let l = a.live.as_ref().expect("no pressure: every app is alive");
+        let v = s.k.vma_index(l.proc_idx, "dalvik-zygote space").unwrap();
+        for idx in 0..n {
+            let (pte, sharers) = s.k.anon_entry(v, idx);
+            assert!(pte.is_present() || pte.is_swap(), "every zygote-space page is populated");
+            if sharers == 1 {
+                copied += 1; // written by the app: its private copy
+            }
+        }
+    }
+    for idx in 0..n {
+        if s.k.anon_entry(zy, idx).1 == 4 {
+            shared_by_all += 1;
+        }
+    }
+    // Each app copied the tenth of the zygote space that class initialisation writes; the rest
+    // is one page per index for the zygote and all three apps.
+    assert_eq!(copied, 3 * (n / 10) as usize);
+    assert_eq!(shared_by_all, n - n / 10);
+    assert_eq!(s.k.vmstat.cow_fault, 3 * (n / 10) as u64);
 }

@@ -173,10 +173,26 @@ impl Heap {
         let nm = e(k.map_anon(proc_idx, "dalvik-non moving space", nm_pages))?;
         let los_pages = limit.div_ceil(PAGE) as u32;
         let los = e(k.map_anon(proc_idx, "dalvik-large object space", los_pages))?;
+        // A process forked from a zygote inherits the boot image and the zygote space (the
+        // zygote space as private anon memory shared copy-on-write); a standalone runtime maps
+        // them as shared files, which shares their pages the same way for reads.
+        let inherited = |k: &Kernel, name: &str, pages: u32| -> Result<Option<u32>, String> {
+            match k.vma_index(proc_idx, name) {
+                Ok(v) if k.vmas[v as usize].npages >= pages => Ok(Some(v)),
+                Ok(v) => Err(format!("inherited {name} has {} pages, the heap needs {pages}", k.vmas[v as usize].npages)),
+                Err(_) => Ok(None),
+            }
+        };
         let boot_pages = cfg.heap.boot_image_bytes.div_ceil(PAGE).max(1) as u32;
-        let boot = e(k.map_file(proc_idx, "boot.art", "boot-framework.art", boot_pages, false))?;
+        let boot = match inherited(k, "boot.art", boot_pages)? {
+            Some(v) => v,
+            None => e(k.map_file(proc_idx, "boot.art", "boot-framework.art", boot_pages, false))?,
+        };
         let zy_pages = cfg.heap.zygote_space_bytes.div_ceil(PAGE).max(1) as u32;
-        let zygote = e(k.map_file(proc_idx, "dalvik-zygote space", "zygote-space", zy_pages, false))?;
+        let zygote = match inherited(k, "dalvik-zygote space", zy_pages)? {
+            Some(v) => v,
+            None => e(k.map_file(proc_idx, "dalvik-zygote space", "zygote-space", zy_pages, false))?,
+        };
         let cards = CardTable::new([main_pages as u64 * PAGE, nm_pages as u64 * PAGE, los_pages as u64 * PAGE]);
         let card_vma = if cfg.card_table_in_memory {
             Some(e(k.map_anon(proc_idx, "dalvik-card table", cards.len().div_ceil(CARDS_PER_PAGE) as u32))?)

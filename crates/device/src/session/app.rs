@@ -19,7 +19,6 @@
 //! RenderThread as a separate thread (its work is part of the frame).
 
 use super::inputs::AppSpec;
-use super::system::FRAMEWORK_FILE;
 use mobmem_engine::Nanos;
 use mobmem_kernel::madvise::Advice;
 use mobmem_kernel::{Breakdown, Kernel};
@@ -118,6 +117,8 @@ pub struct Live {
     gfx_pages: u32,
     fw_vma: Option<u32>,
     fw_pages: u32,
+    zygote_vma: Option<u32>,
+    zygote_pages: u32,
     pub visible: bool,
     pub frozen: bool,
     pub frames: FrameStats,
@@ -167,20 +168,23 @@ impl Live {
         }
     }
 
-    /// Start the process (forked at `t`) and map the framework code and graphics buffers.
-    pub fn spawn(k: &mut Kernel, spec: &AppSpec, pid: u32, rcfg: mobmem_runtime::RuntimeConfig, policies: &[String], framework_pages: u32, t: Nanos) -> Result<Self, String> {
-        let mut rt = Runtime::new(k, pid, &spec.name, crate::activity_manager::FOREGROUND_APP_ADJ, rcfg, t)?;
+    /// Fork the process from the zygote at `t`, attach its runtime (which finds the boot image
+    /// and the zygote space inherited), and map its graphics buffers.
+    pub fn spawn(k: &mut Kernel, spec: &AppSpec, pid: u32, rcfg: mobmem_runtime::RuntimeConfig, policies: &[String], zygote: &super::system::Zygote, t: Nanos) -> Result<Self, String> {
+        let pi = k.fork_process(zygote.proc_idx, pid, &spec.name, crate::activity_manager::FOREGROUND_APP_ADJ, t).map_err(|e| e.to_string())?;
+        let mut rt = Runtime::attach(k, pi, rcfg, t)?;
         rt.keep_log = false;
         // The session samples memory itself; the runtime's per-app footprint series is not kept.
         rt.sample_interval_ns = 0;
         for p in policies {
             rt.install_policy(p)?;
         }
-        let pi = rt.proc_idx;
-        let fw_vma = if framework_pages > 0 { Some(k.map_file(pi, "framework", FRAMEWORK_FILE, framework_pages, true).map_err(|e| e.to_string())?) } else { None };
+        let framework_pages = zygote.framework_pages;
+        let fw_vma = k.vma_index(pi, "framework").ok();
+        let zygote_vma = k.vma_index(pi, "dalvik-zygote space").ok();
         let gfx_vma = if spec.graphics_pages > 0 { Some(k.map_anon(pi, "[anon:graphics]", spec.graphics_pages).map_err(|e| e.to_string())?) } else { None };
         let w = Workload::new(spec.workload.clone());
-        Ok(Self { pid, proc_idx: pi, rt, w, gfx_vma, gfx_pages: spec.graphics_pages, fw_vma, fw_pages: framework_pages, visible: false, frozen: false, frames: FrameStats::default(), frame_no: 0 })
+        Ok(Self { pid, proc_idx: pi, rt, w, gfx_vma, gfx_pages: spec.graphics_pages, fw_vma, fw_pages: framework_pages, zygote_vma, zygote_pages: zygote.zygote_space_pages, visible: false, frozen: false, frames: FrameStats::default(), frame_no: 0 })
     }
 
     pub fn alive(&self, k: &Kernel) -> bool {
@@ -284,6 +288,15 @@ impl Live {
             let n = (self.fw_pages as f64 * spec.framework_read_share) as u32;
             for pg in 0..n {
                 k.touch(&mut self.rt.mutator, v, pg, false);
+            }
+        }
+        // Class initialisation writes statics and lock words of preloaded classes: those zygote
+        // space pages are copied (COW) into the app (estimate: a tenth of the zygote space;
+        // `dumpsys meminfo` shows a few MB of private dirty .art/zygote pages per app).
+        if let Some(v) = self.zygote_vma {
+            let n = self.zygote_pages;
+            for j in 0..n / 10 {
+                k.touch(&mut self.rt.mutator, v, (j * 10) % n, true);
             }
         }
         // bindApplication: the heap's start-up structure, native heap, code and resources.

@@ -95,7 +95,7 @@ impl Session {
             k.cfg.sample_interval_ns = inp.options.sample_ns;
         }
         let mut next_pid = 600;
-        let zygote = Zygote::start(&mut k, &inp.system.zygote, rcfg.clone(), next_pid)?;
+        let zygote = Zygote::start(&mut k, &inp.system.zygote, &rcfg, next_pid)?;
         next_pid += 1;
         let mut sys = Vec::new();
         for spec in &inp.system.process {
@@ -108,7 +108,7 @@ impl Session {
             am.add(s.proc_idx, st, 0);
         }
         let apps = inp.apps.iter().map(|a| AppSlot { spec: a.clone(), live: None, launched_before: false, totals: AppTotals::default() }).collect();
-        let boot_end = sys.iter().map(|s| s.task.now).chain([zygote.runtime.mutator.now]).max().unwrap_or(0);
+        let boot_end = sys.iter().map(|s| s.task.now).chain([zygote.task.now]).max().unwrap_or(0);
         k.advance_to(boot_end);
         let mut s = Self {
             inp,
@@ -330,7 +330,7 @@ impl Session {
                 }
                 None => t0,
             };
-            let zt = &mut self.zygote.runtime.mutator;
+            let zt = &mut self.zygote.task;
             if zt.now < t_bind {
                 zt.now = t_bind;
             }
@@ -339,7 +339,7 @@ impl Session {
             let t_start = zt.now;
             let pid = self.next_pid;
             self.next_pid += 1;
-            let mut l = Live::spawn(&mut self.k, &spec, pid, self.rcfg.clone(), &self.inp.options.policies, self.zygote.framework_pages, t_start)?;
+            let mut l = Live::spawn(&mut self.k, &spec, pid, self.rcfg.clone(), &self.inp.options.policies, &self.zygote, t_start)?;
             let pi = l.proc_idx as usize;
             if self.proc_app.len() <= pi {
                 self.proc_app.resize(pi + 1, None);

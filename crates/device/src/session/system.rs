@@ -131,45 +131,45 @@ impl SysProc {
     }
 }
 
-/// The zygote: a runtime (boot image, zygote space), native heap, and the framework code.
+/// The zygote: the boot image, the zygote space (its preloaded heap, private anon memory), its
+/// native heap, and the framework code. Apps are forked from it (`Kernel::fork_process`), so its
+/// anon pages are shared copy-on-write with every app until one writes, and its file mappings
+/// share the page cache.
 pub struct Zygote {
     pub proc_idx: u32,
-    pub runtime: mobmem_runtime::Runtime,
+    pub task: Task,
     pub framework_pages: u32,
+    pub zygote_space_pages: u32,
     pub fork_ns: Nanos,
 }
 
 impl Zygote {
-    pub fn start(k: &mut Kernel, spec: &ZygoteSpec, cfg: mobmem_runtime::RuntimeConfig, pid: u32) -> Result<Self, String> {
-        let mut runtime = mobmem_runtime::Runtime::new(k, pid, "zygote64", -1000, cfg, 0)?;
-        runtime.keep_log = false;
-        let pi = runtime.proc_idx;
-        let t = &mut runtime.mutator;
-        // Preloading touches the boot image and the zygote space.
-        for name in ["boot.art", "dalvik-zygote space"] {
-            if let Ok(v) = k.vma_index(pi, name) {
-                let n = k.vmas[v as usize].npages;
-                for pg in 0..n {
-                    k.touch(t, v, pg, false);
-                }
-            }
-        }
+    pub fn start(k: &mut Kernel, spec: &ZygoteSpec, cfg: &mobmem_runtime::RuntimeConfig, pid: u32) -> Result<Self, String> {
+        let e = |r: Result<u32, mobmem_kernel::KernelError>| r.map_err(|e| e.to_string());
+        let pi = e(k.create_process(pid, "zygote64", -1000, 0))?;
+        let mut t = Task::new(k.thread_of(pi), pi, 0);
+        // The names and sizes are the runtime's (crates/runtime heap.rs), so that an app's heap
+        // finds them inherited.
+        let boot_pages = cfg.heap.boot_image_bytes.div_ceil(4096).max(1) as u32;
+        let boot = e(k.map_file(pi, "boot.art", "boot-framework.art", boot_pages, false))?;
+        k.touch_range(&mut t, boot, 0, boot_pages, false);
+        // Preloading classes fills the zygote space (written: private dirty anon pages).
+        let zy_pages = cfg.heap.zygote_space_bytes.div_ceil(4096).max(1) as u32;
+        let zy = e(k.map_anon(pi, "dalvik-zygote space", zy_pages))?;
+        k.touch_range(&mut t, zy, 0, zy_pages, true);
         let np = pages(spec.native_anon_mib);
         if np > 0 {
-            let v = k.map_anon(pi, "[anon:libc_malloc]", np).map_err(|e| e.to_string())?;
-            for pg in 0..np {
-                k.touch(t, v, pg, true);
-            }
+            // Named apart from the apps' own malloc heap (which the workload maps after fork).
+            let v = e(k.map_anon(pi, "[anon:libc_malloc] (zygote)", np))?;
+            k.touch_range(&mut t, v, 0, np, true);
         }
         let framework_pages = pages(spec.framework_code_mib);
         if framework_pages > 0 {
-            let v = k.map_file(pi, "framework", FRAMEWORK_FILE, framework_pages, true).map_err(|e| e.to_string())?;
+            let v = e(k.map_file(pi, "framework", FRAMEWORK_FILE, framework_pages, true))?;
             // The zygote preloads (reads) about half of the framework code (estimate).
-            for pg in 0..framework_pages / 2 {
-                k.touch(t, v, pg, false);
-            }
+            k.touch_range(&mut t, v, 0, framework_pages / 2, false);
         }
-        k.book_cpu(t);
-        Ok(Self { proc_idx: pi, runtime, framework_pages, fork_ns: (spec.fork_ms * 1e6) as Nanos })
+        k.book_cpu(&mut t);
+        Ok(Self { proc_idx: pi, task: t, framework_pages, zygote_space_pages: zy_pages, fork_ns: (spec.fork_ms * 1e6) as Nanos })
     }
 }
