@@ -166,7 +166,7 @@ def pressure_table(res: dict) -> Table:
         ("refault ratio (refaults / evictions)", _num(ra.get("refault_ratio"), "{:.3f}")),
         ("direct reclaims (allocstall)", f"{res.get('direct_reclaims', 0):,}"),
         ("direct-reclaim ratio (pgsteal_direct / evictions)", _num(ra.get("direct_reclaim_ratio"), "{:.3f}")),
-        ("anon share of evictions (pswpout / evictions)", _num(ra.get("anon_share_of_evictions"), "{:.3f}")),
+        ("anon share of evictions (pgsteal_anon / pgsteal)", _num(ra.get("anon_share_of_evictions"), "{:.3f}")),
         ("swap in / out (pages)", f"{res['swap']['pswpin']:,} / {res['swap']['pswpout']:,}"),
         ("major faults (pgmajfault)", f"{vm.get('pgmajfault', 0):,}"),
         ("kswapd CPU ms", f"{res.get('kswapd_cpu_ms', 0):.1f}"),

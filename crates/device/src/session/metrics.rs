@@ -254,7 +254,7 @@ pub fn result(s: &Session, wall_s: f64) -> Value {
         "ratios": {
             "refault_ratio": ratio(refaults, evictions),
             "direct_reclaim_ratio": ratio(v.pgsteal_direct, evictions),
-            "anon_share_of_evictions": ratio(v.pswpout, evictions),
+            "anon_share_of_evictions": ratio(v.pgsteal_anon, v.pgsteal_anon + v.pgsteal_file),
         },
         "refaults": { "total": refaults, "anon": v.workingset_refault_anon, "file": v.workingset_refault_file, "evictions": evictions, "by_app": app_refaults, "system_processes": sys_refaults },
         "direct_reclaims": v.allocstall,
