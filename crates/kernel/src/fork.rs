@@ -199,13 +199,7 @@ impl Kernel {
         } else {
             debug_assert!(e.is_swap());
             mo.nr_swapped -= 1;
-            let slot = e.slot();
-            let cached = self.swap.cache[slot as usize];
-            if cached != NO_PFN {
-                self.drop_anon_frame(cached);
-            } else {
-                self.swap.free(slot);
-            }
+            self.release_swap_entry(e.slot());
         }
         let mo = &mut self.mappings[obj];
         if mo.nr_shared == 0 {

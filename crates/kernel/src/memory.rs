@@ -528,6 +528,17 @@ impl Kernel {
         }
     }
 
+    /// Drop a swap entry a page table held: its swap-cache page goes (and with it the slot), or
+    /// the slot is freed (`free_swap_and_cache`).
+    pub(crate) fn release_swap_entry(&mut self, slot: u32) {
+        let cached = self.swap.cache[slot as usize];
+        if cached != NO_PFN {
+            self.drop_anon_frame(cached);
+        } else {
+            self.swap.free(slot);
+        }
+    }
+
     /// Free anon pages [first, first+count) of VMA `v`: frames, swap slots and swap-cache pages
     /// (`zap_pte_range`). A COW entry only drops this mapping's share of the page; the page goes
     /// when its last sharer drops it.
@@ -546,13 +557,7 @@ impl Kernel {
                 self.drop_anon_frame(p);
                 self.mappings[m].nr_present -= 1;
             } else if e.is_swap() {
-                let slot = e.slot();
-                let cached = self.swap.cache[slot as usize];
-                if cached != NO_PFN {
-                    self.drop_anon_frame(cached);
-                } else {
-                    self.swap.free(slot);
-                }
+                self.release_swap_entry(e.slot());
                 self.mappings[m].nr_swapped -= 1;
             } else if e.is_zero() {
                 self.procs[proc_idx].nr_zero -= 1;
