@@ -204,13 +204,13 @@ fn apps_share_the_zygote_space_copy_on_write() {
     let mut s = Session::boot(inp).unwrap();
     let actions = s.inp.scenario.actions.clone();
     s.execute(&actions, None).unwrap();
-    let zy = s.k.vma_index(s.zygote.proc_idx, "dalvik-zygote space").unwrap();
+    let zy = s.k.vma_index(s.zygote.proc_idx, mobmem_runtime::heap::ZYGOTE_SPACE_VMA).unwrap();
     let n = s.zygote.zygote_space_pages;
     let mut shared_by_all = 0;
     let mut copied = 0;
     for a in &s.apps {
         let l = a.live.as_ref().expect("no pressure: every app is alive");
-        let v = s.k.vma_index(l.proc_idx, "dalvik-zygote space").unwrap();
+        let v = s.k.vma_index(l.proc_idx, mobmem_runtime::heap::ZYGOTE_SPACE_VMA).unwrap();
         for idx in 0..n {
             let (pte, sharers) = s.k.anon_entry(v, idx);
             assert!(pte.is_present() || pte.is_swap(), "every zygote-space page is populated");

@@ -154,6 +154,18 @@ impl TouchCache {
     }
 }
 
+/// The boot image's mapping (VMA name, file name) and the zygote space's VMA name and file name
+/// (a standalone runtime maps it as a file; a zygote maps it as anon memory its children inherit).
+pub const BOOT_IMAGE_VMA: &str = "boot.art";
+pub const BOOT_IMAGE_FILE: &str = "boot-framework.art";
+pub const ZYGOTE_SPACE_VMA: &str = "dalvik-zygote space";
+const ZYGOTE_SPACE_FILE: &str = "zygote-space";
+
+/// Pages of the boot image and of the zygote space for these settings.
+pub fn immune_space_pages(cfg: &RuntimeConfig) -> (u32, u32) {
+    (cfg.heap.boot_image_bytes.div_ceil(PAGE).max(1) as u32, cfg.heap.zygote_space_bytes.div_ceil(PAGE).max(1) as u32)
+}
+
 impl Heap {
     /// Map the heap's spaces for process `proc_idx` in the kernel model.
     pub fn new(k: &mut Kernel, proc_idx: u32, cfg: &RuntimeConfig, collector: CollectorKind) -> Result<Self, String> {
@@ -183,15 +195,14 @@ impl Heap {
                 Err(_) => Ok(None),
             }
         };
-        let boot_pages = cfg.heap.boot_image_bytes.div_ceil(PAGE).max(1) as u32;
-        let boot = match inherited(k, "boot.art", boot_pages)? {
+        let (boot_pages, zy_pages) = immune_space_pages(cfg);
+        let boot = match inherited(k, BOOT_IMAGE_VMA, boot_pages)? {
             Some(v) => v,
-            None => e(k.map_file(proc_idx, "boot.art", "boot-framework.art", boot_pages, false))?,
+            None => e(k.map_file(proc_idx, BOOT_IMAGE_VMA, BOOT_IMAGE_FILE, boot_pages, false))?,
         };
-        let zy_pages = cfg.heap.zygote_space_bytes.div_ceil(PAGE).max(1) as u32;
-        let zygote = match inherited(k, "dalvik-zygote space", zy_pages)? {
+        let zygote = match inherited(k, ZYGOTE_SPACE_VMA, zy_pages)? {
             Some(v) => v,
-            None => e(k.map_file(proc_idx, "dalvik-zygote space", "zygote-space", zy_pages, false))?,
+            None => e(k.map_file(proc_idx, ZYGOTE_SPACE_VMA, ZYGOTE_SPACE_FILE, zy_pages, false))?,
         };
         let cards = CardTable::new([main_pages as u64 * PAGE, nm_pages as u64 * PAGE, los_pages as u64 * PAGE]);
         let card_vma = if cfg.card_table_in_memory {

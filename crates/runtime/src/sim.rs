@@ -116,7 +116,8 @@ fn footprint_json(rt: &Runtime) -> Value {
     json!(rt.footprint.iter().map(|s| json!([s.t_ns as f64 / 1e9, s.bytes_allocated, s.footprint_bytes, s.target_footprint, s.rss_pages, s.swap_pages])).collect::<Vec<_>>())
 }
 
-fn vmstat_json(k: &Kernel) -> Value {
+/// The kernel's vmstat counters that are not zero, by name.
+pub fn vmstat_json(k: &Kernel) -> Value {
     let mut m = serde_json::Map::new();
     for (n, v) in k.vmstat.items() {
         if v != 0 {

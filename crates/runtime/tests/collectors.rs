@@ -165,8 +165,13 @@ fn run_program_with(kind: CollectorKind, ops: &[Op], sticky_only: bool, fault: b
     Ok(())
 }
 
+/// Case count: `default`, or `PROPTEST_CASES` for a deeper run (CI uses the default).
+fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, max_shrink_iters: 2000, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(64), max_shrink_iters: 2000, ..ProptestConfig::default() })]
     #[test]
     fn concurrent_copying_matches_oracle(ops in proptest::collection::vec(op(), 1..160)) {
         run_program(CollectorKind::ConcurrentCopying, &ops)?;

@@ -181,7 +181,7 @@ impl Live {
         }
         let framework_pages = zygote.framework_pages;
         let fw_vma = k.vma_index(pi, "framework").ok();
-        let zygote_vma = k.vma_index(pi, "dalvik-zygote space").ok();
+        let zygote_vma = k.vma_index(pi, mobmem_runtime::heap::ZYGOTE_SPACE_VMA).ok();
         let gfx_vma = if spec.graphics_pages > 0 { Some(k.map_anon(pi, "[anon:graphics]", spec.graphics_pages).map_err(|e| e.to_string())?) } else { None };
         let w = Workload::new(spec.workload.clone());
         Ok(Self { pid, proc_idx: pi, rt, w, gfx_vma, gfx_pages: spec.graphics_pages, fw_vma, fw_pages: framework_pages, zygote_vma, zygote_pages: zygote.zygote_space_pages, visible: false, frozen: false, frames: FrameStats::default(), frame_no: 0 })

@@ -207,12 +207,6 @@ pub fn result(s: &Session, wall_s: f64) -> Value {
         j["estimate"] = json!(a.spec.estimate);
         per_app.insert(a.spec.name.clone(), j);
     }
-    let mut vm = serde_json::Map::new();
-    for (n, x) in v.items() {
-        if x != 0 {
-            vm.insert(n.into(), json!(x));
-        }
-    }
     let refaults = v.workingset_refault_anon + v.workingset_refault_file;
     let app_refaults: BTreeMap<&str, u64> = s.apps.iter().map(|a| (a.spec.name.as_str(), a.totals.refault_anon + a.totals.refault_file)).collect();
     let sys_refaults: u64 = s.sys.iter().map(|p| { let st = &k.procs[p.proc_idx as usize].stats; st.refault_anon + st.refault_file }).sum();
@@ -250,7 +244,7 @@ pub fn result(s: &Session, wall_s: f64) -> Value {
         "kills": kills,
         "kill_records": kills_adj,
         "kills_by_reason": kills_by_reason,
-        "vmstat": vm,
+        "vmstat": mobmem_runtime::sim::vmstat_json(k),
         "ratios": {
             "refault_ratio": ratio(refaults, evictions),
             "direct_reclaim_ratio": ratio(v.pgsteal_direct, evictions),

@@ -29,7 +29,7 @@ use app::{FrameStats, LaunchObjects, LaunchRecord, Live};
 use inputs::Inputs;
 use metrics::{AppTotals, Event, Sample};
 use mobmem_engine::{CpuSet, Nanos};
-use mobmem_kernel::{Kernel, KernelConfig};
+use mobmem_kernel::Kernel;
 use mobmem_runtime::RuntimeConfig;
 use serde_json::Value;
 use system::{SysProc, Zygote};
@@ -66,28 +66,11 @@ pub struct Session {
     proc_app: Vec<Option<usize>>,
 }
 
-fn kernel_config(settings: &inputs::Settings) -> Result<KernelConfig, String> {
-    let mut cfg = KernelConfig::default();
-    for (k, v) in settings {
-        cfg.set(k, v).map_err(|e| e.to_string())?;
-    }
-    Ok(cfg)
-}
-
-fn runtime_config(settings: &inputs::Settings) -> Result<RuntimeConfig, String> {
-    let mut cfg = RuntimeConfig::default();
-    for (k, v) in settings {
-        cfg.set(k, v).map_err(|e| e.to_string())?;
-    }
-    cfg.validate()?;
-    Ok(cfg)
-}
-
 impl Session {
     /// Boot the phone: kernel, zygote, system processes.
     pub fn boot(inp: Inputs) -> Result<Self, String> {
-        let kcfg = kernel_config(&inp.kernel)?;
-        let rcfg = runtime_config(&inp.runtime)?;
+        let kcfg = mobmem_runtime::sim::kernel_config(&inp.kernel)?;
+        let rcfg = mobmem_runtime::sim::runtime_config(&inp.runtime)?;
         let mut k = Kernel::new(kcfg).map_err(|e| e.to_string())?;
         // The device's CPU clusters: big cores first, each with its speed.
         k.cpus = CpuSet::with_speeds(inp.device.core_speeds());

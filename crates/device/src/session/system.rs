@@ -148,14 +148,13 @@ impl Zygote {
         let e = |r: Result<u32, mobmem_kernel::KernelError>| r.map_err(|e| e.to_string());
         let pi = e(k.create_process(pid, "zygote64", -1000, 0))?;
         let mut t = Task::new(k.thread_of(pi), pi, 0);
-        // The names and sizes are the runtime's (crates/runtime heap.rs), so that an app's heap
-        // finds them inherited.
-        let boot_pages = cfg.heap.boot_image_bytes.div_ceil(4096).max(1) as u32;
-        let boot = e(k.map_file(pi, "boot.art", "boot-framework.art", boot_pages, false))?;
+        // The runtime's names and sizes, so that an app's heap finds them inherited.
+        use mobmem_runtime::heap::{immune_space_pages, BOOT_IMAGE_FILE, BOOT_IMAGE_VMA, ZYGOTE_SPACE_VMA};
+        let (boot_pages, zy_pages) = immune_space_pages(cfg);
+        let boot = e(k.map_file(pi, BOOT_IMAGE_VMA, BOOT_IMAGE_FILE, boot_pages, false))?;
         k.touch_range(&mut t, boot, 0, boot_pages, false);
         // Preloading classes fills the zygote space (written: private dirty anon pages).
-        let zy_pages = cfg.heap.zygote_space_bytes.div_ceil(4096).max(1) as u32;
-        let zy = e(k.map_anon(pi, "dalvik-zygote space", zy_pages))?;
+        let zy = e(k.map_anon(pi, ZYGOTE_SPACE_VMA, zy_pages))?;
         k.touch_range(&mut t, zy, 0, zy_pages, true);
         let np = pages(spec.native_anon_mib);
         if np > 0 {

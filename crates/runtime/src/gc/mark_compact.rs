@@ -11,7 +11,7 @@
 //! compacts that page itself, as ART's userfaultfd-based compaction does). Objects keep region boundaries (an object never
 //! straddles two regions) so the region table stays exact; large regions stay in place.
 
-use super::mark_sweep::{concurrent_mark, remark};
+use super::mark_sweep::{concurrent_mark, remark, start_marking};
 use super::{trace, Collector, Cx, GcType, PhaseId};
 use crate::config::CollectorKind;
 use crate::object::{ObjId, SpaceId};
@@ -216,12 +216,7 @@ impl Collector for MarkCompact {
                 if !cx.st.roots_marked {
                     cx.st.sticky = false;
                     cx.st.roots_marked = true;
-                    trace::process_cards(cx);
-                    trace::take_snapshots(cx);
-                    cx.st.evacuate = false;
-                    trace::mark_roots(cx);
-                    cx.heap.allocate_black = true;
-                    cx.st.cursor = 0;
+                    start_marking(cx);
                 }
                 concurrent_mark(cx, until)
             }

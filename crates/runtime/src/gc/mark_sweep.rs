@@ -22,10 +22,15 @@ use mobmem_engine::Nanos;
 
 pub struct MarkSweep;
 
-/// Initial mark (pause): card processing, allocation stack → live stack, roots; allocation black.
-/// (Also mark-compact's marking start, without the pause.)
+/// Initial mark (pause): suspending the threads, then the marking start.
 pub fn initial_mark(cx: &mut Cx) {
     cx.t.cpu(cx.heap.costs.suspend_ns);
+    start_marking(cx);
+}
+
+/// The start of marking: card processing, allocation stack → live stack, roots; allocation
+/// black. (Mark-compact runs it without the pause.)
+pub fn start_marking(cx: &mut Cx) {
     trace::process_cards(cx);
     trace::take_snapshots(cx);
     cx.st.evacuate = false;

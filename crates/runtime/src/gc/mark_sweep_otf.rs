@@ -29,28 +29,10 @@ fn roots_checkpoint(cx: &mut Cx) {
     cx.t.cpu(cx.heap.costs.checkpoint_ns);
     trace::take_snapshots(cx);
     cx.st.evacuate = false;
-    let n = cx.heap.roots.len();
-    for i in 0..n {
-        let r = cx.heap.roots[i];
-        trace::mark_ref(cx, r, 1);
-    }
-    cx.st.rec.roots += n as u64;
-    cx.t.cpu(n as u64 * cx.heap.costs.root_ns);
+    let n = trace::mark_thread_roots(cx);
+    trace::charge_roots(cx, n);
     cx.heap.allocate_black = true;
     cx.st.cursor = 0;
-}
-
-/// Extra roots of the tracing-scope hook (non-thread roots), on the GC thread.
-fn mark_extra_roots(cx: &mut Cx) {
-    let mut extra = Vec::new();
-    if let Some(s) = cx.hooks.scope.as_mut() {
-        s.extra_roots(cx.heap, cx.st.gc_type, &mut extra);
-    }
-    for &r in &extra {
-        trace::mark_ref(cx, r, 1);
-    }
-    cx.st.rec.roots += extra.len() as u64;
-    cx.t.cpu(extra.len() as u64 * cx.heap.costs.root_ns);
 }
 
 impl Collector for MarkSweepOtf {
@@ -82,7 +64,9 @@ impl Collector for MarkSweepOtf {
             PhaseId::ConcurrentMark => {
                 if !cx.st.roots_marked {
                     cx.st.roots_marked = true;
-                    mark_extra_roots(cx);
+                    // The tracing-scope hook's extra roots (not thread roots), on the GC thread.
+                    let n = trace::mark_extra_roots(cx);
+                    trace::charge_roots(cx, n);
                 }
                 concurrent_mark(cx, until)
             }

@@ -138,11 +138,22 @@ pub fn scan_cards(cx: &mut Cx, min_age: u8, which: CardScan, until: Nanos) -> bo
 
 /// Mark the roots (and the tracing-scope hook's extra roots).
 pub fn mark_roots(cx: &mut Cx) {
+    let n = mark_thread_roots(cx) + mark_extra_roots(cx);
+    charge_roots(cx, n);
+}
+
+/// Mark the heap's roots (statics, thread stacks); returns how many (charge with `charge_roots`).
+pub fn mark_thread_roots(cx: &mut Cx) -> u64 {
     let n = cx.heap.roots.len();
     for i in 0..n {
         let r = cx.heap.roots[i];
         mark_ref(cx, r, 1);
     }
+    n as u64
+}
+
+/// Mark the tracing-scope hook's extra roots (e.g. a policy's card table); returns how many.
+pub fn mark_extra_roots(cx: &mut Cx) -> u64 {
     let mut extra = Vec::new();
     if let Some(s) = cx.hooks.scope.as_mut() {
         s.extra_roots(cx.heap, cx.st.gc_type, &mut extra);
@@ -150,9 +161,13 @@ pub fn mark_roots(cx: &mut Cx) {
     for &r in &extra {
         mark_ref(cx, r, 1);
     }
-    let nroots = (n + extra.len()) as u64;
-    cx.st.rec.roots += nroots;
-    cx.t.cpu(nroots * cx.heap.costs.root_ns);
+    extra.len() as u64
+}
+
+/// Count `n` roots in the collection's record and charge their cost.
+pub fn charge_roots(cx: &mut Cx, n: u64) {
+    cx.st.rec.roots += n;
+    cx.t.cpu(n * cx.heap.costs.root_ns);
 }
 
 /// Mark (copying it if it is in the from-space) an object reached at `depth`, and push it. The
