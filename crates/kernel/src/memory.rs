@@ -256,6 +256,16 @@ impl Kernel {
             if self.frames.flags[p as usize] & pg::READAHEAD != 0 {
                 self.frames.flags[p as usize] &= !pg::READAHEAD;
                 self.async_readahead(t, v, proc_idx);
+                // Allocating the window may have reclaimed this very page (the kernel holds a
+                // reference on it; the model does not) or killed the task and released its
+                // mappings.
+                if t.killed || !self.vmas[v as usize].live {
+                    t.killed = true;
+                    return;
+                }
+                if self.mappings[m].pages[page as usize] != e {
+                    return self.filemap_fault(t, v, page, write);
+                }
             }
             self.map_file_page(v, page, p);
             self.frames.flags[p as usize] |= pg::YOUNG;
@@ -281,7 +291,6 @@ impl Kernel {
         let marker = (ra_start + ra).saturating_sub(async_size);
         let mut nread = 0u64;
         let mut memstall = false;
-        let mut fault_pfn = NO_PFN;
         for idx in ra_start..ra_end {
             if self.mappings[m].pages.is_empty() {
                 break;
@@ -298,19 +307,19 @@ impl Kernel {
                 self.frames.flags[p as usize] |= pg::READAHEAD;
             }
             nread += 1;
-            if idx == page {
-                fault_pfn = p;
-            }
         }
-        if fault_pfn == NO_PFN {
-            // Reclaim during read-around evicted nothing we need; the page must be there now
-            // unless the mapping died.
-            let cur = self.mappings[m].pages.get(page as usize).copied().unwrap_or(Pte::NONE);
-            if !cur.is_present() {
-                return;
-            }
-            fault_pfn = cur.pfn();
+        if !self.vmas[v as usize].live {
+            // Reclaim while reading killed this process and released its VMAs.
+            t.killed = true;
+            return;
         }
+        // Reclaim for a later page of the window may have evicted the faulting one (the kernel
+        // holds a reference on it; the model does not), or another task read it in meanwhile.
+        let cur = self.mappings[m].pages.get(page as usize).copied().unwrap_or(Pte::NONE);
+        if !cur.is_present() {
+            return;
+        }
+        let fault_pfn = cur.pfn();
         self.vmstat.pgmajfault += 1;
         self.vmstat.pgpgin += nread * 4;
         self.procs[proc_idx].stats.majflt += 1;

@@ -105,8 +105,10 @@ impl Kernel {
     /// Returns None when the task's process was killed while trying (OOM).
     pub fn alloc_page(&mut self, t: &mut Task) -> Option<Pfn> {
         let p = self.alloc_page_inner(t)?;
-        if t.killed {
-            // The OOM killer chose the allocating task itself: give the page back.
+        if t.killed || !self.procs[t.proc_idx as usize].alive {
+            // The OOM killer or lmkd (run by events while this task reclaimed or waited) chose
+            // the allocating task itself: the fatal signal ends the fault; give the page back.
+            t.killed = true;
             self.free_page(p);
             return None;
         }

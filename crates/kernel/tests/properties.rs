@@ -66,8 +66,13 @@ fn config(swap: u8, sem: u8, lmkd: u8, pure: bool) -> KernelConfig {
     c
 }
 
+/// Case count: `default`, or `PROPTEST_CASES` for a deeper run (CI uses the default).
+fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(256), ..ProptestConfig::default() })]
 
     /// Frames are conserved and every invariant holds after every operation; vmstat counters
     /// never decrease; no page is both resident and swapped (checked by check_invariants); the
@@ -145,8 +150,9 @@ proptest! {
                 }
                 Op::Fork(p) => {
                     let p = p % n;
-                    if !k.procs[p].alive || n >= MAX_PROCS { continue; }
+                    // Events due now (lmkd, a reap) may kill the parent: run them first.
                     k.advance_to(now);
+                    if !k.procs[p].alive || n >= MAX_PROCS { continue; }
                     let c = k.fork_process(p as u32, 100 + n as u32, &format!("p{n}"), 900, now).unwrap();
                     prop_assert_eq!(c as usize, n);
                     let names = ["heap", "code", "data"];
