@@ -74,6 +74,12 @@ def test_run_json_contract_and_determinism():
     for k in ("max", "mean", "alive_after_launch", "first_kill_s"):
         assert k in a["cached_apps"], k
     assert a["cached_apps"]["alive_after_launch"] == [1, 2, 2]
+    # Allocation counters: summed over apps, and each app's mean object size follows its profile
+    # (the synthetic app allocates 512-byte objects, twitter the Android size mix, mean ≈ 35 B).
+    apps = a["per_app"]
+    assert a["gc"]["objects_allocated"] == sum(x["objects_allocated"] for x in apps.values()) > 0
+    mean = {n.split(":")[0]: x["bytes_allocated"] / x["objects_allocated"] for n, x in apps.items()}
+    assert 400 <= mean["synthetic"] <= 600 and 16 <= mean["twitter"] <= 128, mean
     assert strip_wall(a) == strip_wall(b)
     c = jrun("run", TINY, "--seed", "8")
     assert strip_wall(c) != strip_wall(a)  # the seed matters
@@ -228,6 +234,8 @@ def test_scenario_names_resolve():
 def test_bench_session_json():
     b = jrun("bench", "session", "--scenario", TINY)
     assert b["sim_seconds"] > 5 and b["sim_seconds_per_wall_second"] > 0 and b["meets_goal"] is None
+    assert b["objects_allocated"] > 0 and b["allocation_benchmark_objects_per_s"] > 0
+    assert 0 < b["allocation_only_floor_wall_seconds"] < b["wall_seconds"]
 
 
 def test_demo_runs():

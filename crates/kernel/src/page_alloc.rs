@@ -7,6 +7,9 @@
 //! An allocation succeeds on the fast path above `low`; below it kswapd is woken and the
 //! allocation may still dip to `min`; below `min` the allocating task reclaims directly
 //! (`allocstall`), retrying up to 16 times without progress before the OOM killer runs.
+//! A task whose process is killed meanwhile (the OOM killer, or lmkd run by events while it
+//! reclaimed or waited on writeback) fails the allocation, as a pending fatal signal ends the
+//! fault in Linux.
 //! Left out: zones/lowmem reserves, high-order allocations and compaction, per-CPU page lists.
 
 use crate::config::{KernelConfig, LruMode, ReclaimScope};

@@ -472,6 +472,14 @@ def bench_session(
     t0 = time.perf_counter()
     res = session.run(path, pairs, seed=seed)
     wall = time.perf_counter() - t0
+    # The work the session did, and a floor under its wall time measured on this machine: the
+    # runtime's allocation benchmark (allocation only — no reads, no tracing, no kernel) at its
+    # best rate, applied to the objects the session's apps allocated.
+    from mobmem import runtime as rtm
+
+    alloc_bench = rtm.bench(1000, 5_000_000)["allocation"]
+    alloc_rate = max(r["objects_per_s"] for r in alloc_bench)
+    objects = res["gc"]["objects_allocated"]
     out = {
         "scenario": res["scenario"],
         "scenario_file": res["scenario_file"],
@@ -482,6 +490,11 @@ def bench_session(
         "core_wall_seconds": res["wall_seconds"],
         "sim_seconds_per_wall_second": res["sim_seconds"] / max(wall, 1e-9),
         "launches": len(res["launches"]),
+        "objects_allocated": objects,
+        "bytes_allocated": res["gc"]["bytes_allocated"],
+        "gc_objects_touched": res["gc"]["gc_objects_touched"],
+        "allocation_benchmark_objects_per_s": alloc_rate,
+        "allocation_only_floor_wall_seconds": objects / alloc_rate,
         "goal_wall_seconds": GOAL_WALL_S if Path(path).stem == "hot_launch" else None,
         "meets_goal": (wall <= GOAL_WALL_S) if Path(path).stem == "hot_launch" else None,
         "debug_build": _core.debug_build(),
@@ -493,6 +506,10 @@ def bench_session(
         console.print("warning: debug build of the core; numbers are not representative", style="yellow")
     console.print(f"session {out['scenario']}: {out['sim_seconds']:.0f} simulated s ({out['launches']} launches) in "
                   f"{wall:.1f} s wall → [bold]{out['sim_seconds_per_wall_second']:.1f} simulated s per wall s[/bold]", highlight=False)
+    console.print(f"work: {objects:,} Java objects allocated ({out['bytes_allocated'] / 2**20:,.0f} MiB), "
+                  f"{out['gc_objects_touched']:,} objects touched by GCs; allocating alone at the allocation "
+                  f"benchmark's {alloc_rate / 1e6:.1f} M objects/s would take {out['allocation_only_floor_wall_seconds']:.1f} s wall",
+                  highlight=False)
     if out["goal_wall_seconds"] is not None:
         console.print(f"goal: the full hot-launch experiment in ≤ {GOAL_WALL_S:.0f} s wall on a two-core machine: "
                       f"{'met' if out['meets_goal'] else 'NOT met'}", highlight=False)

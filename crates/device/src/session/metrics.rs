@@ -81,6 +81,9 @@ pub struct AppTotals {
     pub gc_objects_touched: u64,
     pub gc_major_faults: u64,
     pub mutator_cpu_ms: f64,
+    /// Java objects and bytes the app's workload allocated (the simulator's per-object work).
+    pub objects_allocated: u64,
+    pub bytes_allocated: u64,
     pub trims: u64,
     pub transitions: u64,
     pub refault_anon: u64,
@@ -111,6 +114,8 @@ impl AppTotals {
         let g = &rt.gc_task.bd;
         self.gc_major_faults += g.major_faults_zram + g.major_faults_flash_swap + g.major_faults_file;
         self.mutator_cpu_ms += rt.mutator_cpu_ns() as f64 / 1e6;
+        self.objects_allocated += l.w.stats.objects_allocated;
+        self.bytes_allocated += l.w.stats.bytes_allocated;
         self.trims += rt.stats.trims;
         self.transitions += rt.stats.transitions;
         let st = &k.procs[l.proc_idx as usize].stats;
@@ -197,6 +202,8 @@ pub fn result(s: &Session, wall_s: f64) -> Value {
         gc.gc_pages_touched += t.gc_pages_touched;
         gc.gc_objects_touched += t.gc_objects_touched;
         gc.gc_major_faults += t.gc_major_faults;
+        gc.objects_allocated += t.objects_allocated;
+        gc.bytes_allocated += t.bytes_allocated;
         let launches: Vec<&super::app::LaunchRecord> = s.launches.iter().filter(|l| l.app == a.spec.name).collect();
         let mut j = serde_json::to_value(t).unwrap_or(Value::Null);
         j["cold_launches"] = json!(launches.iter().filter(|l| l.kind == "cold").count());
@@ -259,6 +266,7 @@ pub fn result(s: &Session, wall_s: f64) -> Value {
             "pause_total_ms": gc.gc_pause_total_ms, "pause_max_ms": gc.gc_pause_max_ms,
             "gc_cpu_ms": gc.gc_cpu_ms, "gc_pages_touched": gc.gc_pages_touched,
             "gc_objects_touched": gc.gc_objects_touched, "gc_major_faults": gc.gc_major_faults,
+            "objects_allocated": gc.objects_allocated, "bytes_allocated": gc.bytes_allocated,
         },
         "frames": { "total": frames.frames, "janky": frames.janky, "jank_ratio": ratio(frames.janky, frames.frames), "missed_vsyncs": frames.missed_vsyncs, "max_frame_ms": frames.max_frame_ms },
         "per_app": per_app,
