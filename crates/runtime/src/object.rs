@@ -109,9 +109,10 @@ pub const INLINE_REFS: usize = 3;
 
 /// Where an object is and what it references: read by allocation, copying and scanning (32
 /// bytes: objects with at most [`INLINE_REFS`] references — most of them — are scanned from one
-/// cache line).
+/// cache line; aligned to 32 so that no header straddles two lines — the allocator's default
+/// alignment for a large vector is 16).
 #[derive(Clone, Copy, Debug, Default)]
-#[repr(C)]
+#[repr(C, align(32))]
 pub struct Header {
     /// Byte offset inside its space's VMA.
     pub addr: u64,
@@ -123,6 +124,8 @@ pub struct Header {
     pub ref_cap: u16,
     pub inline: [ObjId; INLINE_REFS],
 }
+
+const _: () = assert!(std::mem::size_of::<Header>() == 32 && std::mem::size_of::<Info>() == 32);
 
 impl Header {
     #[inline(always)]
@@ -145,8 +148,9 @@ pub struct Word {
 }
 
 /// What is known about an object besides its header: written once at allocation, read by
-/// placement policies, reports and tests.
+/// placement policies, reports and tests. (32 bytes, aligned like [`Header`].)
 #[derive(Clone, Copy, Debug, Default)]
+#[repr(align(32))]
 pub struct Info {
     pub alloc_ns: Nanos,
     /// The allocated-bytes clock at allocation.

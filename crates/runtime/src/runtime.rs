@@ -584,6 +584,7 @@ impl Runtime {
         let c = self.collector.as_ref().unwrap();
         let mut st = Box::new(GcState::new(ty, cause, c.plan(ty), self.cfg.trace_order));
         st.scope_hook = self.hooks.scope.is_some();
+        st.prefetch_fifo = c.mark_stack_prefetch() && st.order == crate::config::TraceOrder::DepthFirst;
         st.record_depth |= self.hooks.placement.is_some() || self.hooks.record_depth;
         st.force_evacuate_all = cause == GcCause::CollectorTransition;
         st.rec.id = self.gc_count;

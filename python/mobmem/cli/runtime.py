@@ -154,10 +154,12 @@ def bench_runtime(
     g = res["goals"]
     for r in res["tracing"]:
         ok = "ok" if r["refs_per_s"] >= g["refs_per_s"] else "below goal"
-        print(f"tracing    {r['collector']:4s} {r['refs_per_s'] / 1e6:7.1f} M refs/s   ({r['objects']:,} objects, {r['tracing_wall_s']:.3f} s tracing, {r['refs_per_s_whole_gc'] / 1e6:.1f} M/s over the whole GC; goal ≥ {g['refs_per_s'] / 1e6:.0f} M: {ok})")
+        print(f"tracing    {r['collector']:4s} {r['refs_per_s'] / 1e6:7.1f} M refs/s   (median of {r['reps']}, {r['refs_per_s_min'] / 1e6:.1f}–{r['refs_per_s_max'] / 1e6:.1f}; "
+              f"{r['objects']:,} objects, {r['tracing_wall_s']:.3f} s tracing, {r['refs_per_s_whole_gc'] / 1e6:.1f} M/s over the whole GC; goal ≥ {g['refs_per_s'] / 1e6:.0f} M: {ok})")
     for r in res["allocation"]:
         ok = "ok" if r["objects_per_s"] >= g["objects_per_s"] else "below goal"
-        print(f"allocation {r['collector']:4s} {r['objects_per_s'] / 1e6:7.1f} M objects/s ({r['objects']:,} objects, {r['gcs']} GCs, {r['wall_s']:.3f} s; goal ≥ {g['objects_per_s'] / 1e6:.0f} M: {ok})")
+        print(f"allocation {r['collector']:4s} {r['objects_per_s'] / 1e6:7.1f} M objects/s (median of {r['reps']}, {r['objects_per_s_min'] / 1e6:.1f}–{r['objects_per_s_max'] / 1e6:.1f}; "
+              f"{r['objects']:,} objects, {r['gcs']} GCs, {r['wall_s']:.3f} s; goal ≥ {g['objects_per_s'] / 1e6:.0f} M: {ok})")
 
 
 def register_bench(bench_app: typer.Typer) -> None:

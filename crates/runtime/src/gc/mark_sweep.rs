@@ -13,7 +13,8 @@
 //! and old ones in sticky collections: incremental update through the card table —, then finish
 //! marking) → `Sweep` (concurrent: free the unmarked objects in scope — every object for full
 //! collections, the live stack for sticky ones). The variant with on-the-fly root scanning (no
-//! initial pause) is [`super::mark_sweep_otf`].
+//! initial pause) is [`super::mark_sweep_otf`]. Marking pops the mark stack through ART's
+//! 4-entry prefetch FIFO (`kUseMarkStackPrefetch`), so objects are scanned in ART's order.
 
 use super::{sticky_mark_sweep, trace, Collector, Cx, GcType, PhaseId};
 use crate::card_table::CARD_DIRTY;
@@ -77,6 +78,9 @@ impl Collector for MarkSweep {
         }
     }
     fn supports_sticky(&self) -> bool {
+        true
+    }
+    fn mark_stack_prefetch(&self) -> bool {
         true
     }
     fn plan(&self, _: GcType) -> Vec<PhaseId> {

@@ -48,6 +48,9 @@ impl Collector for MarkSweepOtf {
     fn supports_sticky(&self) -> bool {
         true
     }
+    fn mark_stack_prefetch(&self) -> bool {
+        true
+    }
     fn plan(&self, _: GcType) -> Vec<PhaseId> {
         vec![PhaseId::ProcessCards, PhaseId::RootsCheckpoint, PhaseId::ConcurrentMark, PhaseId::Remark, PhaseId::Sweep]
     }

@@ -240,6 +240,9 @@ pub struct GcState {
     pub stack: Vec<(ObjId, u16)>,
     pub head: usize,
     pub order: TraceOrder,
+    /// Depth-first marking pops through ART MarkSweep's prefetch FIFO (see
+    /// [`Collector::mark_stack_prefetch`]).
+    pub prefetch_fifo: bool,
     pub evacuate: bool,
     pub sticky: bool,
     /// The live stack: objects allocated since the previous collection started (the sticky
@@ -286,6 +289,7 @@ impl GcState {
             stack: Vec::new(),
             head: 0,
             order,
+            prefetch_fifo: false,
             evacuate: false,
             sticky: gc_type == GcType::Sticky,
             young_snapshot: Vec::new(),
@@ -353,6 +357,13 @@ pub trait Collector: Send {
     fn run_phase(&mut self, phase: PhaseId, cx: &mut Cx, until: Nanos) -> bool;
     /// Mutator access to `o` while `st.barrier` is on (read barrier / compaction fault).
     fn mutator_access(&mut self, _cx: &mut Cx, _o: ObjId) {}
+    /// Whether depth-first marking goes through a small prefetch FIFO (ART `MarkSweep`'s
+    /// `kUseMarkStackPrefetch`: up to [`trace::MARK_STACK_PREFETCH`] objects popped ahead of the
+    /// one scanned). It changes the scan order slightly, so only collectors whose ART
+    /// counterpart does it say yes.
+    fn mark_stack_prefetch(&self) -> bool {
+        false
+    }
 }
 
 /// The collector registry.

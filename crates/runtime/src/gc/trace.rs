@@ -216,9 +216,22 @@ fn mark_new(cx: &mut Cx, o: ObjId, depth: u16) {
     } else {
         cx.t.cpu(h.costs.mark_object_ns);
     }
-    let h = &cx.heap.objs.hdr[i];
-    if h.uses_edges() {
-        prefetch(&cx.heap.objs.refs[h.ref_start as usize]);
+    // Host performance only. Without the prefetch FIFO this object is probably the next one
+    // scanned: start loading its edges, or its children's mark words and headers, one level
+    // ahead of the scan. With the FIFO, the FIFO prefetches the header when it pops it.
+    if !cx.st.prefetch_fifo {
+        let o = &cx.heap.objs;
+        let h = &o.hdr[i];
+        if h.uses_edges() {
+            prefetch(&o.refs[h.ref_start as usize]);
+        } else {
+            for &c in &h.inline[..h.nrefs as usize] {
+                if c != NULL {
+                    prefetch(&o.word[c as usize]);
+                    prefetch(&o.hdr[c as usize]);
+                }
+            }
+        }
     }
     cx.st.stack.push((o, depth));
 }
@@ -302,6 +315,7 @@ pub fn scan_object(cx: &mut Cx, o: ObjId, depth: u16) {
     if !h.uses_edges() {
         for &child in &h.inline[..n] {
             if child != NULL {
+                prefetch(&cx.heap.objs.word[child as usize]);
                 prefetch(&cx.heap.objs.hdr[child as usize]);
             }
         }
@@ -315,6 +329,7 @@ pub fn scan_object(cx: &mut Cx, o: ObjId, depth: u16) {
     for f in 0..n {
         let child = cx.heap.objs.refs[s + f];
         if child != NULL {
+            prefetch(&cx.heap.objs.word[child as usize]);
             prefetch(&cx.heap.objs.hdr[child as usize]);
         }
     }
@@ -324,11 +339,30 @@ pub fn scan_object(cx: &mut Cx, o: ObjId, depth: u16) {
     }
 }
 
+/// Objects ART's `MarkSweep::ProcessMarkStack` pops ahead of the one it scans (`kFifoSize`).
+pub const MARK_STACK_PREFETCH: usize = 4;
+
+/// Mark-stack entries below the top whose headers depth-first draining prefetches.
+const PREFETCH_BELOW: usize = 2;
+
 /// Process the mark stack until it is empty (true) or the thread's clock reaches `until`.
 pub fn drain(cx: &mut Cx, until: Nanos) -> bool {
+    if cx.st.prefetch_fifo {
+        return drain_prefetch(cx, until);
+    }
     loop {
         let next = match cx.st.order {
-            TraceOrder::DepthFirst => cx.st.stack.pop(),
+            TraceOrder::DepthFirst => {
+                let e = cx.st.stack.pop();
+                // The entries below are scanned next when this object's subtree is small (leaves,
+                // already-marked children): start loading their headers (host performance only;
+                // the order is unchanged).
+                let st = &cx.st.stack;
+                for j in 1..=PREFETCH_BELOW.min(st.len()) {
+                    prefetch(&cx.heap.objs.hdr[st[st.len() - j].0 as usize]);
+                }
+                e
+            }
             TraceOrder::BreadthFirst => {
                 if cx.st.head < cx.st.stack.len() {
                     cx.st.head += 1;
@@ -350,6 +384,40 @@ pub fn drain(cx: &mut Cx, until: Nanos) -> bool {
                 cx.st.head = 0;
                 true
             };
+        }
+    }
+}
+
+/// Depth-first marking through ART MarkSweep's prefetch FIFO: up to [`MARK_STACK_PREFETCH`]
+/// objects are popped (and their headers prefetched) ahead of the one scanned, which is the
+/// oldest of them. The scan order is ART's; the prefetch only overlaps host cache misses. When
+/// stopped by `until`, the popped-ahead objects go back on the stack so that the next call
+/// scans them in the same order.
+fn drain_prefetch(cx: &mut Cx, until: Nanos) -> bool {
+    const N: usize = MARK_STACK_PREFETCH;
+    let mut fifo = [(NULL, 0u16); N];
+    let (mut head, mut len) = (0usize, 0usize);
+    loop {
+        while len < N {
+            let Some(e) = cx.st.stack.pop() else { break };
+            prefetch(&cx.heap.objs.hdr[e.0 as usize]);
+            fifo[(head + len) % N] = e;
+            len += 1;
+        }
+        if len == 0 {
+            return true;
+        }
+        let (o, d) = fifo[head];
+        head = (head + 1) % N;
+        len -= 1;
+        debug_assert!(cx.heap.objs.is_live(o), "a gray object died");
+        scan_object(cx, o, d);
+        cx.sync_kernel();
+        if cx.t.now >= until {
+            for j in (0..len).rev() {
+                cx.st.stack.push(fifo[(head + j) % N]);
+            }
+            return cx.st.stack.is_empty();
         }
     }
 }
