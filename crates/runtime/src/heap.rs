@@ -5,9 +5,12 @@
 //! Layout in the kernel model (one anonymous VMA per space, named as in /proc/PID/maps):
 //! `dalvik-main space` (the region space — twice the heap limit when the collector keeps a copy
 //! reserve — or the mark-sweep free-list space), `dalvik-non moving space`,
-//! `dalvik-large object space`; the boot image and the zygote space are file mappings shared by
-//! every app (`boot-framework.art`, `zygote-space`), so their pages are shared copy-on-write and
-//! never written by the app.
+//! `dalvik-large object space`; the boot image (`boot.art`, a file mapping of
+//! `boot-framework.art`) and the zygote space (`dalvik-zygote space`). In a process forked from
+//! a zygote (`Kernel::fork_process`, as sessions do) both are inherited: the zygote space is
+//! the zygote's private anon memory, shared copy-on-write with every app; a standalone runtime
+//! (`mobmem runtime run`) maps the zygote space as a file (`zygote-space`) instead. App objects
+//! are never written into either.
 //!
 //! Every mutator or GC access to an object goes through [`Heap::touch_object`], which touches each
 //! of the object's pages through `Kernel::touch`, so faults, swap-ins and reclaim stalls land on
