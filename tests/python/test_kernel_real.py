@@ -311,8 +311,13 @@ def test_oom_victim_that_was_idle_is_recorded(tmp_path):
     p.write_text("ram 12\nswap none\nproc 1 cached adj=900\nmap 1 h anon 2048\ntouch 1 h 0 2048 w\n"
                  "proc 2 fg adj=0\nmap 2 h anon 2048\ntouch 2 h 0 2048 w\ntouch 2 h 0 2048 r\nexit 2\nexit 1\n")
     r = rk.run_real(str(p))
-    assert [k["pid"] for k in r["kills"]] == [1]
-    k = r["kills"][0]
+    pids = [k["pid"] for k in r["kills"]]
+    # The idle process is killed and recorded. Kills are listed in the order the replayer notices
+    # them (the allocating child's death first), and on a busy host the kernel may take the
+    # foreground process too when the victim's memory is not freed in time (a second memcg OOM
+    # before the OOM reaper is done) — seen in CI; the foreground one alone is never taken.
+    assert 1 in pids and set(pids) <= {1, 2}, pids
+    k = next(k for k in r["kills"] if k["pid"] == 1)
     assert k["adj"] == 900 and k["line"] >= 7
     assert "2" in r["per_process"]
     _assert_clean()
