@@ -473,8 +473,8 @@ def bench_session(
     res = session.run(path, pairs, seed=seed)
     wall = time.perf_counter() - t0
     # The work the session did, and a floor under its wall time measured on this machine: the
-    # runtime's allocation benchmark (allocation only — no reads, no tracing, no kernel) at its
-    # best rate, applied to the objects the session's apps allocated.
+    # runtime's allocation benchmark (allocation only — no reads, no tracing, no kernel; its
+    # median rate, the fastest collector's), applied to the objects the session's apps allocated.
     from mobmem import runtime as rtm
 
     alloc_bench = rtm.bench(1000, 5_000_000)["allocation"]

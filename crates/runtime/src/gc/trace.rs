@@ -347,11 +347,10 @@ const PREFETCH_BELOW: usize = 2;
 
 /// Process the mark stack until it is empty (true) or the thread's clock reaches `until`.
 pub fn drain(cx: &mut Cx, until: Nanos) -> bool {
-    if cx.st.prefetch_fifo {
-        return drain_prefetch(cx, until);
-    }
+    let mut fifo = PrefetchFifo::default();
     loop {
         let next = match cx.st.order {
+            TraceOrder::DepthFirst if cx.st.prefetch_fifo => fifo.pop(cx),
             TraceOrder::DepthFirst => {
                 let e = cx.st.stack.pop();
                 // The entries below are scanned next when this object's subtree is small (leaves,
@@ -379,6 +378,7 @@ pub fn drain(cx: &mut Cx, until: Nanos) -> bool {
         scan_object(cx, o, d);
         cx.sync_kernel();
         if cx.t.now >= until {
+            fifo.put_back(&mut cx.st.stack);
             return cx.st.stack.len() == cx.st.head && {
                 cx.st.stack.clear();
                 cx.st.head = 0;
@@ -388,37 +388,41 @@ pub fn drain(cx: &mut Cx, until: Nanos) -> bool {
     }
 }
 
-/// Depth-first marking through ART MarkSweep's prefetch FIFO: up to [`MARK_STACK_PREFETCH`]
-/// objects are popped (and their headers prefetched) ahead of the one scanned, which is the
-/// oldest of them. The scan order is ART's; the prefetch only overlaps host cache misses. When
-/// stopped by `until`, the popped-ahead objects go back on the stack so that the next call
-/// scans them in the same order.
-fn drain_prefetch(cx: &mut Cx, until: Nanos) -> bool {
-    const N: usize = MARK_STACK_PREFETCH;
-    let mut fifo = [(NULL, 0u16); N];
-    let (mut head, mut len) = (0usize, 0usize);
-    loop {
-        while len < N {
+/// ART MarkSweep's prefetch FIFO in front of the depth-first mark stack: up to
+/// [`MARK_STACK_PREFETCH`] objects are popped (and their headers prefetched) ahead of the one
+/// scanned, which is the oldest of them. The scan order is ART's; the prefetch only overlaps host
+/// cache misses. It lives for one `drain` call: when the call stops at `until`, the popped-ahead
+/// objects go back on the stack so that the next call scans them in the same order.
+#[derive(Default)]
+struct PrefetchFifo {
+    buf: [(ObjId, u16); MARK_STACK_PREFETCH],
+    head: usize,
+    len: usize,
+}
+
+impl PrefetchFifo {
+    fn pop(&mut self, cx: &mut Cx) -> Option<(ObjId, u16)> {
+        const N: usize = MARK_STACK_PREFETCH;
+        while self.len < N {
             let Some(e) = cx.st.stack.pop() else { break };
             prefetch(&cx.heap.objs.hdr[e.0 as usize]);
-            fifo[(head + len) % N] = e;
-            len += 1;
+            self.buf[(self.head + self.len) % N] = e;
+            self.len += 1;
         }
-        if len == 0 {
-            return true;
+        if self.len == 0 {
+            return None;
         }
-        let (o, d) = fifo[head];
-        head = (head + 1) % N;
-        len -= 1;
-        debug_assert!(cx.heap.objs.is_live(o), "a gray object died");
-        scan_object(cx, o, d);
-        cx.sync_kernel();
-        if cx.t.now >= until {
-            for j in (0..len).rev() {
-                cx.st.stack.push(fifo[(head + j) % N]);
-            }
-            return cx.st.stack.is_empty();
+        let e = self.buf[self.head];
+        self.head = (self.head + 1) % N;
+        self.len -= 1;
+        Some(e)
+    }
+
+    fn put_back(&mut self, stack: &mut Vec<(ObjId, u16)>) {
+        for j in (0..self.len).rev() {
+            stack.push(self.buf[(self.head + j) % MARK_STACK_PREFETCH]);
         }
+        self.len = 0;
     }
 }
 
