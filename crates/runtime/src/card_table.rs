@@ -193,11 +193,12 @@ impl CardTable {
     }
 
     /// Objects of `heap` starting on cards of this table whose value is at least `min_age`
-    /// (appended to `out`): a policy's second card table turned into extra roots.
+    /// (appended to `out`, in address order): a policy's second card table turned into extra
+    /// roots.
     pub fn objects_on_cards(&self, heap: &Heap, min_age: u8, out: &mut Vec<ObjId>) {
         let mut c = 0;
         while let Some(d) = self.next_card(c, self.cards.len(), min_age) {
-            out.extend(heap.card_objects(d));
+            heap.objects_on_card(d, out);
             c = d + 1;
         }
     }

@@ -713,6 +713,14 @@ impl Heap {
         CardObjects { heap: self, cur: self.card_first[c].wrapping_sub(1) }
     }
 
+    /// Append the objects starting on card `c` to `out` in ascending address order — the order
+    /// in which ART's card scan visits them (it walks the live bitmap over the card).
+    pub fn objects_on_card(&self, c: usize, out: &mut Vec<ObjId>) {
+        let from = out.len();
+        out.extend(self.card_objects(c));
+        out[from..].sort_unstable_by_key(|&o| self.objs.hdr[o as usize].addr);
+    }
+
     /// Forget the card chains of cards `[lo, hi)` (their objects are moving; see mark-compact).
     pub fn reset_card_chains(&mut self, lo: usize, hi: usize) {
         self.card_first[lo..hi].fill(0);

@@ -248,7 +248,14 @@ pub struct GcState {
     /// The live stack: objects allocated since the previous collection started (the sticky
     /// scope; survivors become old).
     pub young_snapshot: Vec<ObjId>,
+    /// Position in a resumable pass (reclaim's second pass).
     pub cursor: usize,
+    /// Reclaim: the first pass is done; the objects to rescue (out of the tracing scope, in the
+    /// from-space) and to sweep (dead, in free-list spaces or the large-object space), each in
+    /// ascending address order.
+    pub sweep_started: bool,
+    pub rescue: Vec<ObjId>,
+    pub sweep: Vec<ObjId>,
     /// Card scanning in progress: the used card ranges, the range and card reached.
     pub cards_started: bool,
     pub card_ranges: [(usize, usize); 3],
@@ -294,6 +301,9 @@ impl GcState {
             sticky: gc_type == GcType::Sticky,
             young_snapshot: Vec::new(),
             cursor: 0,
+            sweep_started: false,
+            rescue: Vec::new(),
+            sweep: Vec::new(),
             cards_started: false,
             card_ranges: [(0, 0); 3],
             card_range_idx: 0,

@@ -72,7 +72,7 @@ pub enum CardScan {
 
 /// Scan the cards whose value is at least `min_age` over the used part of the collected spaces:
 /// every object starting on such a card that `which` selects is scanned (its references marked),
-/// then the mark stack is drained. Cards of regions being evacuated are skipped (their objects
+/// in ascending address order as ART's bitmap walk visits them, then the mark stack is drained. Cards of regions being evacuated are skipped (their objects
 /// are young or moving). Cards are left as they are (ART `CardTable::Scan<false>`). Resumable:
 /// returns false when stopped by `until`.
 pub fn scan_cards(cx: &mut Cx, min_age: u8, which: CardScan, until: Nanos) -> bool {
@@ -106,18 +106,17 @@ pub fn scan_cards(cx: &mut Cx, min_age: u8, which: CardScan, until: Nanos) -> bo
             cx.t.cpu(cx.heap.costs.card_ns);
             let mut buf = std::mem::take(&mut cx.st.card_buf);
             buf.clear();
-            for o in cx.heap.card_objects(c) {
+            cx.heap.objects_on_card(c, &mut buf);
+            buf.retain(|&o| {
                 let w = cx.heap.objs.word[o as usize];
                 let old = w.flags & flag::YOUNG == 0;
                 let marked = w.mark == epoch;
-                if match which {
+                match which {
                     CardScan::Old => old,
                     CardScan::Marked => marked,
                     CardScan::OldOrMarked => old || marked,
-                } {
-                    buf.push(o);
                 }
-            }
+            });
             for &o in &buf {
                 scan_object(cx, o, DEPTH_UNKNOWN - 1);
             }
@@ -428,25 +427,57 @@ impl PrefetchFifo {
 
 /// Free the unmarked objects in the collection's scope: the young snapshot for sticky
 /// collections, every object for full ones. Survivors of the young snapshot become old.
-/// Incremental: returns false when stopped by `until`.
+///
+/// Two passes, as ART frees its spaces. First, at once and without simulated cost of its own:
+/// survivors are aged and every dead region-space object is dropped — its bytes leave its
+/// region's count, and from-space regions are freed whole by [`reclaim_regions`] (ART's
+/// `ClearFromSpace`); dead objects of the free-list spaces and of the large-object space, and
+/// out-of-scope objects to rescue from the from-space, are set aside. Then, resumable (returns
+/// false when stopped by `until`): the rescues, then the sweep of the set-aside objects in
+/// ascending address order per space (ART walks the mark bitmaps), each with its cost. The
+/// order of both is a property of the heap's layout, never of host-side object ids.
 pub fn reclaim_objects(cx: &mut Cx, until: Nanos) -> bool {
+    if !cx.st.sweep_started {
+        reclaim_at_once(cx);
+        cx.st.sweep_started = true;
+        cx.st.cursor = 0;
+    }
+    let nr = cx.st.rescue.len();
+    while cx.st.cursor < nr + cx.st.sweep.len() {
+        let j = cx.st.cursor;
+        cx.st.cursor += 1;
+        if j < nr {
+            let o = cx.st.rescue[j];
+            if cx.st.evacuate && in_from_space(cx, o) {
+                copy_object(cx, o, DEPTH_UNKNOWN - 1);
+            }
+        } else {
+            let o = cx.st.sweep[j - nr];
+            free_dead(cx, o);
+        }
+        cx.sync_kernel();
+        if cx.t.now >= until && cx.st.cursor < nr + cx.st.sweep.len() {
+            return false;
+        }
+    }
+    cx.st.rescue.clear();
+    cx.st.sweep.clear();
+    cx.st.sweep_started = false;
+    cx.st.cursor = 0;
+    true
+}
+
+/// The first pass of [`reclaim_objects`].
+fn reclaim_at_once(cx: &mut Cx) {
     let epoch = cx.heap.mark_epoch;
     let sticky = cx.st.sticky;
     let end = if sticky { cx.st.young_snapshot.len() } else { cx.heap.objs.len() };
-    let mut n = 0u32;
-    // Counters of the fast path, kept in registers and written back in batches.
     let (mut fast_objs, mut fast_bytes) = (0u64, 0u64);
-    let flush = |cx: &mut Cx, objs: &mut u64, bytes: &mut u64| {
-        cx.st.rec.freed_objects += *objs;
-        cx.st.rec.freed_bytes += *bytes;
-        cx.heap.bytes_allocated -= *bytes;
-        *objs = 0;
-        *bytes = 0;
-    };
     let regions = cx.heap.collector.uses_regions();
-    while cx.st.cursor < end {
-        let o = if sticky { cx.st.young_snapshot[cx.st.cursor] } else { cx.st.cursor as ObjId };
-        cx.st.cursor += 1;
+    let mut rescue = std::mem::take(&mut cx.st.rescue);
+    let mut sweep = std::mem::take(&mut cx.st.sweep);
+    for j in 0..end {
+        let o = if sticky { cx.st.young_snapshot[j] } else { j as ObjId };
         let i = o as usize;
         let w = cx.heap.objs.word[i];
         if w.flags & flag::LIVE == 0 || w.space >= SpaceId::Zygote as u8 {
@@ -459,52 +490,47 @@ pub fn reclaim_objects(cx: &mut Cx, until: Nanos) -> bool {
             continue;
         }
         if cx.st.scope_hook && !cx.hooks.scope.as_ref().map(|s| s.follow(cx.heap, o)).unwrap_or(true) {
-            // Out of scope: kept. If it sits in a region being evacuated, move it out first.
-            rescue_out_of_scope(cx, o);
+            // Out of scope: kept (marked, old). If it sits in a region being evacuated, it is
+            // moved out in the second pass.
+            let h = &mut *cx.heap;
+            h.objs.word[i].mark = h.mark_epoch;
+            h.objs.word[i].flags &= !flag::YOUNG;
+            rescue.push(o);
             continue;
         }
-        // Fast path: a dead object in a region being evacuated costs nothing by itself (the
-        // region is freed whole); only its id and the byte count are returned.
         let h = &mut *cx.heap;
+        if !(regions && w.space == SpaceId::Main as u8) {
+            sweep.push(o);
+            continue;
+        }
+        // A dead object in a region being evacuated costs nothing by itself (the region is
+        // freed whole): only its id and the byte count are returned.
         let hd = &h.objs.hdr[i];
-        if regions && w.space == SpaceId::Main as u8 && w.flags & flag::SWAPPED == 0 && h.regions.in_from[(hd.addr / REGION_SIZE) as usize] {
+        if w.flags & flag::SWAPPED == 0 && h.regions.in_from[(hd.addr / REGION_SIZE) as usize] {
             fast_objs += 1;
             fast_bytes += hd.size as u64;
             h.objs.free(o);
         } else {
             free_dead(cx, o);
         }
-        n += 1;
-        if n & 1023 == 0 {
-            flush(cx, &mut fast_objs, &mut fast_bytes);
-            cx.sync_kernel();
-            if cx.t.now >= until {
-                return false;
+    }
+    cx.st.rec.freed_objects += fast_objs;
+    cx.st.rec.freed_bytes += fast_bytes;
+    cx.heap.bytes_allocated -= fast_bytes;
+    if !sticky {
+        for &o in &cx.st.young_snapshot {
+            let i = o as usize;
+            if cx.heap.objs.word[i].flags & flag::LIVE != 0 && cx.heap.objs.word[i].mark == epoch {
+                cx.heap.objs.word[i].flags &= !flag::YOUNG;
             }
         }
     }
-    flush(cx, &mut fast_objs, &mut fast_bytes);
-    for &o in if sticky { &[][..] } else { &cx.st.young_snapshot[..] } {
-        let i = o as usize;
-        if cx.heap.objs.word[i].flags & flag::LIVE != 0 && cx.heap.objs.word[i].mark == epoch {
-            cx.heap.objs.word[i].flags &= !flag::YOUNG;
-        }
-    }
-    cx.st.cursor = 0;
-    true
-}
-
-fn rescue_out_of_scope(cx: &mut Cx, o: ObjId) {
-    let i = o as usize;
-    let h = &mut *cx.heap;
-    h.objs.word[i].mark = h.mark_epoch;
-    if h.objs.word[i].space == SpaceId::Main as u8 && h.collector.uses_regions() {
-        let r = RegionSpace::region_of(h.objs.hdr[i].addr) as usize;
-        if cx.st.evacuate && h.regions.in_from[r] {
-            copy_object(cx, o, DEPTH_UNKNOWN - 1);
-        }
-    }
-    cx.heap.objs.word[i].flags &= !flag::YOUNG;
+    let objs = &cx.heap.objs;
+    let key = |o: &ObjId| (objs.word[*o as usize].space, objs.hdr[*o as usize].addr);
+    rescue.sort_unstable_by_key(key);
+    sweep.sort_unstable_by_key(key);
+    cx.st.rescue = rescue;
+    cx.st.sweep = sweep;
 }
 
 /// Free one dead object, with its sweep cost and freed-bytes accounting.
