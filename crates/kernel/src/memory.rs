@@ -175,7 +175,6 @@ impl Kernel {
 
     #[allow(clippy::too_many_arguments)]
     fn do_swap_page(&mut self, t: &mut Task, m: usize, page: u32, proc_idx: usize, locked: bool, slot: u32, write: bool) {
-        let start = t.now;
         let Some(p) = self.alloc_page(t) else { return };
         // The mapping may have been torn down while we reclaimed (process killed under us), or
         // the entry dropped (the last sharer of a COW page gone).
@@ -225,19 +224,16 @@ impl Kernel {
         if locked {
             self.mlock_page(p);
         }
-        // zram decompression is CPU work; flash is waiting on I/O.
+        // zram decompression is CPU work; flash is waiting on I/O. The fault's own time excludes
+        // the reclaim its page allocation did (a reclaim stall, counted as such).
         if is_zram {
             t.cpu(ns);
             t.bd.major_faults_zram += 1;
+            t.bd.major_fault_zram_ns += ns;
         } else {
             t.now += ns;
             t.bd.major_faults_flash_swap += 1;
-        }
-        let total = t.now - start;
-        if is_zram {
-            t.bd.major_fault_zram_ns += total;
-        } else {
-            t.bd.major_fault_flash_swap_ns += total;
+            t.bd.major_fault_flash_swap_ns += ns;
         }
         if workingset {
             // Reading a workingset page back is a memory stall (thrashing) for PSI.
@@ -279,7 +275,6 @@ impl Kernel {
             return;
         }
         // Major fault: read-around window.
-        let start = t.now;
         let npages = self.mappings[m].pages.len() as u32;
         let ra = if self.pure_lru() { 1 } else { ((self.cfg.read_ahead_kb / 4) as u32).max(1) };
         // mmap read-around (do_sync_mmap_readahead): ra_pages centred on the fault, the last
@@ -341,7 +336,8 @@ impl Kernel {
         t.cpu(c.major_fault_overhead_ns);
         t.now += io;
         t.bd.major_faults_file += 1;
-        t.bd.major_fault_file_ns += t.now - start;
+        // Excluding the reclaim stalls of the read-around's page allocations (counted as such).
+        t.bd.major_fault_file_ns += ns;
         if memstall {
             self.psi_memstall(t, t.now - ns, ns);
         }
