@@ -5,56 +5,10 @@
 //! Scenarios are small (short use, a small phone) so that the suite stays fast; they run the
 //! full models (kernel, runtimes, ActivityManager, lmkd) with debug assertions on.
 
+mod common;
+use common::*;
 use mobmem_device::session::run_file;
 use serde_json::Value;
-use std::path::PathBuf;
-
-fn data() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../python/mobmem/data")
-}
-
-fn scenario_file(name: &str, text: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("mobmem-session-tests-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(format!("{name}.toml"));
-    std::fs::write(&p, text).unwrap();
-    p.to_string_lossy().into_owned()
-}
-
-fn run(name: &str, text: &str, set: &[(&str, &str)]) -> Value {
-    let path = scenario_file(name, text);
-    let o: Vec<(String, String)> = set.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-    run_file(&path, &data(), &o, None).unwrap_or_else(|e| panic!("{name}: {e}"))
-}
-
-const APPS: [&str; 5] = ["telegram", "spotify", "line", "gmail", "googlenews"];
-const MORE: [&str; 8] = ["telegram", "spotify", "line", "gmail", "googlenews", "discord", "airbnb", "acrobat"];
-
-fn decl(apps: &[&str]) -> String {
-    apps.iter().map(|a| format!("[[apps]]\nname = {a:?}\n")).collect()
-}
-
-fn list(apps: &[&str]) -> String {
-    apps.iter().map(|a| format!("{a:?}")).collect::<Vec<_>>().join(", ")
-}
-
-const STEPS: &str = r#"steps = [{ action = "launch", app = "{app}" }, { action = "use", seconds = 2.0 }, { action = "home" }]"#;
-
-/// Launch each app (used 2 s, then home), twice.
-fn two_passes(apps: &[&str]) -> String {
-    format!("name = \"test\"\ndevice = \"pixel3\"\nseed = 7\n{}\n[[script]]\naction = \"repeat\"\ntimes = 2\n[[script.steps]]\naction = \"each\"\napps = [{}]\n{STEPS}\n", decl(apps), list(apps))
-}
-
-/// Launch `bg` apps, use the `other` apps (pressure), then bring the `bg` apps back.
-fn away_and_back(bg: &[&str], other: &[&str]) -> String {
-    let all: Vec<&str> = bg.iter().chain(other).copied().collect();
-    let each = |a: &[&str]| format!("[[script]]\naction = \"each\"\napps = [{}]\n{STEPS}\n", list(a));
-    format!("name = \"test\"\ndevice = \"pixel3\"\nseed = 7\n{}\n{}{}{}", decl(&all), each(bg), each(other), each(bg))
-}
-
-fn launches(v: &Value) -> &Vec<Value> {
-    v["launches"].as_array().unwrap()
-}
 
 #[test]
 fn same_seed_same_result_and_invariants_hold() {

@@ -128,12 +128,11 @@ impl CardTable {
 
     /// Mark the card of object `o` (a collected-space object of `heap`); returns the card.
     pub fn mark_object(&mut self, heap: &Heap, o: ObjId) -> Option<usize> {
-        let i = o as usize;
-        let sp = heap.objs.word[i].space as usize;
+        let sp = heap.objs.space(o) as usize;
         if sp >= SpaceId::Zygote as usize {
             return None;
         }
-        let c = self.index(sp, heap.objs.hdr[i].addr);
+        let c = self.index(sp, heap.objs.addr(o));
         self.mark(c);
         Some(c)
     }

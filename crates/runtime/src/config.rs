@@ -113,6 +113,24 @@ impl HeapConfig {
     }
 }
 
+/// The simulation grain of the objects of allocation units (see [`crate::cell`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Grain {
+    /// Every object a general object (the reference).
+    Object,
+    /// A unit's objects stored together in a unit cell (the default: same results, less host work).
+    Unit,
+}
+
+impl Grain {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Object => "object",
+            Self::Unit => "unit",
+        }
+    }
+}
+
 /// Order in which live objects are traced (and therefore copied).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum TraceOrder {
@@ -157,6 +175,8 @@ pub struct RuntimeConfig {
     pub card_table_in_memory: bool,
     /// Mutator slice (the granularity at which the GC thread and mutators interleave).
     pub slice_ns: Nanos,
+    /// Simulation grain of allocation units (host work only: results are the same).
+    pub grain: Grain,
     pub costs: RuntimeCosts,
     pub seed: u64,
 }
@@ -179,6 +199,7 @@ impl Default for RuntimeConfig {
             trace_order: TraceOrder::DepthFirst,
             card_table_in_memory: false,
             slice_ns: 1_000_000,
+            grain: Grain::Unit,
             costs: RuntimeCosts::default(),
             seed: 1,
         }
@@ -215,7 +236,7 @@ impl RuntimeConfig {
         "foreground_heap_growth_multiplier", "largeheap", "heap", "non_moving_capacity", "boot_image_size",
         "zygote_space_size", "collector", "fg_collector", "bg_collector", "generational", "transition_delay_ms",
         "transition_gc", "trim_delay_ms", "tlab_size", "large_object_threshold", "use_los",
-        "evacuate_live_percent", "release_regions_at_gc", "trace_order", "card_table_in_memory", "slice_us", "seed",
+        "evacuate_live_percent", "release_regions_at_gc", "trace_order", "card_table_in_memory", "slice_us", "grain", "seed",
         "cost.<name>",
     ];
 
@@ -308,6 +329,13 @@ impl RuntimeConfig {
                     return Err(bad("must be positive".into()));
                 }
                 self.slice_ns = v * 1000
+            }
+            "grain" => {
+                self.grain = match value.trim() {
+                    "object" => Grain::Object,
+                    "unit" => Grain::Unit,
+                    _ => return Err(bad(format!("expected object or unit, got {value:?}"))),
+                }
             }
             "seed" => self.seed = int()?,
             _ if k.starts_with("cost.") => {

@@ -263,12 +263,20 @@ impl Heap {
         Ok(h)
     }
 
+    /// Whether every collected space is addressable with 32-bit offsets (cells store them so).
+    pub fn cell_addressable(&self) -> bool {
+        self.page_stamp.iter().all(|p| (p.len() as u64) * PAGE <= 1 << 32)
+    }
+
     /// Start a new collection's epoch (clears the mark bytes when the u8 epoch wraps).
     pub fn next_epoch(&mut self) {
         self.epoch += 1;
         if self.mark_epoch == u8::MAX {
             for w in self.objs.word.iter_mut() {
                 w.mark = 0;
+            }
+            for c in self.objs.cells.obj.iter_mut() {
+                c.mark = 0;
             }
             self.mark_epoch = 0;
         }
@@ -278,7 +286,7 @@ impl Heap {
     /// Whether `o` is marked in the current collection.
     #[inline]
     pub fn is_marked(&self, o: ObjId) -> bool {
-        self.objs.word[o as usize].mark == self.mark_epoch
+        self.objs.mark(o) == self.mark_epoch
     }
 
     /// Register a placement class with the given region tags; returns its index.
@@ -305,14 +313,14 @@ impl Heap {
     /// Touch every page of object `o` on behalf of `t` (a mutator).
     #[inline]
     pub fn touch_object(&mut self, k: &mut Kernel, t: &mut Task, o: ObjId, write: bool) {
-        let i = o as usize;
-        if self.objs.word[i].flags & flag::SWAPPED != 0 {
+        let w = self.objs.w(o);
+        if w.flags & flag::SWAPPED != 0 {
             return;
         }
-        let sp = self.objs.word[i].space as usize;
-        let a = self.objs.hdr[i].addr;
+        let sp = w.space as usize;
+        let a = self.objs.addr(o);
         let w = write && sp < 3;
-        let size = self.objs.hdr[i].size;
+        let size = self.objs.size(o);
         self.touch_pages(k, t, self.vma[sp], a, size, w);
     }
 
@@ -352,16 +360,16 @@ impl Heap {
     /// GC-thread touch of an object, counting distinct pages (the GC working set).
     #[inline]
     pub fn gc_touch_object(&mut self, k: &mut Kernel, t: &mut Task, o: ObjId, write: bool) {
-        let i = o as usize;
-        if self.objs.word[i].flags & flag::SWAPPED != 0 {
+        let w = self.objs.w(o);
+        if w.flags & flag::SWAPPED != 0 {
             return;
         }
-        let sp = self.objs.word[i].space as usize;
+        let sp = w.space as usize;
         if sp >= 3 {
             return;
         }
-        let a = self.objs.hdr[i].addr;
-        self.gc_touch_range(k, t, sp, a, self.objs.hdr[i].size, write);
+        let a = self.objs.addr(o);
+        self.gc_touch_range(k, t, sp, a, self.objs.size(o), write);
     }
 
     #[inline]
@@ -389,10 +397,11 @@ impl Heap {
 
     // ------------------------------------------------------------------ allocation
 
-    /// Allocate an object for a mutator (no GC here: the runtime handles failures).
+    /// Allocate an object for a mutator (no GC here: the runtime handles failures): a general
+    /// object, or with `unit` the next object of that unit cell (see [`crate::cell`]).
     #[allow(clippy::too_many_arguments)]
     #[inline]
-    pub fn alloc(&mut self, k: &mut Kernel, t: &mut Task, size: u32, nrefs: u16, state: AppState, pinned: bool) -> Result<ObjId, AllocFail> {
+    pub fn alloc(&mut self, k: &mut Kernel, t: &mut Task, size: u32, nrefs: u16, state: AppState, pinned: bool, unit: Option<u32>) -> Result<ObjId, AllocFail> {
         let c = &self.costs;
         let (space, addr, cost) = if pinned {
             let (a, new_run) = self.non_moving.alloc(size).ok_or(AllocFail::SpaceFull)?;
@@ -414,10 +423,13 @@ impl Heap {
         let cost = cost + self.costs.init_ns(size);
         t.cpu(cost);
         let young = flag::YOUNG | if pinned { flag::PINNED } else { 0 };
-        let o = self.objs.create(addr, size, space, nrefs, t.now, self.alloc_clock, state, young);
+        let o = match unit {
+            None => self.objs.create(addr, size, space, nrefs, t.now, self.alloc_clock, state, young),
+            Some(u) => self.objs.cells.push_object(u, addr, size, space as u8, nrefs, young | flag::LIVE, t.now, self.alloc_clock),
+        };
         self.link_card(o, space as usize, addr);
         if self.allocate_black {
-            self.objs.word[o as usize].mark = self.mark_epoch;
+            self.objs.set_mark(o, self.mark_epoch);
         }
         if space == SpaceId::Main && self.collector.uses_regions() {
             let r = RegionSpace::region_of(addr) as usize;
@@ -519,10 +531,10 @@ impl Heap {
     /// Free a dead object's memory and id. Region-space memory is reclaimed per region by the
     /// collector; large objects' pages go back to the kernel at once.
     pub fn free_object(&mut self, k: &mut Kernel, t: &mut Task, o: ObjId) {
-        let i = o as usize;
-        let size = self.objs.hdr[i].size;
-        let a = self.objs.hdr[i].addr;
-        let sp = self.objs.word[i].space as usize;
+        let w = self.objs.w(o);
+        let size = self.objs.size(o);
+        let a = self.objs.addr(o);
+        let sp = w.space as usize;
         if sp < SpaceId::Zygote as usize {
             self.unlink_card(o, sp, a);
         }
@@ -545,7 +557,7 @@ impl Heap {
             }
             SpaceId::Zygote | SpaceId::Boot => panic!("freeing an immune object"),
         }
-        if self.objs.word[i].flags & flag::SWAPPED != 0 {
+        if w.flags & flag::SWAPPED != 0 {
             self.swapped_objects -= 1;
             self.swapped_bytes -= size as u64;
         }
@@ -616,12 +628,11 @@ impl Heap {
     #[inline]
     pub fn store_ref(&mut self, o: ObjId, field: u32, v: ObjId) -> Option<usize> {
         self.objs.set_ref(o, field, v);
-        let i = o as usize;
-        let sp = self.objs.word[i].space as usize;
+        let sp = self.objs.space(o) as usize;
         if v == NULL || sp >= SpaceId::Zygote as usize || self.fault_skip_card_marks {
             return None;
         }
-        let c = self.cards.index(sp, self.objs.hdr[i].addr);
+        let c = self.cards.index(sp, self.objs.addr(o));
         self.cards.mark(c);
         Some(c)
     }
@@ -680,9 +691,9 @@ impl Heap {
             return;
         }
         let c = self.cards.index(sp, addr);
-        let head = &mut self.card_first[c];
-        self.objs.info[o as usize].next_in_card = head.wrapping_sub(1);
-        *head = o + 1;
+        let next = self.card_first[c].wrapping_sub(1);
+        self.card_first[c] = o.wrapping_add(1);
+        self.objs.set_next_in_card(o, next);
     }
 
     /// Remove `o` (starting at `addr` of space `sp`) from its card's chain. Chains are short (at
@@ -690,16 +701,16 @@ impl Heap {
     #[inline]
     pub fn unlink_card(&mut self, o: ObjId, sp: usize, addr: u64) {
         let c = self.cards.index(sp, addr);
-        let next = self.objs.info[o as usize].next_in_card;
+        let next = self.objs.next_in_card(o);
         let mut cur = self.card_first[c].wrapping_sub(1);
         if cur == o {
             self.card_first[c] = next.wrapping_add(1);
             return;
         }
         while cur != NULL {
-            let n = self.objs.info[cur as usize].next_in_card;
+            let n = self.objs.next_in_card(cur);
             if n == o {
-                self.objs.info[cur as usize].next_in_card = next;
+                self.objs.set_next_in_card(cur, next);
                 return;
             }
             cur = n;
@@ -718,7 +729,7 @@ impl Heap {
     pub fn objects_on_card(&self, c: usize, out: &mut Vec<ObjId>) {
         let from = out.len();
         out.extend(self.card_objects(c));
-        out[from..].sort_unstable_by_key(|&o| self.objs.hdr[o as usize].addr);
+        out[from..].sort_unstable_by_key(|&o| self.objs.addr(o));
     }
 
     /// Forget the card chains of cards `[lo, hi)` (their objects are moving; see mark-compact).
@@ -743,16 +754,14 @@ impl Heap {
         self.check_card_chains()?;
         let mut total = 0u64;
         let mut count = 0u64;
-        for i in 0..self.objs.len() {
-            if self.objs.word[i].flags & flag::LIVE != 0 {
-                count += 1;
-                if !SpaceId::from_u8(self.objs.word[i].space).immune() {
-                    total += self.objs.hdr[i].size as u64;
-                }
+        for o in self.objs.live_ids() {
+            count += 1;
+            if !self.objs.space_of(o).immune() {
+                total += self.objs.size(o) as u64;
             }
         }
-        if count != self.objs.count {
-            return Err(format!("object count {} but {} live ids", self.objs.count, count));
+        if count != self.objs.live_count() {
+            return Err(format!("object count {} but {} live ids", self.objs.live_count(), count));
         }
         if total != self.bytes_allocated {
             return Err(format!("bytes_allocated {} but live objects hold {}", self.bytes_allocated, total));
@@ -778,8 +787,7 @@ impl Heap {
             }
             let mut n = 0;
             for o in self.card_objects(c) {
-                let i = o as usize;
-                if !self.objs.is_live(o) || self.objs.word[i].space as usize != sp || self.cards.index(sp, self.objs.hdr[i].addr) != c {
+                if !self.objs.is_live(o) || self.objs.space(o) as usize != sp || self.cards.index(sp, self.objs.addr(o)) != c {
                     return Err(format!("card {c} lists object {o}, which does not start on it"));
                 }
                 n += 1;
@@ -790,12 +798,12 @@ impl Heap {
             on_chain += n;
         }
         let mut expect = 0u64;
-        for o in 0..self.objs.len() {
-            let w = self.objs.word[o];
-            if w.flags & flag::LIVE == 0 || w.space >= SpaceId::Zygote as u8 {
+        for o in self.objs.live_ids() {
+            let w = self.objs.w(o);
+            if w.space >= SpaceId::Zygote as u8 {
                 continue;
             }
-            if w.space == 0 && self.collector.uses_regions() && self.regions.in_from[RegionSpace::region_of(self.objs.hdr[o].addr) as usize] {
+            if w.space == 0 && self.collector.uses_regions() && self.regions.in_from[RegionSpace::region_of(self.objs.addr(o)) as usize] {
                 continue;
             }
             expect += 1;
@@ -821,7 +829,7 @@ impl Iterator for CardObjects<'_> {
             return None;
         }
         let o = self.cur;
-        self.cur = self.heap.objs.info[o as usize].next_in_card;
+        self.cur = self.heap.objs.next_in_card(o);
         Some(o)
     }
 }

@@ -1,6 +1,7 @@
 //! mobmem's ART-like managed runtime (issue 3).
 //!
-//! The folder reads like `art/runtime/gc/`: [`object`] (objects: word, header and info arrays indexed by stable ids),
+//! The folder reads like `art/runtime/gc/`: [`object`] (objects: word, header and info arrays indexed by stable ids;
+//! [`cell`]: the compact storage of allocation units in the unit grain),
 //! [`space`] (region space, free-list spaces, large object space), [`heap`] (spaces, allocation,
 //! the write barrier's card table, accounting), [`card_table`] (128-byte cards), [`gc`]
 //! (collectors as plans of pause/concurrent/checkpoint phases: NoGC, SemiSpace,
@@ -16,6 +17,7 @@
 
 pub mod bench;
 pub mod card_table;
+pub mod cell;
 pub mod config;
 pub mod costs;
 pub mod gc;

@@ -11,7 +11,13 @@
 //!
 //! Nothing here allocates per object on the hot path: vectors grow amortised, freed ids and their
 //! edge slots are reused, and the edge array is compacted when most of it is dead.
+//!
+//! Objects of allocation units may instead live in [`crate::cell`] storage (the unit grain): their
+//! ids carry [`crate::cell::CELL_BIT`]. Code that may meet them reads and writes objects through
+//! the accessors of [`Objects`] (`addr`, `size`, `flags`, `mark`, `get_ref`, …), which serve both
+//! kinds; the raw arrays are for general objects only.
 
+use crate::cell::{self, Cells};
 use mobmem_engine::Nanos;
 
 pub type ObjId = u32;
@@ -180,28 +186,260 @@ pub struct Objects {
     /// The flat edge array.
     pub refs: Vec<ObjId>,
     free_ids: Vec<ObjId>,
-    /// Live objects (ids in use).
+    /// Live general objects (ids in use).
     pub count: u64,
     /// Edge slots of freed objects not yet reused.
     pub dead_edges: u64,
+    /// Objects of allocation units (the unit grain).
+    pub cells: Cells,
+    /// Thread ids reported as `copied_by` for cell objects: (GC thread, mutator).
+    pub threads: (u32, u32),
 }
 
 impl Objects {
+    /// Number of general object ids (live or free); cell objects are not counted.
     pub fn len(&self) -> usize {
         self.hdr.len()
     }
     pub fn is_empty(&self) -> bool {
-        self.count == 0
+        self.live_count() == 0
+    }
+    /// Live objects of both kinds.
+    pub fn live_count(&self) -> u64 {
+        self.count + self.cells.count
+    }
+
+    /// Every live object id: general objects by id, then cell objects unit by unit.
+    pub fn live_ids(&self) -> impl Iterator<Item = ObjId> + '_ {
+        (0..self.hdr.len() as ObjId).filter(move |&o| self.word[o as usize].flags & flag::LIVE != 0).chain(self.cells.live_ids())
     }
 
     #[inline]
     pub fn is_live(&self, o: ObjId) -> bool {
-        (o as usize) < self.word.len() && self.word[o as usize].flags & flag::LIVE != 0
+        if cell::is_cell(o) {
+            (cell::unit_of(o) as usize) < self.cells.unit.len() && cell::index_of(o) < self.cells.hdr(o).n as u32 && self.cells.get(o).flags & flag::LIVE != 0
+        } else {
+            (o as usize) < self.word.len() && self.word[o as usize].flags & flag::LIVE != 0
+        }
+    }
+    #[inline(always)]
+    pub fn space(&self, o: ObjId) -> u8 {
+        if cell::is_cell(o) {
+            self.cells.get(o).space
+        } else {
+            self.word[o as usize].space
+        }
     }
     #[inline]
     pub fn space_of(&self, o: ObjId) -> SpaceId {
-        SpaceId::from_u8(self.word[o as usize].space)
+        SpaceId::from_u8(self.space(o))
     }
+    #[inline(always)]
+    pub fn set_space(&mut self, o: ObjId, sp: SpaceId) {
+        if cell::is_cell(o) {
+            self.cells.get_mut(o).space = sp as u8;
+        } else {
+            self.word[o as usize].space = sp as u8;
+        }
+    }
+    /// Mark, space and flags of `o`.
+    #[inline(always)]
+    pub fn w(&self, o: ObjId) -> Word {
+        if cell::is_cell(o) {
+            let c = self.cells.get(o);
+            Word { mark: c.mark, space: c.space, flags: c.flags, _pad: 0 }
+        } else {
+            self.word[o as usize]
+        }
+    }
+    #[inline(always)]
+    pub fn mark(&self, o: ObjId) -> u8 {
+        if cell::is_cell(o) {
+            self.cells.get(o).mark
+        } else {
+            self.word[o as usize].mark
+        }
+    }
+    #[inline(always)]
+    pub fn set_mark(&mut self, o: ObjId, m: u8) {
+        if cell::is_cell(o) {
+            self.cells.get_mut(o).mark = m;
+        } else {
+            self.word[o as usize].mark = m;
+        }
+    }
+    #[inline(always)]
+    pub fn flags(&self, o: ObjId) -> u8 {
+        if cell::is_cell(o) {
+            self.cells.get(o).flags
+        } else {
+            self.word[o as usize].flags
+        }
+    }
+    #[inline(always)]
+    pub fn set_flags(&mut self, o: ObjId, f: u8) {
+        if cell::is_cell(o) {
+            self.cells.get_mut(o).flags = f;
+        } else {
+            self.word[o as usize].flags = f;
+        }
+    }
+    #[inline(always)]
+    pub fn addr(&self, o: ObjId) -> u64 {
+        if cell::is_cell(o) {
+            self.cells.get(o).addr as u64
+        } else {
+            self.hdr[o as usize].addr
+        }
+    }
+    #[inline(always)]
+    pub fn set_addr(&mut self, o: ObjId, a: u64) {
+        if cell::is_cell(o) {
+            debug_assert!(a <= u32::MAX as u64);
+            self.cells.get_mut(o).addr = a as u32;
+        } else {
+            self.hdr[o as usize].addr = a;
+        }
+    }
+    #[inline(always)]
+    pub fn size(&self, o: ObjId) -> u32 {
+        if cell::is_cell(o) {
+            self.cells.get(o).size
+        } else {
+            self.hdr[o as usize].size
+        }
+    }
+    #[inline(always)]
+    pub fn nrefs(&self, o: ObjId) -> u16 {
+        if cell::is_cell(o) {
+            self.cells.get(o).nrefs as u16
+        } else {
+            self.hdr[o as usize].nrefs
+        }
+    }
+    #[inline]
+    pub fn alloc_ns(&self, o: ObjId) -> Nanos {
+        if cell::is_cell(o) {
+            self.cells.hdr(o).alloc_ns
+        } else {
+            self.info[o as usize].alloc_ns
+        }
+    }
+    /// The allocated-bytes clock when `o` was allocated (a unit's objects were allocated one
+    /// after the other: the root's clock plus the sizes before it).
+    #[inline]
+    pub fn alloc_clock(&self, o: ObjId) -> u64 {
+        if cell::is_cell(o) {
+            let h = self.cells.hdr(o);
+            let f = h.first as usize;
+            h.alloc_clock + self.cells.obj[f..f + cell::index_of(o) as usize].iter().map(|c| c.size as u64).sum::<u64>()
+        } else {
+            self.info[o as usize].alloc_clock
+        }
+    }
+    #[inline]
+    pub fn alloc_state(&self, o: ObjId) -> u8 {
+        if cell::is_cell(o) {
+            self.cells.hdr(o).alloc_state
+        } else {
+            self.info[o as usize].alloc_state
+        }
+    }
+    /// How many times the id (a cell object: its unit) was used.
+    #[inline]
+    pub fn gen(&self, o: ObjId) -> u32 {
+        if cell::is_cell(o) {
+            self.cells.hdr(o).gen
+        } else {
+            self.info[o as usize].gen
+        }
+    }
+    #[inline]
+    pub fn depth(&self, o: ObjId) -> u16 {
+        if cell::is_cell(o) {
+            self.cells.get(o).depth
+        } else {
+            self.info[o as usize].depth
+        }
+    }
+    #[inline(always)]
+    pub fn set_depth(&mut self, o: ObjId, d: u16) {
+        if cell::is_cell(o) {
+            self.cells.get_mut(o).depth = d;
+        } else {
+            self.info[o as usize].depth = d;
+        }
+    }
+    /// The thread that copied `o` last (`COPIED_NEVER` if never moved).
+    pub fn copied_by(&self, o: ObjId) -> u32 {
+        if cell::is_cell(o) {
+            let f = self.cells.get(o).flags;
+            if f & cell::cflag::COPIED == 0 {
+                COPIED_NEVER
+            } else if f & cell::cflag::BY_MUTATOR != 0 {
+                self.threads.1
+            } else {
+                self.threads.0
+            }
+        } else {
+            self.info[o as usize].copied_by
+        }
+    }
+    #[inline]
+    pub fn set_copied_by(&mut self, o: ObjId, thread: u32) {
+        if cell::is_cell(o) {
+            let by_mutator = thread != self.threads.0;
+            let c = self.cells.get_mut(o);
+            c.flags = (c.flags & !cell::cflag::BY_MUTATOR) | cell::cflag::COPIED | if by_mutator { cell::cflag::BY_MUTATOR } else { 0 };
+        } else {
+            self.info[o as usize].copied_by = thread;
+        }
+    }
+    #[inline(always)]
+    pub fn next_in_card(&self, o: ObjId) -> ObjId {
+        if cell::is_cell(o) {
+            self.cells.get(o).next_in_card
+        } else {
+            self.info[o as usize].next_in_card
+        }
+    }
+    #[inline(always)]
+    pub fn set_next_in_card(&mut self, o: ObjId, n: ObjId) {
+        if cell::is_cell(o) {
+            self.cells.get_mut(o).next_in_card = n;
+        } else {
+            self.info[o as usize].next_in_card = n;
+        }
+    }
+    /// Call `f` with each reference field of `o`, in field order (null fields included).
+    #[inline]
+    pub fn for_each_ref(&self, o: ObjId, mut f: impl FnMut(ObjId)) {
+        if cell::is_cell(o) {
+            for i in 0..self.nrefs(o) as u32 {
+                f(self.cells.get_ref(o, i));
+            }
+        } else {
+            for &c in self.refs_of(o) {
+                f(c);
+            }
+        }
+    }
+    /// Host cache hint for object `o`'s records (no effect on the simulation).
+    #[inline(always)]
+    pub fn prefetch(&self, o: ObjId) {
+        if cell::is_cell(o) {
+            if let Some(h) = self.cells.unit.get(cell::unit_of(o) as usize) {
+                prefetch(h);
+                if let Some(c) = self.cells.obj.get((h.first + cell::index_of(o)) as usize) {
+                    prefetch(c);
+                }
+            }
+        } else if let (Some(w), Some(h)) = (self.word.get(o as usize), self.hdr.get(o as usize)) {
+            prefetch(w);
+            prefetch(h);
+        }
+    }
+    /// The reference fields of a general object.
     #[inline]
     pub fn refs_of(&self, o: ObjId) -> &[ObjId] {
         let h = &self.hdr[o as usize];
@@ -214,6 +452,9 @@ impl Objects {
     }
     #[inline]
     pub fn get_ref(&self, o: ObjId, field: u32) -> ObjId {
+        if cell::is_cell(o) {
+            return self.cells.get_ref(o, field);
+        }
         let h = &self.hdr[o as usize];
         debug_assert!(field < h.nrefs as u32);
         if h.uses_edges() {
@@ -224,6 +465,9 @@ impl Objects {
     }
     #[inline]
     pub fn set_ref(&mut self, o: ObjId, field: u32, v: ObjId) {
+        if cell::is_cell(o) {
+            return self.cells.set_ref(o, field, v);
+        }
         let h = &mut self.hdr[o as usize];
         debug_assert!(field < h.nrefs as u32);
         if h.uses_edges() {
@@ -305,6 +549,9 @@ impl Objects {
     /// Release an id (the space has already released the memory).
     #[inline]
     pub fn free(&mut self, o: ObjId) {
+        if cell::is_cell(o) {
+            return self.cells.free(o);
+        }
         let i = o as usize;
         debug_assert!(self.word[i].flags & flag::LIVE != 0, "double free of object {o}");
         self.word[i].flags = 0;

@@ -18,8 +18,8 @@ pub struct Oracle {
 
 impl Oracle {
     pub fn alloc(&mut self, heap: &Heap, o: ObjId, nrefs: u16) {
-        debug_assert!(self.objects.get(&o).map(|(g, _)| *g != heap.objs.info[o as usize].gen).unwrap_or(true));
-        self.objects.insert(o, (heap.objs.info[o as usize].gen, vec![NULL; nrefs as usize]));
+        debug_assert!(self.objects.get(&o).map(|(g, _)| *g != heap.objs.gen(o)).unwrap_or(true));
+        self.objects.insert(o, (heap.objs.gen(o), vec![NULL; nrefs as usize]));
     }
     pub fn set_ref(&mut self, o: ObjId, f: u32, v: ObjId) {
         self.objects.get_mut(&o).expect("store into an unknown object").1[f as usize] = v;
@@ -55,7 +55,7 @@ impl Oracle {
     /// roots or from any old object.
     pub fn must_free(&self, heap: &Heap, sticky: bool) -> Vec<(ObjId, u32)> {
         let live = if sticky {
-            let old: Vec<ObjId> = self.objects.keys().copied().filter(|&o| heap.objs.word[o as usize].flags & flag::YOUNG == 0).collect();
+            let old: Vec<ObjId> = self.objects.keys().copied().filter(|&o| heap.objs.flags(o) & flag::YOUNG == 0).collect();
             self.reachable_from(self.roots.iter().copied().chain(old))
         } else {
             self.reachable()
@@ -63,7 +63,7 @@ impl Oracle {
         let mut v: Vec<(ObjId, u32)> = self
             .objects
             .iter()
-            .filter(|(o, _)| !live.contains(o) && (!sticky || heap.objs.word[**o as usize].flags & flag::YOUNG != 0))
+            .filter(|(o, _)| !live.contains(o) && (!sticky || heap.objs.flags(**o) & flag::YOUNG != 0))
             .map(|(&o, &(g, _))| (o, g))
             .collect();
         v.sort_unstable();
@@ -80,20 +80,22 @@ impl Oracle {
                 continue;
             }
             let (gen, refs) = self.objects.get(&o).ok_or_else(|| format!("oracle lost object {o}"))?;
-            if !heap.objs.is_live(o) || heap.objs.info[o as usize].gen != *gen {
+            if !heap.objs.is_live(o) || heap.objs.gen(o) != *gen {
                 return Err(format!("reachable object {o} was freed"));
             }
-            if heap.objs.refs_of(o) != refs.as_slice() {
-                return Err(format!("reachable object {o} has corrupted references: heap {:?} oracle {:?}", heap.objs.refs_of(o), refs));
+            let mut have = Vec::new();
+            heap.objs.for_each_ref(o, |c| have.push(c));
+            if have != *refs {
+                return Err(format!("reachable object {o} has corrupted references: heap {have:?} oracle {refs:?}"));
             }
         }
         for &(o, gen) in must_free {
-            if heap.objs.is_live(o) && heap.objs.info[o as usize].gen == gen {
+            if heap.objs.is_live(o) && heap.objs.gen(o) == gen {
                 return Err(format!("unreachable object {o} survived the collection"));
             }
         }
         let before = self.objects.len();
-        self.objects.retain(|&o, (gen, _)| heap.objs.is_live(o) && heap.objs.info[o as usize].gen == *gen);
+        self.objects.retain(|&o, (gen, _)| heap.objs.is_live(o) && heap.objs.gen(o) == *gen);
         check_layout(heap)?;
         heap.check_accounting()?;
         Ok(before - self.objects.len())
@@ -103,14 +105,13 @@ impl Oracle {
 /// No two live objects of a space overlap; region-space objects lie inside allocated regions.
 pub fn check_layout(heap: &Heap) -> Result<(), String> {
     let mut spans: Vec<(u8, u64, u64, ObjId)> = Vec::new();
-    for o in 0..heap.objs.len() as ObjId {
-        let i = o as usize;
-        if !heap.objs.is_live(o) || heap.objs.space_of(o).immune() {
+    for o in heap.objs.live_ids() {
+        if heap.objs.space_of(o).immune() {
             continue;
         }
-        let a = heap.objs.hdr[i].addr;
-        let s = heap.objs.hdr[i].size as u64;
-        if heap.objs.word[i].space == SpaceId::Main as u8 && heap.collector.uses_regions() {
+        let a = heap.objs.addr(o);
+        let s = heap.objs.size(o) as u64;
+        if heap.objs.space(o) == SpaceId::Main as u8 && heap.collector.uses_regions() {
             let r = (a / REGION_SIZE) as usize;
             let st = heap.regions.state[r];
             if st == RegionState::Free || st == RegionState::LargeTail {
@@ -120,7 +121,7 @@ pub fn check_layout(heap: &Heap) -> Result<(), String> {
                 return Err(format!("object {o} at {a:#x}+{s} beyond region {r} top {}", heap.regions.top[r]));
             }
         }
-        spans.push((heap.objs.word[i].space, a, a + s, o));
+        spans.push((heap.objs.space(o), a, a + s, o));
     }
     spans.sort_unstable();
     for w in spans.windows(2) {

@@ -94,6 +94,8 @@ pub struct Runtime {
     pub records: Vec<GcRecord>,
     pub log: Vec<String>,
     pub oom: bool,
+    /// Allocation units are kept as unit cells (the unit grain; see [`crate::cell`]).
+    pub cells: bool,
     pub pending_transition: Option<Nanos>,
     pub pending_trim: Option<Nanos>,
     pub footprint: Vec<FootprintSample>,
@@ -119,7 +121,7 @@ impl Runtime {
     /// Attach a runtime to an existing process.
     pub fn attach(k: &mut Kernel, proc_idx: u32, cfg: RuntimeConfig, now: Nanos) -> Result<Self, String> {
         let kind = cfg.fg_collector;
-        let heap = Heap::new(k, proc_idx, &cfg, kind)?;
+        let mut heap = Heap::new(k, proc_idx, &cfg, kind)?;
         if cfg.bg_collector.uses_regions() != kind.uses_regions() {
             return Err(format!(
                 "collectors {} (foreground) and {} (background) need different heap layouts",
@@ -129,6 +131,7 @@ impl Runtime {
         }
         let mutator = Task::new(k.thread_of(proc_idx), proc_idx, now);
         let gc_task = Task::new(k.new_thread(), proc_idx, now);
+        heap.objs.threads = (gc_task.thread, mutator.thread);
         let target = cfg.heap.start_size.min(cfg.heap.limit());
         let concurrent_start = if kind.concurrent() { initial_concurrent_start(target) } else { u64::MAX };
         let next_gc_type = if cfg.generational && gc::create(kind).supports_sticky() { GcType::Sticky } else { GcType::Full };
@@ -164,6 +167,7 @@ impl Runtime {
             keep_log: true,
             host_timing: false,
             host_phase_ns: Vec::new(),
+            cells: cfg.grain == crate::config::Grain::Unit && heap.cell_addressable(),
             heap,
             hooks: Hooks::default(),
             cfg,
@@ -233,26 +237,56 @@ impl Runtime {
 
     /// Allocate an object of (at least) `size` bytes with `nrefs` reference fields.
     pub fn alloc(&mut self, k: &mut Kernel, size: u32, nrefs: u16) -> Result<ObjId, OutOfMemory> {
-        self.alloc_in(k, size, nrefs, false)
+        self.alloc_in(k, size, nrefs, false, None)
     }
 
     /// Allocate a pinned object in the non-moving space.
     pub fn alloc_pinned(&mut self, k: &mut Kernel, size: u32, nrefs: u16) -> Result<ObjId, OutOfMemory> {
-        self.alloc_in(k, size, nrefs, true)
+        self.alloc_in(k, size, nrefs, true, None)
     }
 
-    fn alloc_in(&mut self, k: &mut Kernel, size: u32, nrefs: u16, pinned: bool) -> Result<ObjId, OutOfMemory> {
+    /// Allocate an allocation unit of the mutator model (see [`crate::cell`]): `plan` gives each
+    /// object's (size, reference fields), root first. The root is held in root slot `hold`, then
+    /// each child is allocated, its field 0 set to the previous child (if it has fields) and the
+    /// root's next field set to it — the same allocations, stores, barriers and page touches in
+    /// both grains; the unit grain keeps the objects in one cell.
+    pub fn alloc_unit(&mut self, k: &mut Kernel, hold: usize, plan: &[(u32, u16)]) -> Result<ObjId, OutOfMemory> {
+        debug_assert!(!plan.is_empty() && plan.len() - 1 <= plan[0].1 as usize, "a unit's children are its root's fields");
+        let unit = (self.cells && plan.len() <= crate::cell::MAX_OBJECTS).then(|| self.heap.objs.cells.new_unit(plan.len(), self.state as u8));
+        let root = match self.alloc_in(k, plan[0].0, plan[0].1, false, unit) {
+            Ok(o) => o,
+            Err(e) => {
+                if let Some(u) = unit {
+                    self.heap.objs.cells.abandon(u);
+                }
+                return Err(e);
+            }
+        };
+        self.set_root(k, hold, root);
+        let mut prev = NULL;
+        for (j, &(size, nr)) in plan[1..].iter().enumerate() {
+            let c = self.alloc_in(k, size, nr, false, unit)?;
+            if nr > 0 && prev != NULL {
+                self.write_ref(k, c, 0, prev);
+            }
+            self.write_ref(k, root, j as u32, c);
+            prev = c;
+        }
+        Ok(root)
+    }
+
+    fn alloc_in(&mut self, k: &mut Kernel, size: u32, nrefs: u16, pinned: bool, unit: Option<u32>) -> Result<ObjId, OutOfMemory> {
         if self.oom {
             return Err(OutOfMemory { requested: size });
         }
         let size = object_size(size, nrefs);
         if !self.over_limit(size, false) {
-            if let Ok(o) = self.heap.alloc(k, &mut self.mutator, size, nrefs, self.state, pinned) {
+            if let Ok(o) = self.heap.alloc(k, &mut self.mutator, size, nrefs, self.state, pinned, unit) {
                 self.after_alloc(k);
                 return Ok(o);
             }
         }
-        self.alloc_slow(k, size, nrefs, pinned)
+        self.alloc_slow(k, size, nrefs, pinned, unit)
     }
 
     /// ART `IsOutOfMemoryOnAllocation`: beyond the target footprint a non-concurrent collector
@@ -276,12 +310,12 @@ impl Runtime {
         }
     }
 
-    fn alloc_slow(&mut self, k: &mut Kernel, size: u32, nrefs: u16, pinned: bool) -> Result<ObjId, OutOfMemory> {
+    fn alloc_slow(&mut self, k: &mut Kernel, size: u32, nrefs: u16, pinned: bool, unit: Option<u32>) -> Result<ObjId, OutOfMemory> {
         let try_alloc = |rt: &mut Self, k: &mut Kernel, grow: bool| -> Option<ObjId> {
             if rt.over_limit(size, grow) {
                 return None;
             }
-            rt.heap.alloc(k, &mut rt.mutator, size, nrefs, rt.state, pinned).ok()
+            rt.heap.alloc(k, &mut rt.mutator, size, nrefs, rt.state, pinned, unit).ok()
         };
         if self.gc.is_some() {
             self.wait_for_gc(k);
@@ -374,7 +408,7 @@ impl Runtime {
     /// read barrier / compaction fault.
     #[inline]
     fn access(&mut self, k: &mut Kernel, o: ObjId) {
-        if self.heap.objs.word[o as usize].flags & flag::SWAPPED != 0 {
+        if self.heap.objs.flags(o) & flag::SWAPPED != 0 {
             self.swap_in(k, o);
         }
         if let Some(b) = self.hooks.barrier.as_mut() {
@@ -417,12 +451,11 @@ impl Runtime {
     /// (charged to the GC thread, which does it after a collection). Pages entirely covered by
     /// the object are released.
     pub fn swap_out(&mut self, k: &mut Kernel, o: ObjId) {
-        let i = o as usize;
-        if !self.heap.objs.is_live(o) || self.heap.objs.word[i].flags & flag::SWAPPED != 0 || self.heap.objs.space_of(o).immune() {
+        if !self.heap.objs.is_live(o) || self.heap.objs.flags(o) & flag::SWAPPED != 0 || self.heap.objs.space_of(o).immune() {
             return;
         }
-        let size = self.heap.objs.hdr[i].size as u64;
-        let a = self.heap.objs.hdr[i].addr;
+        let size = self.heap.objs.size(o) as u64;
+        let a = self.heap.objs.addr(o);
         self.heap.touch_object(k, &mut self.gc_task, o, false);
         let bw = k.cfg.costs.flash_write_bw.max(1);
         self.gc_task.cpu(self.heap.costs.object_swap_ns + size * 1_000_000_000 / bw);
@@ -430,10 +463,11 @@ impl Runtime {
         let end = (a + size) / 4096;
         if end > first {
             self.heap.drop_touch_caches();
-            let v = self.heap.vma[self.heap.objs.word[i].space as usize];
+            let v = self.heap.vma[self.heap.objs.space(o) as usize];
             let _ = k.madvise(&mut self.gc_task, v, first as u32, (end - first) as u32, Advice::DontNeed);
         }
-        self.heap.objs.word[i].flags |= flag::SWAPPED;
+        let f = self.heap.objs.flags(o);
+        self.heap.objs.set_flags(o, f | flag::SWAPPED);
         self.heap.swapped_objects += 1;
         self.heap.swapped_bytes += size;
         self.stats.swapped_out += 1;
@@ -441,9 +475,9 @@ impl Runtime {
 
     /// A mutator access to a stub: read the object back from the swap file into its pages.
     pub fn swap_in(&mut self, k: &mut Kernel, o: ObjId) {
-        let i = o as usize;
-        let size = self.heap.objs.hdr[i].size as u64;
-        self.heap.objs.word[i].flags &= !flag::SWAPPED;
+        let size = self.heap.objs.size(o) as u64;
+        let f = self.heap.objs.flags(o);
+        self.heap.objs.set_flags(o, f & !flag::SWAPPED);
         self.heap.swapped_objects -= 1;
         self.heap.swapped_bytes -= size;
         self.stats.swapped_in += 1;

@@ -364,6 +364,8 @@ pub struct Workload {
     pub fyo: Vec<Unit>,
     temp_root_base: u32,
     alloc_debt: f64,
+    /// The unit being allocated: (size, reference fields) per object (a reused buffer).
+    plan: Vec<(u32, u16)>,
     pub next_unit_at: Nanos,
     native_vma: Option<u32>,
     native_pages: u32,
@@ -402,6 +404,7 @@ impl Workload {
             fyo: Vec::new(),
             temp_root_base: p.roots,
             alloc_debt: 0.0,
+            plan: Vec::new(),
             next_unit_at: 0,
             native_vma: None,
             native_pages: 0,
@@ -438,7 +441,7 @@ impl Workload {
         match r {
             Ok(o) => {
                 self.stats.objects_allocated += 1;
-                self.stats.bytes_allocated += rt.heap.objs.hdr[o as usize].size as u64;
+                self.stats.bytes_allocated += rt.heap.objs.size(o) as u64;
                 Some(o)
             }
             Err(_) => {
@@ -449,26 +452,29 @@ impl Workload {
     }
 
     /// Allocate a unit (a small tree) and return its root; the root is held in temporary root
-    /// slot `hold` while its children are allocated.
+    /// slot `hold` while its children are allocated ([`Runtime::alloc_unit`]).
     fn alloc_unit(&mut self, rt: &mut Runtime, k: &mut Kernel, hold: u32) -> Option<ObjId> {
         let n = 1 + (self.rng.gen::<f64>() * 2.0 * (self.p.unit_objects - 1.0)).round() as u32;
         let size = self.draw_size();
         let want = (n - 1).min(255) as u16;
         let nrefs = self.draw_nrefs(size).max(want.min(((size.saturating_sub(8)) / 4) as u16));
-        let root = self.alloc(rt, k, size, nrefs, false)?;
-        rt.set_root(k, hold as usize, root);
-        let mut prev = NULL;
-        for j in 0..(n - 1).min(nrefs as u32) {
+        let mut plan = std::mem::take(&mut self.plan);
+        plan.clear();
+        plan.push((size, nrefs));
+        for _ in 0..(n - 1).min(nrefs as u32) {
             let s = self.draw_size();
             let nr = self.draw_nrefs(s);
-            let c = self.alloc(rt, k, s, nr, false)?;
-            if nr > 0 && prev != NULL {
-                rt.write_ref(k, c, 0, prev);
-            }
-            rt.write_ref(k, root, j, c);
-            prev = c;
+            plan.push((s, nr));
         }
-        Some(root)
+        let r = rt.alloc_unit(k, hold as usize, &plan);
+        if r.is_ok() {
+            self.stats.objects_allocated += plan.len() as u64;
+            self.stats.bytes_allocated += plan.iter().map(|&(s, nr)| crate::object::object_size(s, nr) as u64).sum::<u64>();
+        } else {
+            self.oom = true;
+        }
+        self.plan = plan;
+        r.ok()
     }
 
     // ------------------------------------------------------------------ building
@@ -491,7 +497,7 @@ impl Workload {
             let pinned = self.rng.gen::<f64>() < p.pinned_share * 10.0;
             let Some(o) = self.alloc(rt, k, 8 + 4 * d2_per as u32 + 8, d2_per, pinned) else { return };
             rt.set_root(k, r as usize, o);
-            near_bytes += rt.heap.objs.hdr[o as usize].size as u64;
+            near_bytes += rt.heap.objs.size(o) as u64;
             d1.push(o);
             self.near.push(o);
         }
@@ -508,7 +514,7 @@ impl Workload {
                 let b = boot[self.rng.gen_range(0..boot.len())];
                 rt.write_ref(k, o, nrefs as u32 - 1, b);
             }
-            near_bytes += rt.heap.objs.hdr[o as usize].size as u64;
+            near_bytes += rt.heap.objs.size(o) as u64;
             d2.push(o);
             self.near.push(o);
             slot += 1;
@@ -533,7 +539,7 @@ impl Workload {
         let mut attach = |rt: &mut Runtime, k: &mut Kernel, o: ObjId, d2: &Vec<ObjId>, last: ObjId| {
             while d2_cursor < d2.len() * 8 {
                 let parent = d2[d2_cursor % d2.len()];
-                let n = rt.heap.objs.hdr[parent as usize].nrefs as u32;
+                let n = rt.heap.objs.nrefs(parent) as u32;
                 let f = (d2_cursor / d2.len()) as u32;
                 d2_cursor += 1;
                 if n >= 2 && f < n - 1 {
@@ -541,7 +547,7 @@ impl Workload {
                     return;
                 }
             }
-            let n = rt.heap.objs.hdr[last as usize].nrefs as u32;
+            let n = rt.heap.objs.nrefs(last) as u32;
             rt.write_ref(k, last, n - 1, o);
         };
         for _ in 0..nholders {
@@ -572,7 +578,7 @@ impl Workload {
                 let h = self.holders[hi];
                 let Some(u) = self.alloc_unit(rt, k, hold) else { return };
                 rt.write_ref(k, h, f, u);
-                let gen = rt.heap.objs.info[u as usize].gen;
+                let gen = rt.heap.objs.gen(u);
                 self.long_slots.push(Unit { obj: u, gen, holder: Holder::Field(h, f), clock: rt.heap.alloc_clock, state: rt.state });
                 rt.poll(k);
             }
@@ -627,7 +633,7 @@ impl Workload {
     // ------------------------------------------------------------------ running
 
     fn holder_still(rt: &Runtime, u: &Unit) -> bool {
-        if u.obj == NULL || !rt.heap.objs.is_live(u.obj) || rt.heap.objs.info[u.obj as usize].gen != u.gen {
+        if u.obj == NULL || !rt.heap.objs.is_live(u.obj) || rt.heap.objs.gen(u.obj) != u.gen {
             return false;
         }
         match u.holder {
@@ -688,7 +694,7 @@ impl Workload {
         };
         let Holder::Root(root_slot) = self.temp_slots[ts as usize].holder else { unreachable!() };
         let Some(o) = self.alloc_unit(rt, k, root_slot) else { return false };
-        let gen = rt.heap.objs.info[o as usize].gen;
+        let gen = rt.heap.objs.gen(o);
         let clock = rt.heap.alloc_clock;
         let unit;
         match class {
@@ -746,7 +752,7 @@ impl Workload {
     fn read_unit(&mut self, rt: &mut Runtime, k: &mut Kernel, o: ObjId) {
         rt.read(k, o);
         self.stats.reads += 1;
-        let n = rt.heap.objs.hdr[o as usize].nrefs as u32;
+        let n = rt.heap.objs.nrefs(o) as u32;
         if n > 0 {
             let f = self.rng.gen_range(0..n);
             let c = rt.read_ref(k, o, f);
@@ -786,7 +792,7 @@ impl Workload {
                     }
                     rt.read(k, o);
                     self.stats.reads += 1;
-                    let n = rt.heap.objs.hdr[o as usize].nrefs as u32;
+                    let n = rt.heap.objs.nrefs(o) as u32;
                     if n == 0 {
                         break;
                     }
@@ -940,11 +946,11 @@ impl Workload {
 /// objects excluded.
 pub fn near_root_bytes(rt: &Runtime, d: u16) -> (u64, u64) {
     let objs = &rt.heap.objs;
-    let mut depth = vec![u16::MAX; objs.len()];
+    let mut depth: std::collections::HashMap<ObjId, u16> = std::collections::HashMap::new();
     let mut q: std::collections::VecDeque<ObjId> = std::collections::VecDeque::new();
     for &r in &rt.heap.roots {
-        if r != NULL && depth[r as usize] == u16::MAX {
-            depth[r as usize] = 1;
+        if r != NULL && !depth.contains_key(&r) {
+            depth.insert(r, 1);
             q.push_back(r);
         }
     }
@@ -953,36 +959,36 @@ pub fn near_root_bytes(rt: &Runtime, d: u16) -> (u64, u64) {
         if objs.space_of(o).immune() {
             continue;
         }
-        let s = objs.hdr[o as usize].size as u64;
+        let s = objs.size(o) as u64;
+        let od = depth[&o];
         all += s;
-        if depth[o as usize] <= d {
+        if od <= d {
             near += s;
         }
-        for &c in objs.refs_of(o) {
-            if c != NULL && depth[c as usize] == u16::MAX {
-                depth[c as usize] = depth[o as usize] + 1;
+        objs.for_each_ref(o, |c| {
+            if c != NULL && !depth.contains_key(&c) {
+                depth.insert(c, od + 1);
                 q.push_back(c);
             }
-        }
+        });
     }
     (near, all)
 }
 
 /// Objects reachable from the roots (a plain marking over the heap's references).
-pub fn reachable_set(rt: &Runtime) -> Vec<bool> {
+pub fn reachable_set(rt: &Runtime) -> std::collections::HashSet<ObjId> {
     let objs = &rt.heap.objs;
-    let mut seen = vec![false; objs.len()];
+    let mut seen = std::collections::HashSet::new();
     let mut stack: Vec<ObjId> = rt.heap.roots.iter().copied().filter(|&r| r != NULL).collect();
     while let Some(o) = stack.pop() {
-        if seen[o as usize] {
+        if !seen.insert(o) {
             continue;
         }
-        seen[o as usize] = true;
-        for &c in objs.refs_of(o) {
-            if c != NULL && !seen[c as usize] {
+        objs.for_each_ref(o, |c| {
+            if c != NULL && !seen.contains(&c) {
                 stack.push(c);
             }
-        }
+        });
     }
     seen
 }

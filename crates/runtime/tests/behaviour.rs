@@ -58,8 +58,8 @@ fn read_barrier_lets_mutators_copy_and_records_who_copied() {
     let r = rt.records.last().unwrap();
     let gc = rt.gc_thread();
     let mutator = rt.mutator.thread as u32;
-    let by_mut = objs.iter().filter(|&&o| rt.heap.objs.info[o as usize].copied_by == mutator).count();
-    let by_gc = objs.iter().filter(|&&o| rt.heap.objs.info[o as usize].copied_by == gc).count();
+    let by_mut = objs.iter().filter(|&&o| rt.heap.objs.copied_by(o) == mutator).count();
+    let by_gc = objs.iter().filter(|&&o| rt.heap.objs.copied_by(o) == gc).count();
     assert!(by_mut > 1000, "mutator copied {by_mut}");
     assert!(by_gc > 0, "GC thread copied {by_gc}");
     assert_eq!(by_mut + by_gc, objs.len(), "every object of a newly allocated region is copied");
@@ -186,11 +186,11 @@ fn segregation_policy_places_survivors_by_allocation_state() {
     for (set, tag, other) in [(&fg, fg_tag, bg_tag), (&bg, bg_tag, fg_tag)] {
         for &o in set.iter() {
             assert!(rt.heap.objs.is_live(o));
-            let r = RegionSpace::region_of(rt.heap.objs.hdr[o as usize].addr);
+            let r = RegionSpace::region_of(rt.heap.objs.addr(o));
             assert!(rt.heap.regions.has_tag(r, tag) && !rt.heap.regions.has_tag(r, other), "object {o} in region {r} tags {:?}", rt.heap.regions.tag_names(r));
         }
     }
-    assert_eq!(rt.heap.regions.tag_names(RegionSpace::region_of(rt.heap.objs.hdr[bgroot as usize].addr)), vec!["bg"]);
+    assert_eq!(rt.heap.regions.tag_names(RegionSpace::region_of(rt.heap.objs.addr(bgroot))), vec!["bg"]);
 }
 
 #[test]
@@ -230,12 +230,12 @@ fn mark_sweep_does_not_move_and_fragments() {
         let o = rt.alloc(&mut k, 100, 0).unwrap();
         if i % 30 == 0 {
             rt.write_ref(&mut k, keep, i / 30, o);
-            kept.push((o, rt.heap.objs.hdr[o as usize].addr));
+            kept.push((o, rt.heap.objs.addr(o)));
         }
     }
     rt.collect_blocking(&mut k, GcCause::Explicit, GcType::Full);
     for &(o, a) in &kept {
-        assert_eq!(rt.heap.objs.hdr[o as usize].addr, a, "mark-sweep moved an object");
+        assert_eq!(rt.heap.objs.addr(o), a, "mark-sweep moved an object");
     }
     let frag = rt.heap.main_fl.fragmentation_bytes();
     assert!(frag > 2 * rt.heap.main_fl.bytes_allocated, "fragmentation {frag}");

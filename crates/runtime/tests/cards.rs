@@ -42,8 +42,7 @@ fn tree(rt: &mut Runtime, k: &mut Kernel, slot: usize, n: usize, size: u32) -> V
 }
 
 fn card_of(rt: &Runtime, o: ObjId) -> usize {
-    let i = o as usize;
-    rt.heap.cards.index(rt.heap.objs.word[i].space as usize, rt.heap.objs.hdr[i].addr)
+    rt.heap.cards.index(rt.heap.objs.space(o) as usize, rt.heap.objs.addr(o))
 }
 
 #[test]
@@ -88,7 +87,7 @@ fn card_granularity_decides_what_a_sticky_collection_scans() {
             let c = card_of(&rt, o);
             assert!(!cards.contains(&c));
             cards.push(c);
-            expect_objects += rt.heap.card_objects(c).filter(|&x| rt.heap.objs.word[x as usize].flags & flag::YOUNG == 0).count() as u64;
+            expect_objects += rt.heap.card_objects(c).filter(|&x| rt.heap.objs.flags(x) & flag::YOUNG == 0).count() as u64;
         }
         rt.collect_blocking(&mut k, GcCause::Requested, GcType::Sticky);
         let r = rt.records.last().unwrap();

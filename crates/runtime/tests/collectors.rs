@@ -70,7 +70,7 @@ fn apply(k: &mut Kernel, rt: &mut Runtime, or: &mut Oracle, op: &Op) {
         }
         Op::Link { a, f, b } => {
             if let (Some(a), Some(b)) = (pick(a), pick(b)) {
-                let n = rt.heap.objs.hdr[a as usize].nrefs as usize;
+                let n = rt.heap.objs.nrefs(a) as usize;
                 if n > 0 && !rt.heap.objs.space_of(a).immune() {
                     rt.write_ref(k, a, (f % n) as u32, b);
                     or.set_ref(a, (f % n) as u32, b);
@@ -79,7 +79,7 @@ fn apply(k: &mut Kernel, rt: &mut Runtime, or: &mut Oracle, op: &Op) {
         }
         Op::Unlink { a, f } => {
             if let Some(a) = pick(a) {
-                let n = rt.heap.objs.hdr[a as usize].nrefs as usize;
+                let n = rt.heap.objs.nrefs(a) as usize;
                 if n > 0 {
                     rt.write_ref(k, a, (f % n) as u32, NULL);
                     or.set_ref(a, (f % n) as u32, NULL);
@@ -98,7 +98,7 @@ fn apply(k: &mut Kernel, rt: &mut Runtime, or: &mut Oracle, op: &Op) {
         }
         Op::Read { a } => {
             if let Some(a) = pick(a) {
-                let n = rt.heap.objs.hdr[a as usize].nrefs as u32;
+                let n = rt.heap.objs.nrefs(a) as u32;
                 for f in 0..n {
                     rt.read_ref(k, a, f);
                 }
@@ -149,7 +149,7 @@ fn run_program_with(kind: CollectorKind, ops: &[Op], sticky_only: bool, fault: b
             apply(&mut k, &mut rt, &mut or, &ops[i]);
             if let Op::Alloc { .. } = ops[i] {
                 let o = or.roots.iter().copied().find(|&o| o != NULL).unwrap();
-                let n = rt.heap.objs.hdr[o as usize].nrefs;
+                let n = rt.heap.objs.nrefs(o);
                 if n > 0 && !boot.is_empty() {
                     rt.write_ref(&mut k, o, 0, boot[o as usize % boot.len()]);
                     or.set_ref(o, 0, boot[o as usize % boot.len()]);

@@ -79,14 +79,14 @@ struct BackgroundOnly {
 }
 impl TracingScope for BackgroundOnly {
     fn follow(&self, heap: &Heap, to: ObjId) -> bool {
-        heap.objs.info[to as usize].alloc_state == AppState::Background as u8
+        heap.objs.alloc_state(to) == AppState::Background as u8
     }
     fn extra_roots(&mut self, _heap: &Heap, _t: GcType, out: &mut Vec<ObjId>) {
         out.push(self.extra);
     }
     fn evacuate_region(&self, heap: &Heap, r: u32, proposed: bool) -> bool {
         // Only regions without foreground objects move (a region-level scope, as Fleet's BGC).
-        proposed && (0..heap.objs.len() as ObjId).all(|o| !heap.objs.is_live(o) || heap.objs.word[o as usize].space != 0 || (heap.objs.hdr[o as usize].addr / mobmem_runtime::space::REGION_SIZE) as u32 != r || heap.objs.info[o as usize].alloc_state == 1)
+        proposed && heap.objs.live_ids().all(|o| heap.objs.space(o) != 0 || (heap.objs.addr(o) / mobmem_runtime::space::REGION_SIZE) as u32 != r || heap.objs.alloc_state(o) == 1)
     }
 }
 
@@ -198,8 +198,8 @@ fn heap_sizing_policy_replaces_grow_for_utilization() {
 struct SwapBig;
 impl ObjectSwapPolicy for SwapBig {
     fn select(&mut self, heap: &Heap, _now: u64, out: &mut Vec<ObjId>) {
-        for o in 0..heap.objs.len() as ObjId {
-            if heap.objs.is_live(o) && heap.objs.hdr[o as usize].size >= 8192 && heap.objs.word[o as usize].flags & flag::SWAPPED == 0 && !heap.objs.space_of(o).immune() {
+        for o in heap.objs.live_ids() {
+            if heap.objs.size(o) >= 8192 && heap.objs.flags(o) & flag::SWAPPED == 0 && !heap.objs.space_of(o).immune() {
                 out.push(o);
             }
         }
@@ -227,7 +227,7 @@ fn object_swap_with_stubs() {
         rt.read(&mut k, big[10]);
         assert_eq!(rt.stats.swapped_in, 1);
         assert!(rt.mutator.now - t0 >= k.cfg.costs.flash_read_ns);
-        assert_eq!(rt.heap.objs.word[big[10] as usize].flags & flag::SWAPPED, 0);
+        assert_eq!(rt.heap.objs.flags(big[10]) & flag::SWAPPED, 0);
     }
 }
 
@@ -241,8 +241,7 @@ struct ColdRemSet {
     mark: bool,
 }
 fn in_cold(heap: &Heap, tag: u32, o: ObjId) -> bool {
-    let i = o as usize;
-    heap.objs.word[i].space == SpaceId::Main as u8 && heap.regions.has_tag(mobmem_runtime::space::RegionSpace::region_of(heap.objs.hdr[i].addr), tag)
+    heap.objs.space(o) == SpaceId::Main as u8 && heap.regions.has_tag(mobmem_runtime::space::RegionSpace::region_of(heap.objs.addr(o)), tag)
 }
 impl BarrierHook for ColdRemSet {
     fn on_write(&mut self, heap: &Heap, o: ObjId, _f: u32, v: ObjId, _now: u64) {
@@ -259,7 +258,11 @@ impl TracingScope for ColdRemSet {
         let mut on_cards = Vec::new();
         self.cards.lock().unwrap().objects_on_cards(heap, mobmem_runtime::card_table::CARD_DIRTY, &mut on_cards);
         for o in on_cards {
-            out.extend(heap.objs.refs_of(o).iter().copied().filter(|&r| r != NULL));
+            heap.objs.for_each_ref(o, |r| {
+                if r != NULL {
+                    out.push(r)
+                }
+            });
         }
     }
     fn evacuate_region(&self, heap: &Heap, r: u32, proposed: bool) -> bool {

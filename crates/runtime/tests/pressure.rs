@@ -36,11 +36,11 @@ fn run(kind: CollectorKind, pressure: bool) -> (u64, u64, u64, u64) {
     // Pages holding live objects now: what a full collection must read.
     let reach = reachable_set(&rt);
     let mut pages = HashSet::new();
-    for o in 0..rt.heap.objs.len() {
-        let sp = rt.heap.objs.word[o].space;
-        if reach[o] && sp < SpaceId::Zygote as u8 {
-            let a = rt.heap.objs.hdr[o].addr;
-            for p in a / 4096..=(a + rt.heap.objs.hdr[o].size as u64 - 1) / 4096 {
+    for &o in &reach {
+        let sp = rt.heap.objs.space(o);
+        if sp < SpaceId::Zygote as u8 {
+            let a = rt.heap.objs.addr(o);
+            for p in a / 4096..=(a + rt.heap.objs.size(o) as u64 - 1) / 4096 {
                 pages.insert((sp, p));
             }
         }

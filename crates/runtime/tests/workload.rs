@@ -55,14 +55,14 @@ fn survival_and_size_mix_match_the_profile() {
     let reach = reachable_set(&rt);
     let (mut alloc, mut live) = (0u64, 0u64);
     let mut by_class = vec![0u64; mix.len()];
-    for o in 0..rt.heap.objs.len() {
-        let c = rt.heap.objs.info[o].alloc_clock;
-        if !rt.heap.objs.is_live(o as u32) || c < c1 || c >= c2 {
+    for o in rt.heap.objs.live_ids() {
+        let c = rt.heap.objs.alloc_clock(o);
+        if c < c1 || c >= c2 {
             continue;
         }
-        let s = rt.heap.objs.hdr[o].size as u64;
+        let s = rt.heap.objs.size(o) as u64;
         alloc += s;
-        if reach[o] {
+        if reach.contains(&o) {
             live += s;
         }
         if let Some(i) = mix.iter().position(|m| (m.lo as u64..=m.hi as u64).contains(&s) || (m.lo <= 16 && s <= 16)) {
@@ -92,6 +92,6 @@ fn synthetic_app_has_one_object_size_and_a_fixed_footprint() {
     }
     let (_, all1) = near_root_bytes(&rt, 2);
     assert!((all1 as f64 - all0 as f64).abs() < 0.05 * all0 as f64, "footprint drifted {all0} → {all1}");
-    let sizes: std::collections::BTreeSet<u32> = (0..rt.heap.objs.len()).filter(|&o| rt.heap.objs.info[o].alloc_clock > rt.heap.alloc_clock / 2 && rt.heap.objs.is_live(o as u32)).map(|o| rt.heap.objs.hdr[o].size).collect();
+    let sizes: std::collections::BTreeSet<u32> = rt.heap.objs.live_ids().filter(|&o| rt.heap.objs.alloc_clock(o) > rt.heap.alloc_clock / 2).map(|o| rt.heap.objs.size(o)).collect();
     assert_eq!(sizes.into_iter().collect::<Vec<_>>(), vec![512]);
 }

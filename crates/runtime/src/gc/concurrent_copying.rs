@@ -79,7 +79,7 @@ impl Collector for ConcurrentCopying {
     }
     /// Read barrier slow path: copy a from-space object the mutator reached, as the mutator.
     fn mutator_access(&mut self, cx: &mut Cx, o: ObjId) {
-        if cx.st.barrier && cx.heap.objs.word[o as usize].mark != cx.heap.mark_epoch && trace::in_from_space(cx, o) {
+        if cx.st.barrier && cx.heap.objs.mark(o) != cx.heap.mark_epoch && trace::in_from_space(cx, o) {
             trace::mark_ref(cx, o, trace::DEPTH_UNKNOWN);
         }
     }

@@ -41,16 +41,16 @@ fn compaction_flip(cx: &mut Cx) {
     cx.heap.retire_evac_regions();
     let h = &mut *cx.heap;
     let mut live: Vec<(u64, ObjId)> = Vec::new();
-    for o in 0..h.objs.len() as ObjId {
-        let i = o as usize;
-        if h.objs.is_live(o) && h.objs.word[i].space == SpaceId::Main as u8 {
-            let r = (h.objs.hdr[i].addr / REGION_SIZE) as usize;
-            if h.regions.state[r] == RegionState::Allocated {
-                live.push((h.objs.hdr[i].addr, o));
+    for o in h.objs.live_ids() {
+        if h.objs.space(o) == SpaceId::Main as u8 {
+            let a = h.objs.addr(o);
+            if h.regions.state[(a / REGION_SIZE) as usize] == RegionState::Allocated {
+                live.push((a, o));
             }
         }
     }
-    live.sort_unstable();
+    // Live objects have distinct addresses: the order is the heap's, not the ids'.
+    live.sort_unstable_by_key(|&(a, _)| a);
     let n = h.regions.num_regions as usize;
     let mut new_top = vec![0u32; n];
     let mut dest_r = 0usize;
@@ -63,14 +63,14 @@ fn compaction_flip(cx: &mut Cx) {
     dest_r = skip(h, dest_r);
     let mut entries = Vec::with_capacity(live.len());
     for &(old, o) in &live {
-        let size = h.objs.hdr[o as usize].size;
+        let size = h.objs.size(o);
         if new_top[dest_r] as u64 + size as u64 > REGION_SIZE {
             dest_r = skip(h, dest_r + 1);
         }
         let new = dest_r as u64 * REGION_SIZE + new_top[dest_r] as u64;
         debug_assert!(new <= old, "sliding compaction moves objects down");
         new_top[dest_r] += size;
-        h.objs.hdr[o as usize].addr = new;
+        h.objs.set_addr(o, new);
         entries.push((o, old));
     }
     // (The forwarding computation itself was charged in PrepareForCompaction.)
@@ -80,7 +80,7 @@ fn compaction_flip(cx: &mut Cx) {
     let mut card_state: Vec<(usize, u8)> = Vec::new();
     for &(o, old) in &entries {
         let v = h.cards.get(h.cards.index(0, old));
-        let new = h.objs.hdr[o as usize].addr;
+        let new = h.objs.addr(o);
         if v != crate::card_table::CARD_CLEAN {
             card_state.push((h.cards.index(0, new), v));
         }
@@ -130,12 +130,12 @@ fn compaction_flip(cx: &mut Cx) {
     for (c, v) in card_state {
         h.cards.set(c, h.cards.get(c).max(v));
     }
-    let dest_end = entries.last().map(|&(o, _)| h.objs.hdr[o as usize].addr + h.objs.hdr[o as usize].size as u64).unwrap_or(0);
+    let dest_end = entries.last().map(|&(o, _)| h.objs.addr(o) + h.objs.size(o) as u64).unwrap_or(0);
     let pages = dest_end.div_ceil(PAGE) as usize;
     let mut page_first = vec![0u32; pages + 1];
     let mut j = 0usize;
     for (p, pf) in page_first.iter_mut().enumerate() {
-        while j < entries.len() && h.objs.hdr[entries[j].0 as usize].addr < p as u64 * PAGE {
+        while j < entries.len() && h.objs.addr(entries[j].0) < p as u64 * PAGE {
             j += 1;
         }
         *pf = j as u32;
@@ -156,10 +156,9 @@ fn compact_page(cx: &mut Cx, p: u32) {
     let (a, b) = (c.page_first[p as usize] as usize, c.page_first[p as usize + 1] as usize);
     for j in a..b {
         let (o, old) = cx.st.compaction.as_ref().unwrap().entries[j];
-        let i = o as usize;
-        let size = cx.heap.objs.hdr[i].size;
-        let new = cx.heap.objs.hdr[i].addr;
-        let swapped = cx.heap.objs.word[i].flags & crate::object::flag::SWAPPED != 0;
+        let size = cx.heap.objs.size(o);
+        let new = cx.heap.objs.addr(o);
+        let swapped = cx.heap.objs.flags(o) & crate::object::flag::SWAPPED != 0;
         if !swapped {
             if cx.gc_thread {
                 cx.heap.gc_touch_range(cx.k, cx.t, 0, old, size, false);
@@ -170,7 +169,7 @@ fn compact_page(cx: &mut Cx, p: u32) {
             }
         }
         if new != old {
-            cx.heap.objs.info[i].copied_by = cx.t.thread;
+            cx.heap.objs.set_copied_by(o, cx.t.thread);
             cx.st.rec.objects_copied += 1;
             cx.st.rec.bytes_copied += size as u64;
             if !cx.gc_thread {
@@ -230,7 +229,7 @@ impl Collector for MarkCompact {
                 }
                 // PrepareForCompaction: forwarding information for every live moving object.
                 let h = &*cx.heap;
-                let live = (0..h.objs.len()).filter(|&i| h.objs.word[i].flags & crate::object::flag::LIVE != 0 && h.objs.word[i].space == SpaceId::Main as u8).count() as u64;
+                let live = h.objs.live_ids().filter(|&o| h.objs.space(o) == SpaceId::Main as u8).count() as u64;
                 cx.t.cpu(live * h.costs.forward_object_ns);
                 true
             }
@@ -264,11 +263,10 @@ impl Collector for MarkCompact {
     /// A mutator touching an object whose destination page is not compacted yet compacts it.
     fn mutator_access(&mut self, cx: &mut Cx, o: ObjId) {
         let Some(c) = cx.st.compaction.as_ref() else { return };
-        let i = o as usize;
-        if cx.heap.objs.word[i].space != SpaceId::Main as u8 {
+        if cx.heap.objs.space(o) != SpaceId::Main as u8 {
             return;
         }
-        let a = cx.heap.objs.hdr[i].addr;
+        let a = cx.heap.objs.addr(o);
         if a >= c.dest_end {
             return;
         }

@@ -108,7 +108,7 @@ pub fn scan_cards(cx: &mut Cx, min_age: u8, which: CardScan, until: Nanos) -> bo
             buf.clear();
             cx.heap.objects_on_card(c, &mut buf);
             buf.retain(|&o| {
-                let w = cx.heap.objs.word[o as usize];
+                let w = cx.heap.objs.w(o);
                 let old = w.flags & flag::YOUNG == 0;
                 let marked = w.mark == epoch;
                 match which {
@@ -173,7 +173,7 @@ pub fn charge_roots(cx: &mut Cx, n: u64) {
 /// common case (null or already marked) is inline; the rest is `mark_new`.
 #[inline(always)]
 pub fn mark_ref(cx: &mut Cx, o: ObjId, depth: u16) {
-    if o == NULL || cx.heap.objs.word[o as usize].mark == cx.heap.mark_epoch {
+    if o == NULL || cx.heap.objs.mark(o) == cx.heap.mark_epoch {
         return;
     }
     mark_new(cx, o, depth);
@@ -181,13 +181,13 @@ pub fn mark_ref(cx: &mut Cx, o: ObjId, depth: u16) {
 
 #[inline(never)]
 fn mark_new(cx: &mut Cx, o: ObjId, depth: u16) {
-    let i = o as usize;
     let h = &mut *cx.heap;
-    let sp = h.objs.word[i].space;
+    let w = h.objs.w(o);
+    let sp = w.space;
     if sp >= SpaceId::Zygote as u8 {
         return;
     }
-    if cx.st.sticky && h.objs.word[i].flags & flag::YOUNG == 0 {
+    if cx.st.sticky && w.flags & flag::YOUNG == 0 {
         return;
     }
     if cx.st.scope_hook {
@@ -197,19 +197,20 @@ fn mark_new(cx: &mut Cx, o: ObjId, depth: u16) {
             }
         }
     }
-    h.objs.word[i].mark = h.mark_epoch;
+    h.objs.set_mark(o, h.mark_epoch);
     if cx.st.record_depth {
-        h.objs.info[i].depth = depth;
+        h.objs.set_depth(o, depth);
     }
     cx.st.rec.objects_marked += 1;
     let uses_regions = h.collector.uses_regions();
     if sp == SpaceId::Main as u8 && uses_regions {
-        let r = RegionSpace::region_of(h.objs.hdr[i].addr) as usize;
+        let r = RegionSpace::region_of(h.objs.addr(o)) as usize;
         if cx.st.evacuate && h.regions.in_from[r] {
             copy_object(cx, o, depth);
         } else {
+            let size = h.objs.size(o);
             let l = &mut h.regions.live[r];
-            *l = if *l == LIVE_UNKNOWN { h.objs.hdr[i].size } else { *l + h.objs.hdr[i].size };
+            *l = if *l == LIVE_UNKNOWN { size } else { *l + size };
             cx.t.cpu(h.costs.mark_object_ns);
         }
     } else {
@@ -218,16 +219,15 @@ fn mark_new(cx: &mut Cx, o: ObjId, depth: u16) {
     // Host performance only. Without the prefetch FIFO this object is probably the next one
     // scanned: start loading its edges, or its children's mark words and headers, one level
     // ahead of the scan. With the FIFO, the FIFO prefetches the header when it pops it.
-    if !cx.st.prefetch_fifo {
-        let o = &cx.heap.objs;
-        let h = &o.hdr[i];
+    if !cx.st.prefetch_fifo && !crate::cell::is_cell(o) {
+        let objs = &cx.heap.objs;
+        let h = &objs.hdr[o as usize];
         if h.uses_edges() {
-            prefetch(&o.refs[h.ref_start as usize]);
+            prefetch(&objs.refs[h.ref_start as usize]);
         } else {
             for &c in &h.inline[..h.nrefs as usize] {
                 if c != NULL {
-                    prefetch(&o.word[c as usize]);
-                    prefetch(&o.hdr[c as usize]);
+                    objs.prefetch(c);
                 }
             }
         }
@@ -237,8 +237,7 @@ fn mark_new(cx: &mut Cx, o: ObjId, depth: u16) {
 
 /// Copy `o` into its placement class's evacuation region (touching source and destination pages).
 pub fn copy_object(cx: &mut Cx, o: ObjId, depth: u16) {
-    let i = o as usize;
-    let size = cx.heap.objs.hdr[i].size;
+    let size = cx.heap.objs.size(o);
     let by_mutator = !cx.gc_thread;
     let class = match cx.hooks.placement.as_mut() {
         Some(p) => {
@@ -247,10 +246,10 @@ pub fn copy_object(cx: &mut Cx, o: ObjId, depth: u16) {
                 obj: o,
                 size,
                 depth,
-                alloc_ns: h.objs.info[i].alloc_ns,
-                alloc_clock: h.objs.info[i].alloc_clock,
-                alloc_state: if h.objs.info[i].alloc_state == 0 { AppState::Foreground } else { AppState::Background },
-                young: h.objs.word[i].flags & flag::YOUNG != 0,
+                alloc_ns: h.objs.alloc_ns(o),
+                alloc_clock: h.objs.alloc_clock(o),
+                alloc_state: if h.objs.alloc_state(o) == 0 { AppState::Foreground } else { AppState::Background },
+                young: h.objs.flags(o) & flag::YOUNG != 0,
                 by_mutator,
                 gc_type: cx.st.gc_type,
             };
@@ -258,7 +257,7 @@ pub fn copy_object(cx: &mut Cx, o: ObjId, depth: u16) {
         }
         None => 0,
     };
-    let swapped = cx.heap.objs.word[i].flags & flag::SWAPPED != 0;
+    let swapped = cx.heap.objs.flags(o) & flag::SWAPPED != 0;
     // Read the source.
     if cx.gc_thread {
         cx.heap.gc_touch_object(cx.k, cx.t, o, false);
@@ -269,14 +268,14 @@ pub fn copy_object(cx: &mut Cx, o: ObjId, depth: u16) {
     let h = &mut *cx.heap;
     if space == SpaceId::NonMoving {
         // The evacuation fell back to the non-moving space: the object changes space.
-        let r = RegionSpace::region_of(h.objs.hdr[i].addr) as usize;
+        let r = RegionSpace::region_of(h.objs.addr(o)) as usize;
         h.regions.obj_bytes[r] = h.regions.obj_bytes[r].saturating_sub(size);
     }
-    h.objs.hdr[i].addr = addr;
-    h.objs.word[i].space = space as u8;
+    h.objs.set_addr(o, addr);
+    h.objs.set_space(o, space);
     // On its new card's chain. (The from-space region's chains are dropped when it is freed.)
     h.link_card(o, space as usize, addr);
-    h.objs.info[i].copied_by = cx.t.thread;
+    h.objs.set_copied_by(o, cx.t.thread);
     // A swapped-out object's contents are not in the heap: only its stub moves.
     let bytes = if swapped { crate::object::HEADER_BYTES } else { size };
     cx.t.cpu(h.costs.copy_ns(bytes));
@@ -298,24 +297,29 @@ pub fn copy_object(cx: &mut Cx, o: ObjId, depth: u16) {
 /// Scan one gray object: read it, visit its reference fields.
 #[inline]
 pub fn scan_object(cx: &mut Cx, o: ObjId, depth: u16) {
-    let i = o as usize;
     if cx.gc_thread {
         cx.heap.gc_touch_object(cx.k, cx.t, o, false);
     } else {
         cx.heap.touch_object(cx.k, cx.t, o, false);
     }
-    let h = cx.heap.objs.hdr[i];
-    let n = h.nrefs as usize;
+    let n = cx.heap.objs.nrefs(o) as usize;
     let c = &cx.heap.costs;
     cx.t.cpu(c.scan_object_ns + n as u64 * c.visit_ref_ns);
     cx.st.rec.objects_scanned += 1;
     cx.st.rec.refs_visited += n as u64;
     let d = depth.saturating_add(1).min(DEPTH_UNKNOWN - 1);
+    if crate::cell::is_cell(o) {
+        for f in 0..n as u32 {
+            let child = cx.heap.objs.cells.get_ref(o, f);
+            mark_ref(cx, child, d);
+        }
+        return;
+    }
+    let h = cx.heap.objs.hdr[o as usize];
     if !h.uses_edges() {
         for &child in &h.inline[..n] {
             if child != NULL {
-                prefetch(&cx.heap.objs.word[child as usize]);
-                prefetch(&cx.heap.objs.hdr[child as usize]);
+                cx.heap.objs.prefetch(child);
             }
         }
         for &child in &h.inline[..n] {
@@ -328,8 +332,7 @@ pub fn scan_object(cx: &mut Cx, o: ObjId, depth: u16) {
     for f in 0..n {
         let child = cx.heap.objs.refs[s + f];
         if child != NULL {
-            prefetch(&cx.heap.objs.word[child as usize]);
-            prefetch(&cx.heap.objs.hdr[child as usize]);
+            cx.heap.objs.prefetch(child);
         }
     }
     for f in 0..n {
@@ -357,7 +360,7 @@ pub fn drain(cx: &mut Cx, until: Nanos) -> bool {
                 // the order is unchanged).
                 let st = &cx.st.stack;
                 for j in 1..=PREFETCH_BELOW.min(st.len()) {
-                    prefetch(&cx.heap.objs.hdr[st[st.len() - j].0 as usize]);
+                    cx.heap.objs.prefetch(st[st.len() - j].0);
                 }
                 e
             }
@@ -404,7 +407,7 @@ impl PrefetchFifo {
         const N: usize = MARK_STACK_PREFETCH;
         while self.len < N {
             let Some(e) = cx.st.stack.pop() else { break };
-            prefetch(&cx.heap.objs.hdr[e.0 as usize]);
+            cx.heap.objs.prefetch(e.0);
             self.buf[(self.head + self.len) % N] = e;
             self.len += 1;
         }
@@ -470,73 +473,93 @@ pub fn reclaim_objects(cx: &mut Cx, until: Nanos) -> bool {
 /// The first pass of [`reclaim_objects`].
 fn reclaim_at_once(cx: &mut Cx) {
     let epoch = cx.heap.mark_epoch;
-    let sticky = cx.st.sticky;
-    let end = if sticky { cx.st.young_snapshot.len() } else { cx.heap.objs.len() };
-    let (mut fast_objs, mut fast_bytes) = (0u64, 0u64);
-    let regions = cx.heap.collector.uses_regions();
-    let mut rescue = std::mem::take(&mut cx.st.rescue);
-    let mut sweep = std::mem::take(&mut cx.st.sweep);
-    for j in 0..end {
-        let o = if sticky { cx.st.young_snapshot[j] } else { j as ObjId };
-        let i = o as usize;
-        let w = cx.heap.objs.word[i];
-        if w.flags & flag::LIVE == 0 || w.space >= SpaceId::Zygote as u8 {
-            continue;
+    let mut p = FirstPass { rescue: std::mem::take(&mut cx.st.rescue), sweep: std::mem::take(&mut cx.st.sweep), fast_objs: 0, fast_bytes: 0 };
+    if cx.st.sticky {
+        for j in 0..cx.st.young_snapshot.len() {
+            let o = cx.st.young_snapshot[j];
+            reclaim_one(cx, o, &mut p);
         }
-        if w.mark == epoch {
-            if sticky {
-                cx.heap.objs.word[i].flags &= !flag::YOUNG; // a survivor is old from now on
+    } else {
+        for o in 0..cx.heap.objs.len() as ObjId {
+            reclaim_one(cx, o, &mut p);
+        }
+        for u in 0..cx.heap.objs.cells.unit.len() as u32 {
+            let h = cx.heap.objs.cells.unit[u as usize];
+            if h.live == 0 {
+                continue;
             }
-            continue;
+            for j in 0..h.n as u32 {
+                reclaim_one(cx, crate::cell::id(u, j), &mut p);
+            }
         }
-        if cx.st.scope_hook && !cx.hooks.scope.as_ref().map(|s| s.follow(cx.heap, o)).unwrap_or(true) {
-            // Out of scope: kept (marked, old). If it sits in a region being evacuated, it is
-            // moved out in the second pass.
-            let h = &mut *cx.heap;
-            h.objs.word[i].mark = h.mark_epoch;
-            h.objs.word[i].flags &= !flag::YOUNG;
-            rescue.push(o);
-            continue;
-        }
-        let h = &mut *cx.heap;
-        if !(regions && w.space == SpaceId::Main as u8) {
-            sweep.push(o);
-            continue;
-        }
-        // A dead object in a region being evacuated costs nothing by itself (the region is
-        // freed whole): only its id and the byte count are returned.
-        let hd = &h.objs.hdr[i];
-        if w.flags & flag::SWAPPED == 0 && h.regions.in_from[(hd.addr / REGION_SIZE) as usize] {
-            fast_objs += 1;
-            fast_bytes += hd.size as u64;
-            h.objs.free(o);
-        } else {
-            free_dead(cx, o);
-        }
-    }
-    cx.st.rec.freed_objects += fast_objs;
-    cx.st.rec.freed_bytes += fast_bytes;
-    cx.heap.bytes_allocated -= fast_bytes;
-    if !sticky {
-        for &o in &cx.st.young_snapshot {
-            let i = o as usize;
-            if cx.heap.objs.word[i].flags & flag::LIVE != 0 && cx.heap.objs.word[i].mark == epoch {
-                cx.heap.objs.word[i].flags &= !flag::YOUNG;
+        for j in 0..cx.st.young_snapshot.len() {
+            let o = cx.st.young_snapshot[j];
+            let f = cx.heap.objs.flags(o);
+            if f & flag::LIVE != 0 && cx.heap.objs.mark(o) == epoch {
+                cx.heap.objs.set_flags(o, f & !flag::YOUNG);
             }
         }
     }
+    cx.st.rec.freed_objects += p.fast_objs;
+    cx.st.rec.freed_bytes += p.fast_bytes;
+    cx.heap.bytes_allocated -= p.fast_bytes;
     let objs = &cx.heap.objs;
-    let key = |o: &ObjId| (objs.word[*o as usize].space, objs.hdr[*o as usize].addr);
-    rescue.sort_unstable_by_key(key);
-    sweep.sort_unstable_by_key(key);
-    cx.st.rescue = rescue;
-    cx.st.sweep = sweep;
+    let key = |o: &ObjId| (objs.space(*o), objs.addr(*o));
+    p.rescue.sort_unstable_by_key(key);
+    p.sweep.sort_unstable_by_key(key);
+    cx.st.rescue = p.rescue;
+    cx.st.sweep = p.sweep;
+}
+
+/// What the first pass of reclaim sets aside and counts.
+struct FirstPass {
+    rescue: Vec<ObjId>,
+    sweep: Vec<ObjId>,
+    fast_objs: u64,
+    fast_bytes: u64,
+}
+
+#[inline]
+fn reclaim_one(cx: &mut Cx, o: ObjId, p: &mut FirstPass) {
+    let w = cx.heap.objs.w(o);
+    if w.flags & flag::LIVE == 0 || w.space >= SpaceId::Zygote as u8 {
+        return;
+    }
+    if w.mark == cx.heap.mark_epoch {
+        if cx.st.sticky {
+            cx.heap.objs.set_flags(o, w.flags & !flag::YOUNG); // a survivor is old from now on
+        }
+        return;
+    }
+    if cx.st.scope_hook && !cx.hooks.scope.as_ref().map(|s| s.follow(cx.heap, o)).unwrap_or(true) {
+        // Out of scope: kept (marked, old). If it sits in a region being evacuated, it is moved
+        // out in the second pass.
+        let h = &mut *cx.heap;
+        h.objs.set_mark(o, h.mark_epoch);
+        h.objs.set_flags(o, w.flags & !flag::YOUNG);
+        p.rescue.push(o);
+        return;
+    }
+    let h = &mut *cx.heap;
+    if !(h.collector.uses_regions() && w.space == SpaceId::Main as u8) {
+        p.sweep.push(o);
+        return;
+    }
+    // A dead object in a region being evacuated costs nothing by itself (the region is freed
+    // whole): only its id and the byte count are returned.
+    let (addr, size) = (h.objs.addr(o), h.objs.size(o));
+    if w.flags & flag::SWAPPED == 0 && h.regions.in_from[(addr / REGION_SIZE) as usize] {
+        p.fast_objs += 1;
+        p.fast_bytes += size as u64;
+        h.objs.free(o);
+    } else {
+        free_dead(cx, o);
+    }
 }
 
 /// Free one dead object, with its sweep cost and freed-bytes accounting.
 pub fn free_dead(cx: &mut Cx, o: ObjId) {
-    let i = o as usize;
-    let size = cx.heap.objs.hdr[i].size as u64;
+    let size = cx.heap.objs.size(o) as u64;
     let sp = cx.heap.objs.space_of(o);
     match sp {
         SpaceId::Los => {
@@ -626,10 +649,7 @@ pub fn choose_from_space(cx: &mut Cx, all: bool) {
 /// Whether `o` is in a region of the current from-space.
 #[inline]
 pub fn in_from_space(cx: &Cx, o: ObjId) -> bool {
-    let i = o as usize;
-    cx.heap.objs.word[i].space == SpaceId::Main as u8
-        && cx.heap.collector.uses_regions()
-        && cx.heap.regions.in_from[(cx.heap.objs.hdr[i].addr / REGION_SIZE) as usize]
+    cx.heap.objs.space(o) == SpaceId::Main as u8 && cx.heap.collector.uses_regions() && cx.heap.regions.in_from[(cx.heap.objs.addr(o) / REGION_SIZE) as usize]
 }
 
 /// The GC type as used for logs.
