@@ -162,7 +162,7 @@ impl Kernel {
             self.mappings[from].nr_swapped -= 1;
             self.mappings[to].nr_swapped += 1;
         }
-        self.mappings[to].pages[i] = e;
+        self.mappings[to].pages[i] = e.cold();
         self.mappings[from].pages[i] = Pte::NONE;
     }
 

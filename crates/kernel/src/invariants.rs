@@ -17,7 +17,7 @@
 use crate::config::{LruMode, ReclaimScope};
 use crate::kernel::Kernel;
 use crate::mm::MappingKind;
-use crate::page::{lru, NO_PFN, NO_SLOT};
+use crate::page::{lru, pg, NO_PFN, NO_SLOT};
 
 impl Kernel {
     /// The cheap O(1) check: frames are conserved.
@@ -105,6 +105,13 @@ impl Kernel {
                 return Err(format!("COW object {} has {} share counts for {} pages", mp.name, mp.shares.len(), mp.pages.len()));
             }
             for (idx, &e) in mp.pages.iter().enumerate() {
+                if e.is_hot() {
+                    let p = e.pfn() as usize;
+                    let f = self.frames.flags[p];
+                    if pure || mp.kind != MappingKind::Anon || mp.cow_object || f & (pg::YOUNG | pg::DIRTY | pg::SWAPBACKED) != pg::YOUNG | pg::DIRTY | pg::SWAPBACKED || self.frames.mapping[p] as usize != mi || self.frames.index[p] as usize != idx {
+                        return Err(format!("{}[{idx}] is hot but frame {p} is not its young, dirty anon page (flags {f:#x})", mp.name));
+                    }
+                }
                 if e.is_cow() {
                     if mp.kind != MappingKind::Anon || mp.cow_object {
                         return Err(format!("{}[{idx}] is a COW entry in a {}", mp.name, if mp.cow_object { "COW object" } else { "file" }));

@@ -124,6 +124,7 @@ impl Kernel {
                 for p in self.exclusive_pages(v, first, count) {
                     let i = p as usize;
                     self.frames.flags[i] &= !(pg::YOUNG | pg::REFERENCED);
+                    self.cool(p);
                     let l = self.frames.lru[i];
                     if lru::is_active(l) {
                         self.lru.remove(&mut self.frames, p);
@@ -137,6 +138,7 @@ impl Kernel {
                 let pages = self.exclusive_pages(v, first, count);
                 for &p in &pages {
                     self.frames.flags[p as usize] &= !pg::YOUNG;
+                    self.cool(p);
                     self.lru.remove(&mut self.frames, p);
                 }
                 self.vmstat.madvise_pageout_pages += pages.len() as u64;

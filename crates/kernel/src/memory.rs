@@ -22,7 +22,7 @@
 
 use crate::config::SwapKind;
 use crate::kernel::Kernel;
-use crate::mm::{MappingKind, Pte};
+use crate::mm::{MappingKind, Pte, PTE_HOT};
 use crate::page::{lru, pg, Pfn, NO_PFN, NO_SLOT};
 use crate::task::Task;
 
@@ -36,17 +36,26 @@ impl Kernel {
             t.killed = true;
             return;
         }
-        let e = self.mappings[vm.mapping as usize].pages[page as usize];
+        let m = vm.mapping as usize;
+        let e = self.mappings[m].pages[page as usize];
+        if e.is_hot() {
+            debug_assert!(self.frames.flags[e.pfn() as usize] & (pg::YOUNG | pg::DIRTY) == pg::YOUNG | pg::DIRTY);
+            t.cpu(self.cfg.costs.touch_ns);
+            return;
+        }
         if e.is_present() {
             let p = e.pfn() as usize;
-            if !vm.file || vm.mapgen[page as usize] == self.frames.gen[p] {
+            let file = vm.file;
+            if !file || vm.mapgen[page as usize] == self.frames.gen[p] {
                 let f = self.frames.flags[p];
                 if write && f & pg::DIRTY == 0 {
                     self.mark_dirty(p as Pfn);
                 }
-                self.frames.flags[p] = f | pg::YOUNG;
+                self.frames.flags[p] |= pg::YOUNG;
                 if self.cfg.lru == crate::config::LruMode::Pure {
                     self.lru.move_head(&mut self.frames, lru::INACTIVE_ANON, p as Pfn);
+                } else if !file && self.frames.flags[p] & pg::DIRTY != 0 {
+                    self.mappings[m].pages[page as usize] = Pte(e.0 | PTE_HOT);
                 }
                 t.cpu(self.cfg.costs.touch_ns);
                 return;
@@ -56,6 +65,22 @@ impl Kernel {
             return;
         }
         self.handle_mm_fault(t, v, page, write);
+    }
+
+    /// The kernel clears frame `p`'s young or dirty bit: its PTE is no longer hot (only private
+    /// anon pages' PTEs can be; the frame's reverse map names the one that maps it).
+    #[inline]
+    pub(crate) fn cool(&mut self, p: Pfn) {
+        let i = p as usize;
+        if self.frames.flags[i] & pg::SWAPBACKED == 0 {
+            return;
+        }
+        let m = self.frames.mapping[i] as usize;
+        if let Some(e) = self.mappings.get_mut(m).and_then(|mp| mp.pages.get_mut(self.frames.index[i] as usize)) {
+            if e.is_hot() && e.pfn() == p {
+                *e = e.cold();
+            }
+        }
     }
 
     /// First write to a clean page: anon pages lose their swap copy (the slot is freed, as

@@ -24,8 +24,23 @@ pub struct Pte(pub u64);
 const TAG_SHIFT: u32 = 61;
 const PAYLOAD: u64 = (1 << TAG_SHIFT) - 1;
 
+/// Bit of a present private-anon PTE: the page is known young and dirty, so a touch changes
+/// nothing but the toucher's clock (the kernel's fast path; cleared wherever the kernel clears the
+/// frame's young or dirty bit, and gone with any rewrite of the entry). Bit 60 is inside the
+/// payload, above any frame number.
+pub const PTE_HOT: u64 = 1 << 60;
+
 impl Pte {
     pub const NONE: Pte = Pte(0);
+    #[inline(always)]
+    pub fn is_hot(self) -> bool {
+        self.0 & PTE_HOT != 0
+    }
+    /// The entry without the hot bit (to compare or move it).
+    #[inline(always)]
+    pub fn cold(self) -> Pte {
+        Pte(self.0 & !PTE_HOT)
+    }
     pub const ZERO: Pte = Pte(4 << TAG_SHIFT);
     /// A COW entry: this (private anon) PTE maps, read-only, page `index` of COW object `obj`
     /// (a `Mapping` id), whether that page is resident or swapped.

@@ -371,6 +371,7 @@ impl Kernel {
             let i = p as usize;
             let f = self.frames.flags[i];
             self.frames.flags[i] = f & !pg::YOUNG;
+            self.cool(p);
             if f & pg::YOUNG != 0 && file && f & pg::EXEC != 0 && self.frames.mapcount[i] > 0 {
                 self.lru.add_head(&mut self.frames, l, p);
                 rotated += 1;
@@ -477,6 +478,7 @@ impl Kernel {
         let young = f & pg::YOUNG != 0;
         let referenced_page = f & pg::REFERENCED != 0;
         self.frames.flags[i] = f & !(pg::YOUNG | pg::REFERENCED);
+        self.cool(p);
         if young {
             // Before 5.9 a referenced anon page was activated at once; 'mm/vmscan: protect the
             // workingset on anonymous LRU' (5.9) made anon pages, like file pages, need a
@@ -550,6 +552,7 @@ impl Kernel {
             self.vmstat.pgpgout += 4;
             self.vmstat.nr_vmscan_write += 1;
             self.frames.flags[i] &= !pg::DIRTY;
+            self.cool(p);
             self.frames.swap_slot[i] = slot;
             self.swap.cache[slot as usize] = p;
             // Unmap now: the PTE becomes a swap entry while the page sits in the swap cache.
