@@ -11,10 +11,30 @@ environment record (:mod:`~mobmem.harness.environment`). The command line is ``m
 
 This package does not import the Rust extension; simulator implementations plug in as
 :class:`Implementation` subclasses elsewhere.
+
+The names below are loaded on first use, so that importing a light submodule (the command line
+imports ``mobmem.harness.cliutil``) does not import numpy and scipy, which the statistics need.
 """
 
-from mobmem.harness.implementation import CommandImplementation, Configuration, Implementation, Parameters
-from mobmem.harness.runner import Runner, make_stop
-from mobmem.harness.stop import parse_stop
+import importlib
 
-__all__ = ["CommandImplementation", "Configuration", "Implementation", "Parameters", "Runner", "make_stop", "parse_stop"]
+_EXPORTS = {
+    "CommandImplementation": "mobmem.harness.implementation",
+    "Configuration": "mobmem.harness.implementation",
+    "Implementation": "mobmem.harness.implementation",
+    "Parameters": "mobmem.harness.implementation",
+    "Runner": "mobmem.harness.runner",
+    "make_stop": "mobmem.harness.runner",
+    "parse_stop": "mobmem.harness.stop",
+}
+
+__all__ = list(_EXPORTS)
+
+
+def __getattr__(name: str):
+    mod = _EXPORTS.get(name)
+    if mod is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(mod), name)
+    globals()[name] = value
+    return value
