@@ -1,12 +1,55 @@
 //! `mobmem._core`: the Rust simulation core as a Python module.
 //!
 //! Results cross the boundary as JSON strings (parsed by `mobmem.kernel.model`), which keeps the
-//! binding thin and the result format identical to what the CLI prints. Long runs release the GIL.
+//! binding thin and the result format identical to what the CLI prints. Long runs release the GIL
+//! and stay interruptible: every ~0.1 s of wall time they check Python's signals, so Ctrl-C (or
+//! any signal handler that raises) stops them with that exception. Sessions check from their
+//! slice loop and stop; the other runs go on a thread of their own, which the caller stops
+//! waiting for (see [`interruptible`]).
 
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
+use std::sync::mpsc::RecvTimeoutError;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 type Pairs = Vec<(String, String)>;
+
+/// How often a long run looks at Python (pending signals, the progress callback), in wall time.
+const POLL: Duration = Duration::from_millis(100);
+
+/// Run `f` on a thread of its own while the calling thread waits with the GIL released, checking
+/// Python's signals every [`POLL`]: on an exception from a signal handler (KeyboardInterrupt)
+/// this returns it at once. The thread is not stopped: it finishes in the background and its
+/// result is dropped (the command line exits right away). For the runs whose loops have no
+/// observer (kernel replay, runtime runs and benchmarks); a panic on the thread is re-raised here.
+fn interruptible<T: Send + 'static>(py: Python<'_>, f: impl FnOnce() -> T + Send + 'static) -> PyResult<T> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let handle = std::thread::Builder::new()
+        .name("mobmem-run".into())
+        .stack_size(64 << 20)
+        .spawn(move || {
+            let _ = tx.send(f());
+        })
+        .map_err(|e| PyRuntimeError::new_err(format!("cannot start the simulation thread: {e}")))?;
+    let mut rx = Some(rx);
+    loop {
+        // The receiver is Send but not Sync: moved into the GIL-free closure and back.
+        let (got, back) = py.allow_threads(move || {
+            let r = rx.take().expect("receiver");
+            (r.recv_timeout(POLL), r)
+        });
+        rx = Some(back);
+        match got {
+            Ok(v) => return Ok(v),
+            Err(RecvTimeoutError::Timeout) => py.check_signals()?,
+            Err(RecvTimeoutError::Disconnected) => match handle.join() {
+                Err(panic) => std::panic::resume_unwind(panic),
+                Ok(()) => return Err(PyRuntimeError::new_err("the simulation thread ended without a result")),
+            },
+        }
+    }
+}
 
 /// Replay a page trace in the kernel model. `device` and `user` are (key, value) settings applied
 /// before and after the trace header. Returns the JSON result as a string; bad input raises
@@ -14,7 +57,7 @@ type Pairs = Vec<(String, String)>;
 #[pyfunction]
 #[pyo3(signature = (path, device=Vec::new(), user=Vec::new()))]
 fn replay_trace(py: Python<'_>, path: String, device: Pairs, user: Pairs) -> PyResult<String> {
-    let r = py.allow_threads(|| mobmem_kernel::replay::replay_file(&path, &device, &user));
+    let r = interruptible(py, move || mobmem_kernel::replay::replay_file(&path, &device, &user))?;
     r.map(|v| v.to_string()).map_err(PyValueError::new_err)
 }
 
@@ -47,7 +90,7 @@ fn debug_build() -> bool {
 #[pyo3(signature = (kernel, runtime, app, app_settings=Vec::new(), seconds=10.0, state="fg".to_string(), policies=Vec::new()))]
 fn runtime_run(py: Python<'_>, kernel: Pairs, runtime: Pairs, app: String, app_settings: Pairs, seconds: f64, state: String, policies: Vec<String>) -> PyResult<String> {
     let st = mobmem_runtime::AppState::parse(&state).ok_or_else(|| PyValueError::new_err(format!("state must be fg or bg, got {state:?}")))?;
-    let r = py.allow_threads(|| {
+    let r = interruptible(py, move || {
         mobmem_runtime::sim::run_app(&mobmem_runtime::sim::RunOptions {
             kernel: &kernel,
             runtime: &runtime,
@@ -57,7 +100,7 @@ fn runtime_run(py: Python<'_>, kernel: Pairs, runtime: Pairs, app: String, app_s
             state: st,
             policies: &policies,
         })
-    });
+    })?;
     r.map(|v| v.to_string()).map_err(PyValueError::new_err)
 }
 
@@ -82,15 +125,15 @@ fn runtime_gcbench(py: Python<'_>, kernel: Pairs, runtime: Pairs, params: Pairs)
     if p.stretch_depth > 24 || p.long_lived_depth > p.stretch_depth || p.min_depth > p.max_depth || p.max_depth > p.stretch_depth {
         return Err(PyValueError::new_err("gcbench depths must satisfy min ≤ max ≤ stretch ≤ 24 and long-lived ≤ stretch"));
     }
-    let r = py.allow_threads(|| mobmem_runtime::sim::run_gcbench(&kernel, &runtime, &p));
+    let r = interruptible(py, move || mobmem_runtime::sim::run_gcbench(&kernel, &runtime, &p))?;
     r.map(|v| v.to_string()).map_err(PyValueError::new_err)
 }
 
 /// Runtime model throughput benchmarks (tracing refs/s, allocation objects/s), JSON.
 #[pyfunction]
 #[pyo3(signature = (objects=2_000_000, allocations=20_000_000))]
-fn runtime_bench(py: Python<'_>, objects: u64, allocations: u64) -> String {
-    py.allow_threads(|| mobmem_runtime::bench::run_all(objects, allocations).to_string())
+fn runtime_bench(py: Python<'_>, objects: u64, allocations: u64) -> PyResult<String> {
+    interruptible(py, move || mobmem_runtime::bench::run_all(objects, allocations).to_string())
 }
 
 /// The names accepted by `runtime.<name>` settings, app settings, and the runtime policies.
@@ -108,10 +151,42 @@ fn runtime_setting_keys() -> (Vec<&'static str>, Vec<&'static str>, Vec<(&'stati
 /// Run a scenario file on the simulated phone. `data_dir` holds devices/, apps/, system.toml
 /// and runtime_costs.toml; `overrides` are the user's `--set` pairs; `seed` replaces the
 /// scenario's seed. Returns the result JSON; bad input raises ValueError naming file and field.
+///
+/// `progress`, if given, is called as `progress(sim_seconds_done, sim_seconds_estimated)` at the
+/// first slice and then at most every ~0.1 s of wall time (the estimate: boot plus the script's
+/// use/wait time; launches make a session longer, so done may pass it). Signals are checked as
+/// often; an exception from a signal handler (KeyboardInterrupt) or from `progress` stops the
+/// session and is raised.
 #[pyfunction]
-#[pyo3(signature = (scenario, data_dir, overrides=Vec::new(), seed=None))]
-fn session_run(py: Python<'_>, scenario: String, data_dir: String, overrides: Pairs, seed: Option<u64>) -> PyResult<String> {
-    let r = py.allow_threads(|| mobmem_device::session::run_file(&scenario, std::path::Path::new(&data_dir), &overrides, seed));
+#[pyo3(signature = (scenario, data_dir, overrides=Vec::new(), seed=None, progress=None))]
+fn session_run(py: Python<'_>, scenario: String, data_dir: String, overrides: Pairs, seed: Option<u64>, progress: Option<PyObject>) -> PyResult<String> {
+    let stopped: Arc<Mutex<Option<PyErr>>> = Arc::default();
+    let stash = stopped.clone();
+    let mut last: Option<Instant> = None;
+    let observer = move |now: u64, end: u64| -> Result<(), String> {
+        if last.is_some_and(|t| t.elapsed() < POLL) {
+            return Ok(());
+        }
+        last = Some(Instant::now());
+        Python::with_gil(|py| -> PyResult<()> {
+            py.check_signals()?;
+            if let Some(cb) = &progress {
+                cb.call1(py, (now as f64 / 1e9, end as f64 / 1e9))?;
+            }
+            Ok(())
+        })
+        .map_err(|e| {
+            let msg = e.to_string();
+            *stash.lock().unwrap() = Some(e);
+            msg
+        })
+    };
+    let r = py.allow_threads(|| {
+        mobmem_device::session::run_file_observed(&scenario, std::path::Path::new(&data_dir), &overrides, seed, Some(Box::new(observer)))
+    });
+    if let Some(e) = stopped.lock().unwrap().take() {
+        return Err(e);
+    }
     r.map(|v| v.to_string()).map_err(PyValueError::new_err)
 }
 

@@ -10,7 +10,7 @@ import sys
 
 import typer
 
-from mobmem.errors import MobmemError
+from mobmem.errors import Interrupted, MobmemError
 
 app = typer.Typer(
     name="mobmem",
@@ -49,12 +49,34 @@ def _register() -> None:
 _register()
 
 
+def _sigterm_interrupts() -> None:
+    """SIGTERM stops a command as Ctrl-C does (a KeyboardInterrupt: the same clean exit 130)."""
+    import signal
+
+    def handler(signum, frame):
+        raise KeyboardInterrupt
+
+    try:
+        signal.signal(signal.SIGTERM, handler)
+    except (ValueError, OSError):  # not the main thread, or no such signal here
+        pass
+
+
 def main() -> None:
+    _sigterm_interrupts()
     try:
         app()
     except MobmemError as e:  # bad input: one clear line, exit 2
         print(f"error: {e}", file=sys.stderr)
         sys.exit(e.exit_code)
+    except Interrupted as e:  # Ctrl-C or SIGTERM in a long run: what stopped and what was kept
+        print(f"interrupted: {e}", file=sys.stderr)
+        sys.exit(e.exit_code)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         sys.exit(130)
+    except SystemExit as e:
+        # Typer turns a KeyboardInterrupt it sees into a silent exit 130: say what happened.
+        if e.code == 130 and isinstance(getattr(e.__context__, "__cause__", None), KeyboardInterrupt):
+            print("interrupted", file=sys.stderr)
+        raise

@@ -16,34 +16,47 @@ The kernel-model demo that used to live here (a page trace replayed under lmkd p
 from __future__ import annotations
 
 import time
+from typing import Callable
 
 import typer
 
-from mobmem.errors import MobmemError
+from mobmem.errors import Interrupted, MobmemError
 
 SCENARIOS = ("demo_caching", "demo_hot_launch")
 
 
-def _run(name: str) -> tuple[str, dict, float]:
+def _run(name: str, progress: Callable[[str, float, float], None] | None = None) -> tuple[str, dict, float]:
+    """One scenario (in a worker process, its progress goes to the parent)."""
     from mobmem import session
+    from mobmem.session import pool
 
+    if progress is None and pool.reporting():
+        progress = pool.report
     t0 = time.perf_counter()
-    res = session.run(name)
+    res = session.run(name, progress=(lambda d, e: progress(name, d, e)) if progress else None)
     return name, res, time.perf_counter() - t0
 
 
-def run_demos(jobs: int = 2) -> dict[str, tuple[dict, float]]:
-    """Both demo scenarios, in parallel worker processes when ``jobs`` > 1 (same results)."""
-    if jobs <= 1:
-        return {n: _run(n)[1:] for n in SCENARIOS}
-    import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor
+def run_demos(jobs: int = 2, progress: Callable[[str, float, float], None] | None = None,
+              finished: Callable[[str], None] | None = None) -> dict[str, tuple[dict, float]]:
+    """Both demo scenarios, in parallel worker processes when ``jobs`` > 1 (same results);
+    ``progress(name, done_s, estimated_s)`` as they run, ``finished(name)`` when each is done.
+    Ctrl-C stops both at once (KeyboardInterrupt)."""
+    out: dict[str, tuple[dict, float]] = {}
 
-    with ProcessPoolExecutor(max_workers=min(jobs, len(SCENARIOS)), mp_context=mp.get_context("spawn")) as ex:
-        out = {}
-        for name, res, wall in ex.map(_run, SCENARIOS):
-            out[name] = (res, wall)
-    return out
+    def done(r: tuple[str, dict, float]) -> None:
+        out[r[0]] = r[1:]
+        if finished:
+            finished(r[0])
+
+    if jobs <= 1:
+        for n in SCENARIOS:
+            done(_run(n, progress))
+        return out
+    from mobmem.session.pool import run_parallel
+
+    run_parallel(_run, SCENARIOS, min(jobs, len(SCENARIOS)), done, on_report=progress)
+    return {n: out[n] for n in SCENARIOS}
 
 
 def demo(
@@ -51,6 +64,7 @@ def demo(
 ) -> None:
     """Caching capacity and hot launch on a Pixel-3-class phone with stock Android (two short sessions)."""
     from mobmem import session
+    from mobmem.cli.progress import SimProgress, wanted
     from mobmem.cli.session import cached_lines, console, curve_table, kills_table, launch_stats_table, relaunch_line
 
     if not 1 <= jobs <= 8:
@@ -61,7 +75,13 @@ def demo(
         console.print(f"[bold]{n}[/bold]: {d.split('. ')[0]}.", highlight=False)
     console.print(f"running both sessions ({'in parallel' if jobs > 1 else 'one after the other'}) …", style="dim")
     t0 = time.perf_counter()
-    runs = run_demos(jobs)
+    bars = SimProgress(list(SCENARIOS), wanted())
+    try:
+        with bars:
+            runs = run_demos(jobs, progress=bars.update, finished=bars.finish)
+    except KeyboardInterrupt:
+        raise Interrupted("demo: " + ", ".join(f"{n} done" if n in bars.finished else f"{n} at {bars.where(n)}"
+                                               for n in SCENARIOS)) from None
     total = time.perf_counter() - t0
 
     res, wall = runs["demo_caching"]

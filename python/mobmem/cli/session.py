@@ -24,11 +24,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from mobmem.errors import MobmemError
+from mobmem.errors import Interrupted, MobmemError
 
 # Piped output (files, pagers, tests) gets wide tables rather than 80 truncated columns.
 console = Console(width=None if sys.stdout.isatty() else 180)
-err_console = Console(stderr=True)
 
 
 # ---------------------------------------------------------------------------- formatting
@@ -257,7 +256,7 @@ def run(
         systems.get(system)
     if out is not None:
         check_out_dir(out)
-    res = session.run(path, pairs, seed=seed, system=system)
+    res = _run_session(path, pairs, seed, system, as_json, out)
     if out is not None:
         write_outputs(res, out)
     if as_json:
@@ -266,6 +265,21 @@ def run(
     print_result(res)
     if out is not None:
         console.print(f"wrote {out}/ (summary.json, launches.csv, timeline.csv, events.csv, kills.csv, per_app.csv)", highlight=False)
+
+
+def _run_session(path: Path, pairs, seed: Optional[int], system: Optional[str], as_json: bool, out: Optional[Path],
+                 what: str = "") -> dict:
+    """One session with a progress bar on a terminal; Ctrl-C or SIGTERM → :class:`Interrupted`
+    saying how far it got (nothing has been written: files are written after the run)."""
+    from mobmem import session
+    from mobmem.cli.progress import SimProgress, wanted
+
+    prog = SimProgress(path.stem, wanted(as_json))
+    try:
+        with prog:
+            return session.run(path, pairs, seed=seed, system=system, progress=prog)
+    except KeyboardInterrupt:
+        raise prog.interrupted(f"{what}{path.stem}", out) from None
 
 
 def _seed_base(path: Path, seed: Optional[int]) -> int:
@@ -380,14 +394,28 @@ def compare(
         session.check_seed(s)
     total = len(names) * len(seed_list)
     t0 = time.perf_counter()
-    count = [0]
+    from mobmem.cli.progress import RunsProgress, wanted
 
-    def progress(system: str, sd: int, res: dict, reused: bool) -> None:
-        count[0] += 1
-        what = "reused" if reused else f"{res.get('sim_seconds', 0):.0f} simulated s in {res.get('wall_seconds', 0):.1f} s"
-        err_console.print(f"[{count[0]}/{total}] {system} seed {sd}: {what}", highlight=False, style="dim")
+    bar = RunsProgress(f"compare {path.stem}", total, wanted(as_json))
+    reused = [0]
 
-    results = cmp.run_matrix(path, names, seed_list, list(set_), jobs=jobs, out=out, resume=resume, progress=progress)
+    def progress(system: str, sd: int, res: dict, was_reused: bool) -> None:
+        bar.advance()
+        reused[0] += was_reused
+        what = "reused" if was_reused else f"{res.get('sim_seconds', 0):.0f} simulated s in {res.get('wall_seconds', 0):.1f} s"
+        bar.log(f"[{bar.done}/{total}] {system} seed {sd}: {what}")
+
+    try:
+        with bar:
+            results = cmp.run_matrix(path, names, seed_list, list(set_), jobs=jobs, out=out, resume=resume, progress=progress)
+    except KeyboardInterrupt:
+        if out is None:
+            kept = " (no --out: nothing kept)"
+        elif bar.done:
+            kept = f"; the finished ones are in {out}/runs/ (the same command with --resume runs the rest)"
+        else:
+            kept = f"; nothing written to {out}"
+        raise Interrupted(f"compare {path.stem} after {bar.done} of {total} runs{kept}") from None
     agg = cmp.aggregate(names, seed_list, results)
     first = results[(names[0], seed_list[0])]
     doc = {
@@ -470,7 +498,7 @@ def bench_session(
     pairs = session.parse_settings(set_)
     session.check_seed(seed)
     t0 = time.perf_counter()
-    res = session.run(path, pairs, seed=seed)
+    res = _run_session(path, pairs, seed, None, as_json, None, what="bench session ")
     wall = time.perf_counter() - t0
     # The work the session did, and a floor under its wall time measured on this machine: the
     # runtime's allocation benchmark (allocation only — no reads, no tracing, no kernel; its

@@ -23,7 +23,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from mobmem.errors import MobmemError
 
@@ -111,13 +111,19 @@ def check_seed(seed: int | None) -> None:
 
 
 def run(scenario: str | os.PathLike, settings: Sequence[str] | Sequence[Pair] = (), seed: int | None = None,
-        system: str | None = None, systems_file: Path | None = None) -> dict:
+        system: str | None = None, systems_file: Path | None = None,
+        progress: Callable[[float, float], None] | None = None) -> dict:
     """Run one session and return the result dict (see the module docstring).
 
     ``settings`` are ``key=value`` strings or pairs (the user's ``--set``); ``system`` a name from
     ``data/systems.toml`` whose settings apply before them; ``seed`` replaces the scenario's seed.
     The result records the scenario, every override (``parameters``), the seed and
-    ``system_name``."""
+    ``system_name``.
+
+    ``progress(done_s, estimated_s)`` is called every ~0.1 s of wall time with the simulated
+    seconds done and an estimate of the total (boot plus the script's use and wait time; launches
+    add to it, so ``done_s`` can pass it). Ctrl-C stops the session within ~0.1 s with
+    KeyboardInterrupt (as does an exception raised by ``progress``)."""
     from mobmem.session import systems as systems_mod
 
     path = resolve_scenario(scenario)
@@ -128,17 +134,19 @@ def run(scenario: str | os.PathLike, settings: Sequence[str] | Sequence[Pair] = 
     sys_pairs: list[Pair] = []
     if system:
         sys_pairs = systems_mod.settings_for(system, path, pairs, systems_file)
-    res = run_pairs(path, [*sys_pairs, *pairs], seed)
+    res = run_pairs(path, [*sys_pairs, *pairs], seed, progress)
     res["system_name"] = system
     return res
 
 
-def run_pairs(path: Path, overrides: list[Pair], seed: int | None) -> dict:
+def run_pairs(path: Path, overrides: list[Pair], seed: int | None,
+              progress: Callable[[float, float], None] | None = None) -> dict:
     """The core call: ``overrides`` in order (later wins); ValueError → MobmemError."""
     from mobmem import _core
 
     try:
-        text = _core.session_run(_display(Path(path)), str(DATA), [(str(k), str(v)) for k, v in overrides], seed)
+        text = _core.session_run(_display(Path(path)), str(DATA), [(str(k), str(v)) for k, v in overrides], seed,
+                                 progress=progress)
     except ValueError as e:
         raise MobmemError(_clean_error(str(e))) from None
     except OverflowError:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import math
 import os
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Callable
 
@@ -183,7 +182,11 @@ def run_matrix(scenario: Path, systems: list[str], seeds: list[int], user: list[
                progress: Callable[[str, int, dict, bool], None] | None = None) -> dict[tuple[str, int], dict]:
     """Every (system, seed) run; results keyed by that pair. With ``out``, each run's files are
     written as soon as it finishes (``out/runs/SYSTEM/seed-N/``); with ``resume``, runs whose
-    summary is already there (same scenario, system, seed, settings) are not redone."""
+    summary is already there (same scenario, system, seed, settings) are not redone.
+
+    Ctrl-C (KeyboardInterrupt) stops the runs under way at once (worker processes are
+    terminated) and propagates; the runs finished before it are on disk, so ``resume`` picks up
+    after them."""
     from mobmem.session.output import write_outputs
 
     results: dict[tuple[str, int], dict] = {}
@@ -210,15 +213,7 @@ def run_matrix(scenario: Path, systems: list[str], seeds: list[int], user: list[
         for t in todo:
             done(*_job(t))
         return results
-    import multiprocessing as mp
+    from mobmem.session.pool import run_parallel
 
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn")) as ex:
-        futs = [ex.submit(_job, t) for t in todo]
-        try:
-            for f in as_completed(futs):
-                done(*f.result())
-        except BaseException:
-            for f in futs:
-                f.cancel()
-            raise
+    run_parallel(_job, todo, jobs, lambda r: done(*r))
     return results

@@ -11,15 +11,20 @@
 
 Every file is written to a temporary name and renamed, so an interrupted run never leaves half a
 file and never damages what an earlier run wrote; ``summary.json`` is written last, so its
-presence means the directory is complete.
+presence means the directory is complete. Nothing is written before a run has finished, and
+Ctrl-C or SIGTERM during the writing waits until the files are all written
+(:func:`deferred_interrupts`), so an interrupted command leaves either no files or all of them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
 import os
+import signal
+import threading
 from pathlib import Path
 
 from mobmem.errors import MobmemError
@@ -37,6 +42,30 @@ def check_out_dir(out: Path) -> None:
         parent = parent.parent
     if not os.access(parent, os.W_OK):
         raise MobmemError(f"--out {out}: {parent} is not writable")
+
+
+@contextlib.contextmanager
+def deferred_interrupts():
+    """Hold SIGINT and SIGTERM until the block is done, then raise KeyboardInterrupt if one came
+    (only in the main thread, where signal handlers live; elsewhere the block runs as is)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    got: list[int] = []
+    old = {}
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        prev = signal.getsignal(sig)
+        if prev is None:  # a handler not installed from Python: leave it alone
+            continue
+        old[sig] = prev
+        signal.signal(sig, lambda signum, frame: got.append(signum))
+    try:
+        yield
+    finally:
+        for sig, prev in old.items():
+            signal.signal(sig, prev)
+        if got:
+            raise KeyboardInterrupt
 
 
 def atomic_write(path: Path, text: str) -> None:
@@ -118,10 +147,6 @@ def write_outputs(res: dict, out: Path) -> list[Path]:
     from mobmem.session import summary
 
     out = Path(out)
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise MobmemError(f"--out {out}: {e.strerror}") from None
     files = {
         "launches.csv": csv_text(launch_rows(res)),
         "timeline.csv": csv_text(res.get("timeline", [])),
@@ -131,7 +156,12 @@ def write_outputs(res: dict, out: Path) -> list[Path]:
         "summary.json": json.dumps(summary(res), indent=1) + "\n",
     }
     written = []
-    for name in FILES:
-        atomic_write(out / name, files[name])
-        written.append(out / name)
+    with deferred_interrupts():
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise MobmemError(f"--out {out}: {e.strerror}") from None
+        for name in FILES:
+            atomic_write(out / name, files[name])
+            written.append(out / name)
     return written

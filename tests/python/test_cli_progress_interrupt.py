@@ -1,0 +1,173 @@
+"""The command line starts without the heavy libraries, reports progress, and stops cleanly on
+Ctrl-C (SIGINT) and SIGTERM: exit 130, one line saying what was interrupted, no traceback, no
+partial files; an interrupted ``mobmem compare`` keeps its finished runs for ``--resume``.
+
+Nothing here is timed: the subprocess bounds are generous correctness bounds."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mobmem import session
+
+ROOT = Path(__file__).resolve().parents[2]
+TINY = "tests/python/data/session_tiny.toml"
+HEAVY = ("numpy", "scipy", "pandas", "matplotlib")
+
+# One synthetic app used for `seconds` simulated seconds, `times` times (a huge `times`: a
+# session that would run for ever).
+SCENARIO = """name = "{name}"
+description = "test: one synthetic app used for a long time"
+device = "pixel3"
+seed = 1
+
+[system]
+collector = "cc"
+
+[[apps]]
+name = "synthetic:footprint=16m,objsize=512"
+
+[[script]]
+action = "launch"
+app = "synthetic:footprint=16m,objsize=512"
+
+[[script]]
+action = "repeat"
+times = {times}
+steps = [{{ action = "use", seconds = {seconds} }}]
+"""
+
+# Runs the real entry point (`mobmem …`) and says "started" on stderr at the session's first
+# progress report, so that the test signals a run that is under way in the simulator.
+DRIVER = """
+import sys
+from mobmem.cli import main, progress
+
+update = progress.SimProgress.update
+
+def first_report(self, *args):
+    update(self, *args)
+    if not getattr(self, "_told", False):
+        self._told = True
+        print("started", file=sys.stderr, flush=True)
+
+progress.SimProgress.update = first_report
+sys.argv = ["mobmem", *sys.argv[1:]]
+main()
+"""
+
+
+def scenario(tmp_path: Path, name: str, times: int, seconds: float) -> Path:
+    p = tmp_path / f"{name}.toml"
+    p.write_text(SCENARIO.format(name=name, times=times, seconds=seconds))
+    return p
+
+
+def modules_imported(code: str) -> set[str]:
+    p = subprocess.run([sys.executable, "-c", code + "\nimport sys, json; print(json.dumps(sorted(sys.modules)))"],
+                       capture_output=True, text=True, cwd=ROOT, check=True)
+    return {m.split(".")[0] for m in json.loads(p.stdout.splitlines()[-1])}
+
+
+def test_importing_the_cli_loads_no_heavy_library():
+    mods = modules_imported("import mobmem.cli")
+    assert not mods & set(HEAVY), sorted(mods & set(HEAVY))
+
+
+@pytest.mark.parametrize("args", [[], ["run"], ["compare"], ["demo"], ["bench", "session"], ["bench", "run"], ["lbo"],
+                                  ["kernel", "replay"], ["runtime"]])
+def test_help_loads_no_heavy_library(args):
+    """What `mobmem … --help` imports (python -X importtime): none of the heavy libraries, and
+    not pydantic (typer 0.29 imports it to parse any sub-command's arguments)."""
+    p = subprocess.run([sys.executable, "-X", "importtime", "-m", "mobmem", *args, "--help"],
+                       capture_output=True, text=True, cwd=ROOT)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "Usage" in p.stdout
+    imported = {line.split("|")[-1].strip().split(".")[0] for line in p.stderr.splitlines() if line.startswith("import time:")}
+    assert imported, p.stderr[:500]
+    heavy = imported & {*HEAVY, "pydantic"}
+    assert not heavy, f"`mobmem {' '.join(args)} --help` imports {sorted(heavy)}"
+
+
+def test_progress_reports_increasing_simulated_time():
+    seen = []
+    res = session.run(TINY, progress=lambda done, est: seen.append((done, est)))
+    assert len(seen) >= 2, seen
+    done = [d for d, _ in seen]
+    assert all(a < b for a, b in zip(done, done[1:])), done
+    assert 0 <= done[0] and done[-1] <= res["sim_seconds"]
+    assert all(e > 0 for _, e in seen)
+    # The estimate counts the script's use time (6 s here) and, once launches are done, theirs.
+    assert seen[0][1] >= 6.0 and abs(seen[-1][1] - res["sim_seconds"]) < 0.25 * res["sim_seconds"], (seen[-1], res["sim_seconds"])
+
+
+def test_an_exception_in_the_progress_callback_stops_the_run(tmp_path):
+    calls = []
+
+    class Stop(Exception):
+        pass
+
+    def progress(done, est):
+        calls.append(done)
+        raise Stop("enough")
+
+    with pytest.raises(Stop, match="enough"):
+        session.run(scenario(tmp_path, "forever", 1_000_000_000, 1.0), progress=progress)
+    assert len(calls) == 1
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_signal_stops_a_long_run_without_traceback_or_files(tmp_path, sig):
+    long = scenario(tmp_path, "forever", 1_000_000_000, 1.0)
+    out = tmp_path / "out"
+    p = subprocess.Popen([sys.executable, "-c", DRIVER, "run", str(long), "--out", str(out)],
+                         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert p.stderr.readline() == "started\n"
+        p.send_signal(sig)
+        stdout, stderr = p.communicate(timeout=20)
+    finally:
+        p.kill()
+    assert p.returncode == 130, stderr
+    assert "Traceback" not in stderr and stdout == ""
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("interrupted: forever at "), stderr
+    assert "simulated s" in lines[0] and f"nothing written to {out}" in lines[0]
+    assert not out.exists() or not any(out.iterdir())
+
+
+def test_compare_interrupted_then_resumed(tmp_path):
+    sc = scenario(tmp_path, "medium", 1, 30.0)
+    out = tmp_path / "c"
+    args = [sys.executable, "-m", "mobmem", "compare", str(sc), "--systems", "stock,cmc", "--seeds", "2", "--jobs", "2",
+            "--out", str(out)]
+    p = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        first = p.stderr.readline()
+        assert first.startswith("[1/4] "), first
+        p.send_signal(signal.SIGINT)
+        stdout, stderr = p.communicate(timeout=20)
+    finally:
+        p.kill()
+    assert p.returncode == 130, stderr
+    assert "Traceback" not in stderr and stdout == ""
+    # The first line was read above; others may have finished before the signal arrived.
+    finished = 1 + len(re.findall(r"^\[\d/4\] ", stderr, re.M))
+    assert "interrupted: compare medium after" in stderr and "--resume" in stderr, stderr
+    kept = sorted(out.glob("runs/*/seed-*/summary.json"))
+    assert 1 <= len(kept) == finished < 4, (kept, stderr)
+    assert not list(out.glob("compare.*")) and not list(out.rglob("*.tmp"))
+
+    r = subprocess.run([*args, "--resume", "--json"], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.count("reused") == len(kept)
+    doc = json.loads(r.stdout)
+    assert [(x["system"], x["seed"]) for x in doc["runs"]] == [("stock", 1), ("cmc", 1), ("stock", 2), ("cmc", 2)]
+    assert len(list(out.glob("runs/*/seed-*/summary.json"))) == 4 and (out / "compare.json").is_file()
