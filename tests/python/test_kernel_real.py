@@ -319,7 +319,8 @@ def test_oom_victim_that_was_idle_is_recorded(tmp_path):
     assert 1 in pids and set(pids) <= {1, 2}, pids
     k = next(k for k in r["kills"] if k["pid"] == 1)
     assert k["adj"] == 900 and k["line"] >= 7
-    assert "2" in r["per_process"]
+    if 2 not in pids:  # a survivor's final counters are recorded; a killed one has none
+        assert "2" in r["per_process"], r["per_process"]
     _assert_clean()
 
 
