@@ -11,7 +11,8 @@
 //! references inside the unit are implied by its shape, the allocation time, state and clock
 //! are the unit's.
 //!
-//! Every object of a cell is still an object: it has an [`ObjId`] (tagged with [`CELL_BIT`]), its
+//! Every object of a cell is still an object: it has an [`ObjId`] (its record's index, tagged
+//! with [`CELL_BIT`]), its
 //! own address, size, reference fields, mark, flags, space, card-chain link and depth, so
 //! collectors, barriers and policies handle it exactly as they handle a general object — through
 //! the accessors of [`crate::object::Objects`]. What the grain changes is host work only: a
@@ -27,11 +28,10 @@
 use crate::object::{ObjId, NULL};
 use mobmem_engine::Nanos;
 
-/// Tag bit of a cell object's id: `CELL_BIT | unit << 3 | j` (object `j` of unit `unit`).
+/// Tag bit of a cell object's id: `CELL_BIT | slot`, the index of its record in the arena.
 pub const CELL_BIT: u32 = 1 << 31;
 /// Objects per cell at most (root and seven children).
 pub const MAX_OBJECTS: usize = 8;
-const J_BITS: u32 = 3;
 
 /// Flag bits of cell objects only (general objects keep the copying thread's id in `Info`).
 pub mod cflag {
@@ -47,21 +47,16 @@ pub fn is_cell(o: ObjId) -> bool {
 }
 
 #[inline(always)]
-pub fn id(unit: u32, j: u32) -> ObjId {
-    CELL_BIT | unit << J_BITS | j
+pub fn id(slot: u32) -> ObjId {
+    CELL_BIT | slot
 }
 
 #[inline(always)]
-pub fn unit_of(o: ObjId) -> u32 {
-    (o & !CELL_BIT) >> J_BITS
+pub fn slot_of(o: ObjId) -> usize {
+    (o & !CELL_BIT) as usize
 }
 
-#[inline(always)]
-pub fn index_of(o: ObjId) -> u32 {
-    o & ((1 << J_BITS) - 1)
-}
-
-/// One object of a cell (20 bytes).
+/// One object of a cell (24 bytes). A unit's objects are consecutive records, root first.
 #[derive(Clone, Copy, Debug, Default)]
 #[repr(C)]
 pub struct CellObj {
@@ -70,21 +65,27 @@ pub struct CellObj {
     pub size: u32,
     /// Next object starting on the same card (see `crate::card_table`), `NULL` ends the chain.
     pub next_in_card: ObjId,
+    /// The unit (index of its [`UnitHdr`]).
+    pub unit: u32,
     pub depth: u16,
     pub nrefs: u8,
     pub mark: u8,
     pub flags: u8,
     pub space: u8,
-    _pad: [u8; 2],
+    /// Index of the object in its unit (0 = the root).
+    pub j: u8,
+    /// Root only: children linked into the root (`root.field[c]` holds child `c` for
+    /// `c < linked`).
+    pub linked: u8,
 }
 
-const _: () = assert!(std::mem::size_of::<CellObj>() == 20);
+const _: () = assert!(std::mem::size_of::<CellObj>() == 24);
 
 /// What is common to the objects of a unit (32 bytes).
 #[derive(Clone, Copy, Debug, Default)]
 #[repr(C)]
 pub struct UnitHdr {
-    /// Index of object 0 in the object arena.
+    /// Index of the root's record in the arena.
     pub first: u32,
     /// Number of times the unit id was used.
     pub gen: u32,
@@ -95,11 +96,12 @@ pub struct UnitHdr {
     pub n: u8,
     /// Arena slots reserved.
     pub cap: u8,
-    /// Children linked into the root (`root.field[c]` holds child `c` for `c < linked`).
-    pub linked: u8,
     /// Objects not freed yet.
     pub live: u8,
     pub alloc_state: u8,
+    /// Fresh: allocated outside any collection and not seen by one yet — its objects are on no
+    /// card chain and not on the allocation stack (see `Heap::settle_fresh`).
+    pub fresh: bool,
     _pad: [u8; 3],
 }
 
@@ -108,9 +110,10 @@ pub struct UnitHdr {
 pub struct Cells {
     pub unit: Vec<UnitHdr>,
     pub obj: Vec<CellObj>,
-    free_units: Vec<u32>,
-    /// Free arena ranges by length.
-    free_ranges: [Vec<u32>; MAX_OBJECTS + 1],
+    /// Free units by capacity. A unit keeps its arena range for life, so an object id (the
+    /// record's index) always belongs to the same unit and the unit's generation tells apart its
+    /// successive uses.
+    free_units: [Vec<u32>; MAX_OBJECTS + 1],
     /// Live cell objects.
     pub count: u64,
 }
@@ -120,25 +123,18 @@ impl Cells {
     /// are its root's).
     pub fn new_unit(&mut self, cap: usize, state: u8) -> u32 {
         debug_assert!((1..=MAX_OBJECTS).contains(&cap));
-        let first = match self.free_ranges[cap].pop() {
-            Some(f) => f,
-            None => {
-                let f = self.obj.len() as u32;
-                self.obj.resize(self.obj.len() + cap, CellObj::default());
-                f
-            }
-        };
-        let u = match self.free_units.pop() {
+        let u = match self.free_units[cap].pop() {
             Some(u) => u,
             None => {
-                self.unit.push(UnitHdr::default());
-                let u = (self.unit.len() - 1) as u32;
-                assert!(u < (u32::MAX >> (J_BITS + 1)), "unit id space exhausted");
-                u
+                let first = self.obj.len() as u32;
+                assert!(first as usize + cap < (CELL_BIT - 1) as usize, "cell arena exhausted");
+                self.obj.resize(self.obj.len() + cap, CellObj::default());
+                self.unit.push(UnitHdr { first, cap: cap as u8, ..UnitHdr::default() });
+                (self.unit.len() - 1) as u32
             }
         };
         let h = &mut self.unit[u as usize];
-        *h = UnitHdr { first, gen: h.gen.wrapping_add(1), alloc_ns: 0, alloc_clock: 0, n: 0, cap: cap as u8, linked: 0, live: 0, alloc_state: state, _pad: [0; 3] };
+        *h = UnitHdr { first: h.first, gen: h.gen.wrapping_add(1), alloc_ns: 0, alloc_clock: 0, n: 0, cap: h.cap, live: 0, alloc_state: state, fresh: false, _pad: [0; 3] };
         u
     }
 
@@ -146,8 +142,7 @@ impl Cells {
     pub fn abandon(&mut self, u: u32) {
         let h = &self.unit[u as usize];
         assert_eq!(h.n, 0, "abandoning a unit with objects");
-        self.free_ranges[h.cap as usize].push(h.first);
-        self.free_units.push(u);
+        self.free_units[h.cap as usize].push(u);
     }
 
     /// Create the next object of unit `u`, allocated at `now` with the allocated-bytes clock at
@@ -165,47 +160,41 @@ impl Cells {
         h.n += 1;
         h.live += 1;
         let i = (h.first + j) as usize;
-        self.obj[i] = CellObj { addr: addr as u32, size, next_in_card: NULL, depth: 0, nrefs: nrefs as u8, mark: 0, flags, space, _pad: [0; 2] };
+        self.obj[i] = CellObj { addr: addr as u32, size, next_in_card: NULL, unit: u, depth: 0, nrefs: nrefs as u8, mark: 0, flags, space, j: j as u8, linked: 0 };
         self.count += 1;
-        id(u, j)
-    }
-
-    #[inline(always)]
-    pub fn slot(&self, o: ObjId) -> usize {
-        (self.unit[unit_of(o) as usize].first + index_of(o)) as usize
+        id(i as u32)
     }
 
     #[inline(always)]
     pub fn get(&self, o: ObjId) -> &CellObj {
-        &self.obj[self.slot(o)]
+        &self.obj[slot_of(o)]
     }
 
     #[inline(always)]
     pub fn get_mut(&mut self, o: ObjId) -> &mut CellObj {
-        let s = self.slot(o);
-        &mut self.obj[s]
+        &mut self.obj[slot_of(o)]
     }
 
     #[inline(always)]
     pub fn hdr(&self, o: ObjId) -> &UnitHdr {
-        &self.unit[unit_of(o) as usize]
+        &self.unit[self.obj[slot_of(o)].unit as usize]
     }
 
     /// Reference field `f` of cell object `o`: the root's fields hold the linked children, a
     /// child's field 0 its previous sibling (if it has fields); everything else is null.
     #[inline]
     pub fn get_ref(&self, o: ObjId, f: u32) -> ObjId {
-        let u = unit_of(o);
-        let h = &self.unit[u as usize];
-        let j = index_of(o);
+        let i = slot_of(o);
+        let c = &self.obj[i];
+        let j = c.j as usize;
         if j == 0 {
-            if f < h.linked as u32 {
-                id(u, f + 1)
+            if f < c.linked as u32 {
+                id((i + 1) as u32 + f)
             } else {
                 NULL
             }
-        } else if f == 0 && j >= 2 && j <= h.linked as u32 && self.obj[(h.first + j) as usize].nrefs > 0 {
-            id(u, j - 1)
+        } else if f == 0 && j >= 2 && c.nrefs > 0 && j <= self.obj[i - j].linked as usize {
+            id((i - 1) as u32)
         } else {
             NULL
         }
@@ -216,42 +205,60 @@ impl Cells {
     /// 0, which the root's store makes visible) — anything else would break the unit's shape.
     #[inline]
     pub fn set_ref(&mut self, o: ObjId, f: u32, v: ObjId) {
-        let u = unit_of(o);
-        let j = index_of(o);
+        let i = slot_of(o);
+        let j = self.obj[i].j as usize;
         if j == 0 {
-            assert!(v == id(u, f + 1) && f == self.unit[u as usize].linked as u32, "cell {u}: store of {v:#x} into root field {f} is not the unit's next child");
-            self.unit[u as usize].linked += 1;
+            let linked = self.obj[i].linked as u32;
+            assert!(v == id(i as u32 + 1 + f) && f == linked, "cell object {o:#x}: store of {v:#x} into root field {f} is not the unit's next child");
+            self.obj[i].linked += 1;
         } else {
-            assert!(f == 0 && j >= 2 && v == id(u, j - 1), "cell {u}: store of {v:#x} into field {f} of object {j} breaks the unit's shape");
+            assert!(f == 0 && j >= 2 && v == id(i as u32 - 1), "cell object {o:#x}: store of {v:#x} into field {f} of object {j} breaks the unit's shape");
         }
+    }
+
+    /// Release every live object of unit `u` at once (a fresh unit that died); returns their
+    /// count.
+    pub fn free_unit(&mut self, u: u32) -> u32 {
+        let h = self.unit[u as usize];
+        let mut n = 0;
+        for i in h.first..h.first + h.n as u32 {
+            let c = &mut self.obj[i as usize];
+            if c.flags & crate::object::flag::LIVE != 0 {
+                c.flags = 0;
+                n += 1;
+            }
+        }
+        debug_assert_eq!(n, h.live as u32);
+        self.count -= n as u64;
+        self.unit[u as usize].live = 0;
+        self.free_units[h.cap as usize].push(u);
+        n
     }
 
     /// Release object `o` (the unit's slots are recycled when its last object goes).
     #[inline]
     pub fn free(&mut self, o: ObjId) {
-        let s = self.slot(o);
-        debug_assert!(self.obj[s].flags & crate::object::flag::LIVE != 0, "double free of cell object {o:#x}");
-        self.obj[s].flags = 0;
+        let i = slot_of(o);
+        debug_assert!(self.obj[i].flags & crate::object::flag::LIVE != 0, "double free of cell object {o:#x}");
+        self.obj[i].flags = 0;
         self.count -= 1;
-        let u = unit_of(o);
+        let u = self.obj[i].unit;
         let h = &mut self.unit[u as usize];
         h.live -= 1;
         if h.live == 0 {
-            self.free_ranges[h.cap as usize].push(h.first);
-            self.free_units.push(u);
+            let cap = h.cap as usize;
+            self.free_units[cap].push(u);
         }
     }
 
     /// Ids of the live objects of every unit, unit by unit.
     pub fn live_ids(&self) -> impl Iterator<Item = ObjId> + '_ {
-        self.unit.iter().enumerate().filter(|(_, h)| h.live > 0).flat_map(move |(u, h)| {
-            (0..h.n as u32).filter(move |&j| self.obj[(h.first + j) as usize].flags & crate::object::flag::LIVE != 0).map(move |j| id(u as u32, j))
-        })
+        self.unit.iter().filter(|h| h.live > 0).flat_map(move |h| (h.first..h.first + h.n as u32).filter(move |&i| self.obj[i as usize].flags & crate::object::flag::LIVE != 0).map(id))
     }
 
     /// Units in use (for reports and host-memory accounting).
     pub fn units_in_use(&self) -> usize {
-        self.unit.len() - self.free_units.len()
+        self.unit.len() - self.free_units.iter().map(Vec::len).sum::<usize>()
     }
 
     /// Host bytes held by the cell arrays.
@@ -271,7 +278,7 @@ mod tests {
         let u = c.new_unit(4, 0);
         let r = c.push_object(u, 64, 40, 0, 3, flag::LIVE, 10, 100);
         let a = c.push_object(u, 104, 24, 0, 2, flag::LIVE, 20, 140);
-        assert_eq!((unit_of(a), index_of(a)), (u, 1));
+        assert_eq!((c.get(a).unit, c.get(a).j), (u, 1));
         assert!(is_cell(r) && !is_cell(NULL) && !is_cell(5));
         assert_eq!(c.get_ref(r, 0), NULL, "nothing linked yet");
         c.set_ref(r, 0, a);
@@ -289,6 +296,8 @@ mod tests {
         assert_eq!((c.count, c.units_in_use()), (0, 0));
         let u2 = c.new_unit(4, 0);
         assert_eq!((u2, c.unit[u2 as usize].gen, c.unit[u2 as usize].first), (u, 2, 0), "the unit and its slots are reused");
+        let u3 = c.new_unit(2, 0);
+        assert_ne!(c.unit[u3 as usize].first, 0, "a unit of another capacity gets its own slots");
     }
 
     #[test]

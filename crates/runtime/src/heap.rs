@@ -80,6 +80,16 @@ pub struct Heap {
     /// Allocation stack: objects allocated since the last flip (swapped into the collection's
     /// live stack at its first pause or checkpoint).
     pub young: Vec<ObjId>,
+    /// Fresh units (unit, generation): allocated outside any collection, not yet on the
+    /// allocation stack or the card chains (see [`Heap::settle_fresh`]).
+    pub fresh: Vec<(u32, u32)>,
+    /// Objects and bytes of fresh units that died, per region, not yet reclaimed (ART would find
+    /// them dead at the next collection: it frees them then, with their region's other garbage),
+    /// the regions that have some, and the totals.
+    pub dead_objects: Vec<u32>,
+    pub dead_bytes: Vec<u32>,
+    pub dead_regions: Vec<u32>,
+    pub dead_total: (u64, u64),
     /// The card table (128-byte cards over the collected spaces) the write barrier dirties.
     pub cards: CardTable,
     /// Per card, the first object starting on it (`id + 1`, 0 = none); the chain continues
@@ -231,6 +241,11 @@ impl Heap {
             alloc_clock: 0,
             objects_allocated: 0,
             young: Vec::new(),
+            fresh: Vec::new(),
+            dead_objects: vec![0; num_regions as usize],
+            dead_bytes: vec![0; num_regions as usize],
+            dead_regions: Vec::new(),
+            dead_total: (0, 0),
             card_first: vec![0; cards.len()],
             cards,
             card_vma,
@@ -266,6 +281,62 @@ impl Heap {
     /// Whether every collected space is addressable with 32-bit offsets (cells store them so).
     pub fn cell_addressable(&self) -> bool {
         self.page_stamp.iter().all(|p| (p.len() as u64) * PAGE <= 1 << 32)
+    }
+
+    /// A collection begins (its first pause or checkpoint, before the stacks are swapped): every
+    /// fresh unit still alive joins the allocation stack and the card chains, as if it had been
+    /// placed there when allocated. Their order among the other young objects differs from
+    /// allocation order; nothing that depends on that order has a simulated cost (the sweeps and
+    /// card scans that do walk objects in address order).
+    pub fn settle_fresh(&mut self) {
+        let fresh = std::mem::take(&mut self.fresh);
+        for &(u, gen) in &fresh {
+            let h = self.objs.cells.unit[u as usize];
+            if h.gen != gen || !h.fresh || h.live == 0 {
+                continue;
+            }
+            self.objs.cells.unit[u as usize].fresh = false;
+            for i in h.first..h.first + h.n as u32 {
+                let c = self.objs.cells.obj[i as usize];
+                if c.flags & flag::LIVE != 0 {
+                    let o = crate::cell::id(i);
+                    self.link_card(o, c.space as usize, c.addr as u64);
+                    self.young.push(o);
+                }
+            }
+        }
+        self.fresh = fresh;
+        self.fresh.clear();
+    }
+
+    /// The workload let go of unit `root` (its holder no longer references it: it is garbage).
+    /// A fresh unit's records go at once; its bytes stay allocated in their regions until the
+    /// next collection reclaims them ([`Heap::take_dead_fresh`]). Other units wait for the
+    /// collector, as every object does.
+    pub fn unit_dead(&mut self, root: ObjId) {
+        if !crate::cell::is_cell(root) {
+            return;
+        }
+        let u = self.objs.cells.get(root).unit;
+        let h = self.objs.cells.unit[u as usize];
+        if !h.fresh {
+            return;
+        }
+        let mut bytes = 0u64;
+        for i in h.first..h.first + h.n as u32 {
+            let c = self.objs.cells.obj[i as usize];
+            debug_assert!(c.space == SpaceId::Main as u8 && self.collector.uses_regions());
+            let r = RegionSpace::region_of(c.addr as u64) as usize;
+            if self.dead_objects[r] == 0 {
+                self.dead_regions.push(r as u32);
+            }
+            self.dead_objects[r] += 1;
+            self.dead_bytes[r] += c.size;
+            bytes += c.size as u64;
+        }
+        let n = self.objs.cells.free_unit(u);
+        self.dead_total.0 += n as u64;
+        self.dead_total.1 += bytes;
     }
 
     /// Start a new collection's epoch (clears the mark bytes when the u8 epoch wraps).
@@ -423,11 +494,13 @@ impl Heap {
         let cost = cost + self.costs.init_ns(size);
         t.cpu(cost);
         let young = flag::YOUNG | if pinned { flag::PINNED } else { 0 };
-        let o = match unit {
-            None => self.objs.create(addr, size, space, nrefs, t.now, self.alloc_clock, state, young),
-            Some(u) => self.objs.cells.push_object(u, addr, size, space as u8, nrefs, young | flag::LIVE, t.now, self.alloc_clock),
+        let (o, fresh) = match unit {
+            None => (self.objs.create(addr, size, space, nrefs, t.now, self.alloc_clock, state, young), false),
+            Some(u) => (self.objs.cells.push_object(u, addr, size, space as u8, nrefs, young | flag::LIVE, t.now, self.alloc_clock), self.objs.cells.unit[u as usize].fresh),
         };
-        self.link_card(o, space as usize, addr);
+        if !fresh {
+            self.link_card(o, space as usize, addr);
+        }
         if self.allocate_black {
             self.objs.set_mark(o, self.mark_epoch);
         }
@@ -441,7 +514,9 @@ impl Heap {
         self.bytes_allocated += size as u64;
         self.alloc_clock += size as u64;
         self.objects_allocated += 1;
-        self.young.push(o);
+        if !fresh {
+            self.young.push(o);
+        }
         // Initialising the object writes its pages.
         self.touch_pages(k, t, self.vma[space as usize], addr, size, true);
         Ok(o)
@@ -752,16 +827,16 @@ impl Heap {
     /// Debug check: byte accounting matches the objects (O(objects)).
     pub fn check_accounting(&self) -> Result<(), String> {
         self.check_card_chains()?;
-        let mut total = 0u64;
-        let mut count = 0u64;
+        // Dead fresh units' objects are allocated bytes until a collection reclaims them.
+        let (mut count, mut total) = self.dead_total;
         for o in self.objs.live_ids() {
             count += 1;
             if !self.objs.space_of(o).immune() {
                 total += self.objs.size(o) as u64;
             }
         }
-        if count != self.objs.live_count() {
-            return Err(format!("object count {} but {} live ids", self.objs.live_count(), count));
+        if count != self.objs.live_count() + self.dead_total.0 {
+            return Err(format!("object count {} (and {} dead fresh) but {} live ids", self.objs.live_count(), self.dead_total.0, count));
         }
         if total != self.bytes_allocated {
             return Err(format!("bytes_allocated {} but live objects hold {}", self.bytes_allocated, total));

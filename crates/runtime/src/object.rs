@@ -217,7 +217,7 @@ impl Objects {
     #[inline]
     pub fn is_live(&self, o: ObjId) -> bool {
         if cell::is_cell(o) {
-            (cell::unit_of(o) as usize) < self.cells.unit.len() && cell::index_of(o) < self.cells.hdr(o).n as u32 && self.cells.get(o).flags & flag::LIVE != 0
+            cell::slot_of(o) < self.cells.obj.len() && self.cells.get(o).flags & flag::LIVE != 0
         } else {
             (o as usize) < self.word.len() && self.word[o as usize].flags & flag::LIVE != 0
         }
@@ -330,9 +330,9 @@ impl Objects {
     #[inline]
     pub fn alloc_clock(&self, o: ObjId) -> u64 {
         if cell::is_cell(o) {
-            let h = self.cells.hdr(o);
-            let f = h.first as usize;
-            h.alloc_clock + self.cells.obj[f..f + cell::index_of(o) as usize].iter().map(|c| c.size as u64).sum::<u64>()
+            let i = cell::slot_of(o);
+            let f = i - self.cells.obj[i].j as usize;
+            self.cells.hdr(o).alloc_clock + self.cells.obj[f..i].iter().map(|c| c.size as u64).sum::<u64>()
         } else {
             self.info[o as usize].alloc_clock
         }
@@ -428,11 +428,8 @@ impl Objects {
     #[inline(always)]
     pub fn prefetch(&self, o: ObjId) {
         if cell::is_cell(o) {
-            if let Some(h) = self.cells.unit.get(cell::unit_of(o) as usize) {
-                prefetch(h);
-                if let Some(c) = self.cells.obj.get((h.first + cell::index_of(o)) as usize) {
-                    prefetch(c);
-                }
+            if let Some(c) = self.cells.obj.get(cell::slot_of(o)) {
+                prefetch(c);
             }
         } else if let (Some(w), Some(h)) = (self.word.get(o as usize), self.hdr.get(o as usize)) {
             prefetch(w);

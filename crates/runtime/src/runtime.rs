@@ -253,6 +253,14 @@ impl Runtime {
     pub fn alloc_unit(&mut self, k: &mut Kernel, hold: usize, plan: &[(u32, u16)]) -> Result<ObjId, OutOfMemory> {
         debug_assert!(!plan.is_empty() && plan.len() - 1 <= plan[0].1 as usize, "a unit's children are its root's fields");
         let unit = (self.cells && plan.len() <= crate::cell::MAX_OBJECTS).then(|| self.heap.objs.cells.new_unit(plan.len(), self.state as u8));
+        if let Some(u) = unit {
+            if self.may_be_fresh(plan) {
+                let h = &mut self.heap.objs.cells.unit[u as usize];
+                h.fresh = true;
+                let gen = h.gen;
+                self.heap.fresh.push((u, gen));
+            }
+        }
         let root = match self.alloc_in(k, plan[0].0, plan[0].1, false, unit) {
             Ok(o) => o,
             Err(e) => {
@@ -273,6 +281,28 @@ impl Runtime {
             prev = c;
         }
         Ok(root)
+    }
+
+    /// Whether a unit allocated now may be fresh (see `Heap::settle_fresh`): no collection in
+    /// progress, a region heap, all of its objects in region space, and no policy that follows
+    /// individual young objects before a collection finds them (a tracing scope keeps dead
+    /// out-of-scope objects; object swap selects objects).
+    fn may_be_fresh(&self, plan: &[(u32, u16)]) -> bool {
+        let h = &self.heap;
+        self.gc.is_none()
+            && h.collector.uses_regions()
+            && self.hooks.scope.is_none()
+            && self.hooks.object_swap.is_none()
+            && plan.iter().all(|&(s, nr)| {
+                let s = object_size(s, nr);
+                s as u64 <= crate::space::REGION_SIZE && !(h.use_los && s >= h.los_threshold)
+            })
+    }
+
+    /// The mutator let go of unit `root` (cleared the only reference to it): see
+    /// [`Heap::unit_dead`].
+    pub fn unit_dead(&mut self, root: ObjId) {
+        self.heap.unit_dead(root);
     }
 
     fn alloc_in(&mut self, k: &mut Kernel, size: u32, nrefs: u16, pinned: bool, unit: Option<u32>) -> Result<ObjId, OutOfMemory> {

@@ -273,12 +273,23 @@ enum Holder {
     Field(ObjId, u32),
 }
 
-/// A unit (small tree) the workload holds: its root object, where it is held, when allocated.
+/// Which of the workload's slot arrays holds a unit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SlotKind {
+    Temp,
+    Medium,
+    Long,
+}
+
+/// A unit (small tree) the workload holds: its root object, where it is held (a root slot or an
+/// object's field, and the workload's slot that records it), when allocated.
 #[derive(Clone, Copy, Debug)]
 pub struct Unit {
     pub obj: ObjId,
     pub gen: u32,
     holder: Holder,
+    kind: SlotKind,
+    slot: u32,
     /// Allocated-bytes clock at allocation.
     pub clock: u64,
     pub state: AppState,
@@ -565,7 +576,7 @@ impl Workload {
             self.caches.push(c);
             for f in 0..64 {
                 self.medium_free.push(self.medium_slots.len() as u32);
-                self.medium_slots.push(Unit { obj: NULL, gen: 0, holder: Holder::Field(c, f), clock: 0, state: AppState::Foreground });
+                self.medium_slots.push(Unit { obj: NULL, gen: 0, holder: Holder::Field(c, f), kind: SlotKind::Medium, slot: self.medium_slots.len() as u32, clock: 0, state: AppState::Foreground });
             }
         }
         // Fill the holders with long-lived units.
@@ -579,7 +590,7 @@ impl Workload {
                 let Some(u) = self.alloc_unit(rt, k, hold) else { return };
                 rt.write_ref(k, h, f, u);
                 let gen = rt.heap.objs.gen(u);
-                self.long_slots.push(Unit { obj: u, gen, holder: Holder::Field(h, f), clock: rt.heap.alloc_clock, state: rt.state });
+                self.long_slots.push(Unit { obj: u, gen, holder: Holder::Field(h, f), kind: SlotKind::Long, slot: self.long_slots.len() as u32, clock: rt.heap.alloc_clock, state: rt.state });
                 rt.poll(k);
             }
         }
@@ -632,6 +643,21 @@ impl Workload {
 
     // ------------------------------------------------------------------ running
 
+    /// Whether `u` is still the unit its slot records. Only the workload writes the holders and
+    /// it updates the slot with every write, so this is exactly "its holder still references it"
+    /// ([`Self::holder_still`], checked in debug builds) without reading the heap.
+    #[inline]
+    fn current(&self, rt: &Runtime, u: &Unit) -> bool {
+        let s = match u.kind {
+            SlotKind::Temp => &self.temp_slots[u.slot as usize],
+            SlotKind::Medium => &self.medium_slots[u.slot as usize],
+            SlotKind::Long => &self.long_slots[u.slot as usize],
+        };
+        let c = u.obj != NULL && s.obj == u.obj && s.gen == u.gen;
+        debug_assert!(rt.oom || c == Self::holder_still(rt, u), "unit {u:?}");
+        c
+    }
+
     fn holder_still(rt: &Runtime, u: &Unit) -> bool {
         if u.obj == NULL || !rt.heap.objs.is_live(u.obj) || rt.heap.objs.gen(u.obj) != u.gen {
             return false;
@@ -647,6 +673,7 @@ impl Workload {
             Holder::Root(i) => rt.set_root(k, i as usize, NULL),
             Holder::Field(o, f) => rt.write_ref(k, o, f, NULL),
         }
+        rt.unit_dead(u.obj);
     }
 
     /// Run expired lifetimes.
@@ -656,7 +683,7 @@ impl Workload {
         self.temp_wheel.advance(clock, &mut ex);
         for &s in &ex {
             let u = self.temp_slots[s as usize];
-            if Self::holder_still(rt, &u) {
+            if self.current(rt, &u) {
                 Self::kill(rt, k, &u);
             }
             self.temp_slots[s as usize].obj = NULL;
@@ -666,7 +693,7 @@ impl Workload {
         self.medium_wheel.advance(clock, &mut ex);
         for &s in &ex {
             let u = self.medium_slots[s as usize];
-            if u.obj != NULL && Self::holder_still(rt, &u) {
+            if self.current(rt, &u) {
                 Self::kill(rt, k, &u);
             }
             self.medium_slots[s as usize].obj = NULL;
@@ -688,7 +715,7 @@ impl Workload {
         let ts = match self.temp_free.pop() {
             Some(s) => s,
             None => {
-                self.temp_slots.push(Unit { obj: NULL, gen: 0, holder: Holder::Root(self.temp_root_base + self.temp_slots.len() as u32), clock: 0, state: rt.state });
+                self.temp_slots.push(Unit { obj: NULL, gen: 0, holder: Holder::Root(self.temp_root_base + self.temp_slots.len() as u32), kind: SlotKind::Temp, slot: self.temp_slots.len() as u32, clock: 0, state: rt.state });
                 (self.temp_slots.len() - 1) as u32
             }
         };
@@ -701,7 +728,7 @@ impl Workload {
             0 => {
                 self.stats.temp_units += 1;
                 let life = (self.rng.gen::<f64>() * self.p.temp_life as f64) as u64;
-                unit = Unit { obj: o, gen, holder: Holder::Root(root_slot), clock, state: rt.state };
+                unit = Unit { obj: o, gen, holder: Holder::Root(root_slot), kind: SlotKind::Temp, slot: ts, clock, state: rt.state };
                 self.temp_slots[ts as usize] = unit;
                 self.temp_wheel.insert(clock, life, ts);
             }
@@ -713,7 +740,7 @@ impl Workload {
                         // Cache full: evict a random entry.
                         let s = self.rng.gen_range(0..self.medium_slots.len()) as u32;
                         let old = self.medium_slots[s as usize];
-                        if Self::holder_still(rt, &old) {
+                        if self.current(rt, &old) {
                             Self::kill(rt, k, &old);
                         }
                         s
@@ -723,7 +750,7 @@ impl Workload {
                 rt.write_ref(k, c, f, o);
                 rt.set_root(k, root_slot as usize, NULL);
                 self.temp_free.push(ts);
-                unit = Unit { obj: o, gen, holder: Holder::Field(c, f), clock, state: rt.state };
+                unit = Unit { obj: o, gen, holder: Holder::Field(c, f), kind: SlotKind::Medium, slot: ms, clock, state: rt.state };
                 self.medium_slots[ms as usize] = unit;
                 let life = (-(1.0 - self.rng.gen::<f64>()).ln() * self.p.medium_life as f64) as u64;
                 self.medium_wheel.insert(clock, life, ms);
@@ -732,10 +759,15 @@ impl Workload {
                 self.stats.long_units += 1;
                 let s = self.rng.gen_range(0..self.long_slots.len());
                 let Holder::Field(h, f) = self.long_slots[s].holder else { unreachable!() };
+                let old = self.long_slots[s];
+                let old_live = self.current(rt, &old);
                 rt.write_ref(k, h, f, o); // the old unit dies with its subtree
+                if old_live {
+                    rt.unit_dead(old.obj);
+                }
                 rt.set_root(k, root_slot as usize, NULL);
                 self.temp_free.push(ts);
-                unit = Unit { obj: o, gen, holder: Holder::Field(h, f), clock, state: rt.state };
+                unit = Unit { obj: o, gen, holder: Holder::Field(h, f), kind: SlotKind::Long, slot: s as u32, clock, state: rt.state };
                 self.long_slots[s] = unit;
             }
         }
@@ -769,13 +801,13 @@ impl Workload {
             if u < self.p.recent_share && !self.recent.is_empty() {
                 let i = self.rng.gen_range(0..self.recent.len());
                 let unit = self.recent[i];
-                if Self::holder_still(rt, &unit) {
+                if self.current(rt, &unit) {
                     self.read_unit(rt, k, unit.obj);
                 }
             } else if u < self.p.recent_share + self.p.hot_share && !self.hot_slots.is_empty() {
                 let s = self.hot_slots[self.rng.gen_range(0..self.hot_slots.len())];
                 let unit = self.long_slots[s as usize];
-                if Self::holder_still(rt, &unit) {
+                if self.current(rt, &unit) {
                     self.read_unit(rt, k, unit.obj);
                     if self.rng.gen::<f64>() < 0.1 {
                         // a data-field write (no reference store, no barrier)
@@ -913,7 +945,7 @@ impl Workload {
         }
         let fyo = std::mem::take(&mut self.fyo);
         for u in &fyo {
-            if Self::holder_still(rt, u) {
+            if self.current(rt, u) {
                 rt.read(k, u.obj);
                 la.foreground_young += 1;
             }
@@ -922,7 +954,7 @@ impl Workload {
         let n = (self.long_slots.len() as f64 * self.p.launch_other_share) as usize;
         for _ in 0..n {
             let u = self.long_slots[self.rng.gen_range(0..self.long_slots.len())];
-            if Self::holder_still(rt, &u) {
+            if self.current(rt, &u) {
                 self.read_unit(rt, k, u.obj);
                 la.other += 1;
             }

@@ -7,11 +7,15 @@
 #![allow(clippy::field_reassign_with_default, clippy::needless_range_loop, clippy::unnecessary_cast, clippy::while_let_loop)]
 
 use mobmem_kernel::{Kernel, KernelConfig};
-use mobmem_runtime::config::CollectorKind;
+use mobmem_runtime::config::{CollectorKind, Grain};
 use mobmem_runtime::workload::{near_root_bytes, reachable_set, AppProfile, Workload};
 use mobmem_runtime::{Runtime, RuntimeConfig};
 
 fn nogc(heap_mib: u64) -> (Kernel, Runtime) {
+    nogc_grain(heap_mib, Grain::Unit)
+}
+
+fn nogc_grain(heap_mib: u64, grain: Grain) -> (Kernel, Runtime) {
     let mut k = Kernel::new(KernelConfig::default()).unwrap();
     let mut c = RuntimeConfig::default();
     c.fg_collector = CollectorKind::NoGc;
@@ -20,6 +24,7 @@ fn nogc(heap_mib: u64) -> (Kernel, Runtime) {
     c.heap.capacity = heap_mib << 20;
     c.heap.boot_image_bytes = 256 << 10;
     c.heap.zygote_space_bytes = 64 << 10;
+    c.grain = grain;
     let rt = Runtime::new(&mut k, 7, "app", 0, c, 0).unwrap();
     (k, rt)
 }
@@ -40,7 +45,9 @@ fn near_root_share_matches_the_profile() {
 
 #[test]
 fn survival_and_size_mix_match_the_profile() {
-    let (mut k, mut rt) = nogc(96);
+    // Object grain keeps the record of every object ever allocated under NoGc; unit grain frees the
+    // records of dead units at once (their bytes stay accounted), and this test reads records.
+    let (mut k, mut rt) = nogc_grain(96, Grain::Object);
     let p = AppProfile { live_heap: 4 << 20, native_anon: 0, file_bytes: 0, ..AppProfile::default() };
     let temp = p.temp_share;
     let mix = p.size_mix.clone();

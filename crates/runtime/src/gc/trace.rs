@@ -26,6 +26,7 @@ pub const DEPTH_UNKNOWN: u16 = u16::MAX;
 /// the live stack (ART `Heap::SwapStacks`), revoke the TLAB.
 pub fn take_snapshots(cx: &mut Cx) {
     let h = &mut *cx.heap;
+    h.settle_fresh();
     // The old live stack's buffer becomes the new allocation stack (no allocation per GC).
     let mut old = std::mem::take(&mut cx.st.young_snapshot);
     old.clear();
@@ -473,6 +474,7 @@ pub fn reclaim_objects(cx: &mut Cx, until: Nanos) -> bool {
 /// The first pass of [`reclaim_objects`].
 fn reclaim_at_once(cx: &mut Cx) {
     let epoch = cx.heap.mark_epoch;
+    reclaim_dead_fresh(cx);
     let mut p = FirstPass { rescue: std::mem::take(&mut cx.st.rescue), sweep: std::mem::take(&mut cx.st.sweep), fast_objs: 0, fast_bytes: 0 };
     if cx.st.sticky {
         for j in 0..cx.st.young_snapshot.len() {
@@ -480,16 +482,23 @@ fn reclaim_at_once(cx: &mut Cx) {
             reclaim_one(cx, o, &mut p);
         }
     } else {
+        // Survivors of a full collection need nothing here: skip them without a call.
         for o in 0..cx.heap.objs.len() as ObjId {
-            reclaim_one(cx, o, &mut p);
+            let w = cx.heap.objs.word[o as usize];
+            if w.flags & flag::LIVE != 0 && w.mark != epoch {
+                reclaim_one(cx, o, &mut p);
+            }
         }
-        for u in 0..cx.heap.objs.cells.unit.len() as u32 {
-            let h = cx.heap.objs.cells.unit[u as usize];
+        for u in 0..cx.heap.objs.cells.unit.len() {
+            let h = cx.heap.objs.cells.unit[u];
             if h.live == 0 {
                 continue;
             }
-            for j in 0..h.n as u32 {
-                reclaim_one(cx, crate::cell::id(u, j), &mut p);
+            for i in h.first..h.first + h.n as u32 {
+                let c = &cx.heap.objs.cells.obj[i as usize];
+                if c.flags & flag::LIVE != 0 && c.mark != epoch {
+                    reclaim_one(cx, crate::cell::id(i), &mut p);
+                }
             }
         }
         for j in 0..cx.st.young_snapshot.len() {
@@ -509,6 +518,27 @@ fn reclaim_at_once(cx: &mut Cx) {
     p.sweep.sort_unstable_by_key(key);
     cx.st.rescue = p.rescue;
     cx.st.sweep = p.sweep;
+}
+
+/// Free the dead fresh units' bytes (see `Heap::unit_dead`): every one died before this
+/// collection began, so its objects are among this collection's garbage, all in region space —
+/// those of from-space regions go with their region, the others leave their region's count.
+fn reclaim_dead_fresh(cx: &mut Cx) {
+    let h = &mut *cx.heap;
+    for &r in &h.dead_regions {
+        let i = r as usize;
+        let (n, b) = (h.dead_objects[i], h.dead_bytes[i]);
+        cx.st.rec.freed_objects += n as u64;
+        cx.st.rec.freed_bytes += b as u64;
+        h.bytes_allocated -= b as u64;
+        if !h.regions.in_from[i] {
+            h.regions.obj_bytes[i] = h.regions.obj_bytes[i].saturating_sub(b);
+        }
+        h.dead_objects[i] = 0;
+        h.dead_bytes[i] = 0;
+    }
+    h.dead_regions.clear();
+    h.dead_total = (0, 0);
 }
 
 /// What the first pass of reclaim sets aside and counts.
