@@ -436,6 +436,16 @@ impl Objects {
             prefetch(h);
         }
     }
+    /// Host cache hint for the unit header of cell object `o` (its record must be cached already
+    /// to be cheap: see [`Self::prefetch`]).
+    #[inline(always)]
+    pub fn prefetch_unit(&self, o: ObjId) {
+        if cell::is_cell(o) {
+            if let Some(h) = self.cells.obj.get(cell::slot_of(o)).and_then(|c| self.cells.unit.get(c.unit as usize)) {
+                prefetch(h);
+            }
+        }
+    }
     /// The reference fields of a general object.
     #[inline]
     pub fn refs_of(&self, o: ObjId) -> &[ObjId] {

@@ -676,12 +676,44 @@ impl Workload {
         rt.unit_dead(u.obj);
     }
 
+    /// Host cache hints for the units expiring a few steps ahead of `ex[i]`: their slot, then
+    /// their root's record and holder, then their unit header (each stage needs the previous
+    /// one's data; no effect on the simulation).
+    #[inline(always)]
+    fn prefetch_expiring(&self, rt: &Runtime, ex: &[u32], i: usize, kind: SlotKind) {
+        let slots = if kind == SlotKind::Temp { &self.temp_slots } else { &self.medium_slots };
+        if let Some(&s) = ex.get(i + 12) {
+            crate::object::prefetch(&slots[s as usize]);
+        }
+        if let Some(&s) = ex.get(i + 6) {
+            let u = &slots[s as usize];
+            if u.obj != NULL {
+                rt.heap.objs.prefetch(u.obj);
+                match u.holder {
+                    Holder::Root(r) => {
+                        if let Some(r) = rt.heap.roots.get(r as usize) {
+                            crate::object::prefetch(r);
+                        }
+                    }
+                    Holder::Field(o, _) => rt.heap.objs.prefetch(o),
+                }
+            }
+        }
+        if let Some(&s) = ex.get(i + 2) {
+            let u = &slots[s as usize];
+            if u.obj != NULL {
+                rt.heap.objs.prefetch_unit(u.obj);
+            }
+        }
+    }
+
     /// Run expired lifetimes.
     fn expire(&mut self, rt: &mut Runtime, k: &mut Kernel) {
         let clock = rt.heap.alloc_clock;
         let mut ex = std::mem::take(&mut self.expired);
         self.temp_wheel.advance(clock, &mut ex);
-        for &s in &ex {
+        for (i, &s) in ex.iter().enumerate() {
+            self.prefetch_expiring(rt, &ex, i, SlotKind::Temp);
             let u = self.temp_slots[s as usize];
             if self.current(rt, &u) {
                 Self::kill(rt, k, &u);
@@ -691,7 +723,8 @@ impl Workload {
         }
         ex.clear();
         self.medium_wheel.advance(clock, &mut ex);
-        for &s in &ex {
+        for (i, &s) in ex.iter().enumerate() {
+            self.prefetch_expiring(rt, &ex, i, SlotKind::Medium);
             let u = self.medium_slots[s as usize];
             if self.current(rt, &u) {
                 Self::kill(rt, k, &u);
