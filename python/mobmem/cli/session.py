@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -547,6 +548,100 @@ def bench_session(
                       f"this run is at {out['sim_seconds_per_wall_second'] / needed:.0%} of that)", highlight=False)
 
 
+def bench_grain(
+    scenario: List[str] = typer.Option([], "--scenario", help="Compare on this scenario (repeatable; default: the whole suite, see the command's description)."),
+    quick: bool = typer.Option(False, "--quick", help="The short suite: the two demos at a tenth of their length."),
+    seeds: int = typer.Option(5, "--seeds", help="Seeds per scenario: the scenario's seed + 0 … K−1."),
+    set_: List[str] = typer.Option([], "--set", help="key=value applied to every run (repeatable)."),
+    jobs: int = typer.Option(os.cpu_count() or 1, "--jobs", help="Runs at a time, in worker processes (results do not depend on it)."),
+    markdown: Optional[Path] = typer.Option(None, "--markdown", help="Also write the table as Markdown to this file."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Compare the two simulation grains (runtime.grain=object, the reference, and unit, the
+    default) on the shipped experiments over several seeds: every page- and user-level metric
+    must agree (±3 % of the mean or inside the reference's 95 % CI) and the Java objects
+    allocated, marked and copied must be identical. The suite: demo_hot_launch, demo_caching,
+    hot_launch and caching_capacity at session.time_scale=0.1, caching_capacity_synthetic_small,
+    fg_refault_8B_A. Exits 1 if any metric disagrees."""
+    from mobmem import session
+    from mobmem.session import grain
+
+    if not 1 <= seeds <= 100:
+        raise MobmemError(f"--seeds must be within [1, 100], got {seeds}")
+    if not 1 <= jobs <= 64:
+        raise MobmemError(f"--jobs must be within [1, 64], got {jobs}")
+    for p in set_:
+        if p.split("=", 1)[0].strip() in ("runtime.grain", "grain"):
+            raise MobmemError(f"--set {p}: the grain is what this command varies")
+    session.parse_settings(set_)
+    if scenario:
+        suite = [(str(session.resolve_scenario(s)), ()) for s in scenario]
+    else:
+        suite = [(str(session.resolve_scenario(s)), st) for s, st in (grain.QUICK if quick else grain.SUITE)]
+    if markdown is not None and markdown.parent and not markdown.parent.is_dir():
+        raise MobmemError(f"--markdown {markdown}: directory {markdown.parent} does not exist")
+    total = len(suite) * seeds * len(grain.GRAINS)
+    from mobmem.cli.progress import RunsProgress, wanted
+
+    bar = RunsProgress("bench grain", total, wanted(as_json))
+
+    def on_run(sc: str, sd: int, g: str, m: dict) -> None:
+        bar.advance()
+        bar.log(f"[{bar.done}/{total}] {Path(sc).stem} seed {sd} grain={g}: {m['sim_seconds']:.0f} simulated s in {m['wall_seconds']:.1f} s")
+
+    t0 = time.perf_counter()
+    try:
+        with bar:
+            results = grain.run_suite(suite, seeds, list(set_), jobs, on_run)
+    except KeyboardInterrupt:
+        raise Interrupted(f"bench grain after {bar.done} of {total} runs; nothing written") from None
+    cmp = {Path(k).stem: v for k, v in grain.compare(results).items()}
+    wall = time.perf_counter() - t0
+    argv = " ".join(["mobmem bench grain", *(["--quick"] if quick else []), *[f"--scenario {s}" for s in scenario],
+                     f"--seeds {seeds}", *[f"--set {p}" for p in set_]])
+    ok = all(v["ok"] for v in cmp.values())
+    if markdown is not None:
+        from mobmem.session.output import atomic_write
+
+        atomic_write(markdown, grain.markdown(cmp, argv))
+    if as_json:
+        def finite(x):
+            if isinstance(x, float) and not math.isfinite(x):
+                return None
+            if isinstance(x, dict):
+                return {k: finite(v) for k, v in x.items()}
+            if isinstance(x, list):
+                return [finite(v) for v in x]
+            return x
+
+        sys.stdout.write(json.dumps(finite({"command": argv, "ok": ok, "wall_seconds": wall, "scenarios": cmp})) + "\n")
+    else:
+        for name, per in cmp.items():
+            t = Table(title=f"{name}: seeds {', '.join(map(str, per['seeds']))}", title_justify="left")
+            for c in ("metric", "object grain", "unit grain", "difference", "agrees"):
+                t.add_column(c, justify="left" if c == "metric" else "right")
+            for r in per["metrics"]:
+                t.add_row(r["label"], f"{r['object']:,.2f}", f"{r['unit']:,.2f}", _pct(r["rel_diff"]), "yes" if r["ok"] else "[red]NO[/red]")
+            t.add_row("TTID per launch (worst)", "", "", _pct(per["ttid_worst_launch_rel_diff"]), "yes" if per["ttid_per_launch_ok"] else "[red]NO[/red]")
+            t.add_row("cached apps after each launch (worst)", "", "", _pct(per["cached_curve_worst_rel_diff"]), "yes" if per["cached_curve_ok"] else "[red]NO[/red]")
+            for c in per["counts"]:
+                t.add_row(c["label"], f"{c['object']:,}", f"{c['unit']:,}", "", "identical" if c["identical"] else "[red]DIFFERENT[/red]")
+            w = per["wall_seconds"]
+            t.add_row("wall s (all seeds)", f"{w['object']:.1f}", f"{w['unit']:.1f}", f"×{w['object'] / max(w['unit'], 1e-9):.2f}", "")
+            console.print(t)
+            console.print(f"  runs with identical results (all but wall time): {per['identical_runs']} of {per['runs']}", highlight=False)
+        console.print(f"{'all metrics agree' if ok else 'DISAGREEMENT'}: {total} runs in {wall:.1f} s wall"
+                      + (f"; table in {markdown}" if markdown else ""), highlight=False)
+    if not ok:
+        raise typer.Exit(1)
+
+
+def _pct(x: Optional[float]) -> str:
+    if x is None:
+        return "—"
+    return "∞" if math.isinf(x) else f"{100 * x:+.2f} %"
+
+
 def register(app: typer.Typer) -> None:
     app.command("run")(run)
     app.command("compare")(compare)
@@ -557,3 +652,4 @@ def register(app: typer.Typer) -> None:
 def register_bench(bench_app: typer.Typer) -> None:
     """Add ``mobmem bench session`` to the bench group."""
     bench_app.command("session")(bench_session)
+    bench_app.command("grain")(bench_grain)

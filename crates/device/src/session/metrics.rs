@@ -79,6 +79,9 @@ pub struct AppTotals {
     pub gc_cpu_ms: f64,
     pub gc_pages_touched: u64,
     pub gc_objects_touched: u64,
+    /// Objects the collections marked and copied (evacuated or compacted), mutator copies included.
+    pub gc_objects_marked: u64,
+    pub gc_objects_copied: u64,
     pub gc_major_faults: u64,
     pub mutator_cpu_ms: f64,
     /// Java objects and bytes the app's workload allocated (the simulator's per-object work).
@@ -109,6 +112,8 @@ impl AppTotals {
             self.gc_pause_max_ms = self.gc_pause_max_ms.max(r.pause_max_ns as f64 / 1e6);
             self.gc_pages_touched += r.gc_pages_touched;
             self.gc_objects_touched += r.gc_objects_touched;
+            self.gc_objects_marked += r.objects_marked;
+            self.gc_objects_copied += r.objects_copied;
         }
         self.gc_cpu_ms += rt.gc_cpu_ns() as f64 / 1e6;
         let g = &rt.gc_task.bd;
@@ -201,6 +206,8 @@ pub fn result(s: &Session, wall_s: f64) -> Value {
         gc.gc_cpu_ms += t.gc_cpu_ms;
         gc.gc_pages_touched += t.gc_pages_touched;
         gc.gc_objects_touched += t.gc_objects_touched;
+        gc.gc_objects_marked += t.gc_objects_marked;
+        gc.gc_objects_copied += t.gc_objects_copied;
         gc.gc_major_faults += t.gc_major_faults;
         gc.objects_allocated += t.objects_allocated;
         gc.bytes_allocated += t.bytes_allocated;
@@ -265,7 +272,8 @@ pub fn result(s: &Session, wall_s: f64) -> Value {
             "count": gc.gc_count, "sticky": gc.gc_sticky, "full": gc.gc_full,
             "pause_total_ms": gc.gc_pause_total_ms, "pause_max_ms": gc.gc_pause_max_ms,
             "gc_cpu_ms": gc.gc_cpu_ms, "gc_pages_touched": gc.gc_pages_touched,
-            "gc_objects_touched": gc.gc_objects_touched, "gc_major_faults": gc.gc_major_faults,
+            "gc_objects_touched": gc.gc_objects_touched, "objects_marked": gc.gc_objects_marked,
+            "objects_copied": gc.gc_objects_copied, "gc_major_faults": gc.gc_major_faults,
             "objects_allocated": gc.objects_allocated, "bytes_allocated": gc.bytes_allocated,
         },
         "frames": { "total": frames.frames, "janky": frames.janky, "jank_ratio": ratio(frames.janky, frames.frames), "missed_vsyncs": frames.missed_vsyncs, "max_frame_ms": frames.max_frame_ms },
