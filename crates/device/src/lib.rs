@@ -8,6 +8,7 @@
 
 pub mod activity_manager;
 pub mod app;
+pub mod catalog;
 pub mod device;
 pub mod input;
 pub mod scenario;

@@ -24,8 +24,8 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use toml::Spanned;
 
-pub const COLLECTORS: &[&str] = &["cc", "cmc", "ss", "ms", "ms-otf", "nogc"];
-pub const LMKD_MODES: &[&str] = &["psi", "minfree", "off"];
+use mobmem_kernel::lmkd;
+use mobmem_runtime::CollectorKind;
 
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
@@ -131,12 +131,12 @@ impl Scenario {
             return Err(at(self.device.span(), format!("device: unknown device {:?}; known: {}", self.device.get_ref(), known.devices.join(", "))));
         }
         let c = &self.system.collector;
-        if !COLLECTORS.contains(&c.get_ref().as_str()) {
-            return Err(at(c.span(), format!("system.collector: unknown collector {:?}; expected one of {}", c.get_ref(), COLLECTORS.join(", "))));
+        if CollectorKind::parse(c.get_ref()).is_none() {
+            return Err(at(c.span(), format!("system.collector: unknown collector {:?}; expected one of {}", c.get_ref(), CollectorKind::names().join(", "))));
         }
         if let Some(l) = &self.system.lmkd {
-            if !LMKD_MODES.contains(&l.get_ref().as_str()) {
-                return Err(at(l.span(), format!("system.lmkd: unknown mode {:?}; expected one of {}", l.get_ref(), LMKD_MODES.join(", "))));
+            if !lmkd::names().contains(&l.get_ref().as_str()) {
+                return Err(at(l.span(), format!("system.lmkd: unknown mode {:?}; expected one of {}", l.get_ref(), lmkd::names().join(", "))));
             }
         }
         let mut declared = Vec::new();
@@ -281,6 +281,12 @@ seconds = 5
         assert_eq!(s.actions[1], Action::Wait(5.0));
         assert!(matches!(&s.actions[0], Action::Each(a, st) if a == &vec!["twitter".to_string()] && st.len() == 3));
         assert_eq!(s.system.collector.get_ref(), "cmc");
+        // every name and alias of the catalogue is accepted
+        for c in mobmem_runtime::config::COLLECTORS {
+            for n in std::iter::once(&c.name).chain(c.aliases) {
+                assert!(check(&GOOD.replace("collector = \"cmc\"", &format!("collector = \"{n}\""))).is_ok(), "{n}");
+            }
+        }
     }
 
     #[test]

@@ -24,6 +24,8 @@ pub enum KernelSemantics {
 }
 
 impl KernelSemantics {
+    /// The canonical names (other kernel versions are accepted as the nearest one).
+    pub const NAMES: &'static [&'static str] = &["4.19", "5.10", "6.1", "6.6"];
     pub fn parse(s: &str) -> Option<Self> {
         match s.trim_matches('"') {
             "4.9" | "4.14" | "4.19" | "5.4" => Some(Self::V4_19),
@@ -57,6 +59,10 @@ pub enum LruMode {
     /// activation, reclaim exactly on demand (no watermarks, no kswapd). For exact comparison
     /// with an independent cache simulator.
     Pure,
+}
+
+impl LruMode {
+    pub const NAMES: &'static [&'static str] = &["classic", "pure"];
 }
 
 /// Where reclaim is triggered from.
@@ -293,13 +299,13 @@ impl KernelConfig {
         match k {
             "semantics" => {
                 self.semantics = KernelSemantics::parse(value)
-                    .ok_or_else(|| bad(format!("unknown kernel semantics {value:?}; expected 4.19, 5.10, 6.1 or 6.6")))?
+                    .ok_or_else(|| bad(format!("unknown kernel semantics {value:?}; expected one of {}", KernelSemantics::NAMES.join(", "))))?
             }
             "lru" => {
                 self.lru = match value {
                     "classic" | "2list" => LruMode::Classic,
                     "pure" => LruMode::Pure,
-                    _ => return Err(bad(format!("expected classic or pure, got {value:?}"))),
+                    _ => return Err(bad(format!("expected one of {}, got {value:?}", LruMode::NAMES.join(", ")))),
                 }
             }
             "scope" => {
@@ -365,9 +371,8 @@ impl KernelConfig {
                 self.cores = c
             }
             "lmkd" => {
-                if !crate::lmkd::POLICIES.iter().any(|(n, _)| *n == value) {
-                    let names: Vec<_> = crate::lmkd::POLICIES.iter().map(|(n, _)| *n).collect();
-                    return Err(bad(format!("unknown lmkd mode {value:?}; expected one of {}", names.join(", "))));
+                if !crate::lmkd::names().contains(&value) {
+                    return Err(bad(format!("unknown lmkd mode {value:?}; expected one of {}", crate::lmkd::names().join(", "))));
                 }
                 self.lmkd = value.into()
             }

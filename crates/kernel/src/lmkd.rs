@@ -63,18 +63,23 @@ pub trait KillPolicy: Send {
 type Ctor = fn() -> Box<dyn KillPolicy>;
 
 /// The registry of kill policies.
-pub const POLICIES: &[(&str, Ctor)] = &[
-    ("psi", || Box::new(PsiLmkd::default())),
-    ("minfree", || Box::new(MinfreeLmkd::default())),
-    ("off", || Box::new(Off)),
+pub const POLICIES: &[(&str, &str, Ctor)] = &[
+    ("psi", "Android 10+ lmkd: PSI triggers, thrashing/swap/watermark rules, LRU victim by adj slot", || Box::new(PsiLmkd::default())),
+    ("minfree", "legacy lmkd: kills at the first minfree level where free memory and file cache are below it", || Box::new(MinfreeLmkd::default())),
+    ("off", "no user-space killer (the kernel's OOM killer only)", || Box::new(Off)),
 ];
+
+/// The kill policies' names, in registry order.
+pub fn names() -> Vec<&'static str> {
+    POLICIES.iter().map(|(n, _, _)| *n).collect()
+}
 
 pub fn create(name: &str) -> Result<Box<dyn KillPolicy>, String> {
     POLICIES
         .iter()
-        .find(|(n, _)| *n == name)
-        .map(|(_, c)| c())
-        .ok_or_else(|| format!("unknown lmkd mode {name:?}"))
+        .find(|(n, _, _)| *n == name)
+        .map(|(_, _, c)| c())
+        .ok_or_else(|| format!("unknown lmkd mode {name:?}; expected one of {}", names().join(", ")))
 }
 
 /// Pick the victim: adj slots from 1000 down to `min_adj`; LRU within a slot, or the heaviest at

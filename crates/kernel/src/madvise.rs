@@ -84,6 +84,7 @@ pub enum Advice {
 }
 
 impl Advice {
+    pub const NAMES: &'static [&'static str] = &["dontneed", "cold", "pageout", "willneed"];
     pub fn parse(s: &str) -> Option<Self> {
         Some(match s {
             "dontneed" => Self::DontNeed,

@@ -136,6 +136,12 @@ fn runtime_bench(py: Python<'_>, objects: u64, allocations: u64) -> PyResult<Str
     interruptible(py, move || mobmem_runtime::bench::run_all(objects, allocations).to_string())
 }
 
+/// The catalogue of every named choice and setting key (JSON; see `mobmem_device::catalog`).
+#[pyfunction]
+fn catalog() -> String {
+    mobmem_device::catalog::catalog().to_string()
+}
+
 /// The names accepted by `runtime.<name>` settings, app settings, and the runtime policies.
 #[pyfunction]
 fn runtime_setting_keys() -> (Vec<&'static str>, Vec<&'static str>, Vec<(&'static str, &'static str)>) {
@@ -200,6 +206,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(runtime_gcbench, m)?)?;
     m.add_function(wrap_pyfunction!(runtime_bench, m)?)?;
     m.add_function(wrap_pyfunction!(runtime_setting_keys, m)?)?;
+    m.add_function(wrap_pyfunction!(catalog, m)?)?;
     m.add_function(wrap_pyfunction!(session_run, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

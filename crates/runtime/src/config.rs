@@ -20,28 +20,44 @@ pub enum CollectorKind {
     MarkSweepOtf,
 }
 
+/// A collector's entry in the catalogue: its name, the other names it is accepted under, and
+/// one line of help.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct CollectorInfo {
+    #[serde(skip)]
+    pub kind: CollectorKind,
+    pub name: &'static str,
+    pub aliases: &'static [&'static str],
+    pub help: &'static str,
+}
+
+/// Every collector: the one list the command lines, scenario files and settings use.
+pub const COLLECTORS: &[CollectorInfo] = &[
+    CollectorKind::info_const(CollectorKind::ConcurrentCopying, "cc", &["concurrent-copying"], "concurrent copying (ART's default since Android 8): region space, read barrier, sticky and full collections"),
+    CollectorKind::info_const(CollectorKind::ConcurrentMarkCompact, "cmc", &["mark-compact"], "concurrent mark-compact: sliding compaction, a mutator touching a page not yet compacted compacts it (as with userfaultfd); full collections only"),
+    CollectorKind::info_const(CollectorKind::MarkSweep, "ms", &["cms", "mark-sweep", "gcms", "generational-cms"], "concurrent mark-sweep with sticky collections (ART's generational CMS)"),
+    CollectorKind::info_const(CollectorKind::MarkSweepOtf, "ms-otf", &["cms-otf", "mark-sweep-otf"], "mark-sweep with on-the-fly root scanning (roots at a per-thread checkpoint, no initial pause)"),
+    CollectorKind::info_const(CollectorKind::SemiSpace, "ss", &["semispace"], "stop-the-world semi-space copying: every allocated region evacuated"),
+    CollectorKind::info_const(CollectorKind::NoGc, "nogc", &["none"], "no collection: allocation beyond the heap is out of memory (the LBO baseline)"),
+];
+
 impl CollectorKind {
-    pub const NAMES: &'static [&'static str] = &["nogc", "ss", "cc", "cmc", "ms", "ms-otf"];
+    const fn info_const(kind: CollectorKind, name: &'static str, aliases: &'static [&'static str], help: &'static str) -> CollectorInfo {
+        CollectorInfo { kind, name, aliases, help }
+    }
+    /// The collectors' names, in catalogue order.
+    pub fn names() -> Vec<&'static str> {
+        COLLECTORS.iter().map(|c| c.name).collect()
+    }
+    /// A collector by name or alias.
     pub fn parse(s: &str) -> Option<Self> {
-        Some(match s {
-            "nogc" | "none" => Self::NoGc,
-            "ss" | "semispace" => Self::SemiSpace,
-            "cc" | "concurrent-copying" => Self::ConcurrentCopying,
-            "cmc" | "mark-compact" => Self::ConcurrentMarkCompact,
-            "ms" | "cms" | "mark-sweep" | "gcms" | "generational-cms" => Self::MarkSweep,
-            "ms-otf" | "cms-otf" | "mark-sweep-otf" => Self::MarkSweepOtf,
-            _ => return None,
-        })
+        COLLECTORS.iter().find(|c| c.name == s || c.aliases.contains(&s)).map(|c| c.kind)
+    }
+    pub fn info(self) -> &'static CollectorInfo {
+        COLLECTORS.iter().find(|c| c.kind == self).expect("every collector kind has a catalogue entry")
     }
     pub fn short(self) -> &'static str {
-        match self {
-            Self::NoGc => "nogc",
-            Self::SemiSpace => "ss",
-            Self::ConcurrentCopying => "cc",
-            Self::ConcurrentMarkCompact => "cmc",
-            Self::MarkSweep => "ms",
-            Self::MarkSweepOtf => "ms-otf",
-        }
+        self.info().name
     }
     /// Whether the heap's main space is a region space (else a free-list space).
     pub fn uses_regions(self) -> bool {
@@ -262,7 +278,7 @@ impl RuntimeConfig {
             }
         };
         let collector = || {
-            CollectorKind::parse(value.trim()).ok_or_else(|| bad(format!("unknown collector {value:?}; expected one of {}", CollectorKind::NAMES.join(", "))))
+            CollectorKind::parse(value.trim()).ok_or_else(|| bad(format!("unknown collector {value:?}; expected one of {}", CollectorKind::names().join(", "))))
         };
         let h = &mut self.heap;
         match k {

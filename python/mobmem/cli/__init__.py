@@ -21,6 +21,33 @@ app = typer.Typer(
 )
 
 
+def catalog_cmd(as_json: bool = typer.Option(False, "--json", help="The whole catalogue as JSON.")) -> None:
+    """List every named choice of the simulator: collectors (with aliases), runtime policies,
+    kill policies, madvise advice and hints, LRU modes, kernel semantics, setting keys."""
+    import json
+
+    from rich.console import Console
+
+    from mobmem.catalog import catalog
+
+    c = catalog()
+    if as_json:
+        sys.stdout.write(json.dumps(c) + "\n")
+        return
+    out = Console()
+    for title, key in (("collectors (--collector, --set collector=…)", "collectors"),
+                       ("runtime policies (--set system.policies=…)", "runtime_policies"),
+                       ("kill policies (--set system.lmkd=…)", "lmkd")):
+        out.print(f"[bold]{title}[/bold]")
+        for e in c[key]:
+            aliases = f" (also {', '.join(e['aliases'])})" if e.get("aliases") else ""
+            out.print(f"  [bold]{e['name']}[/bold]{aliases}: {e['help']}", highlight=False)
+    out.print(f"[bold]madvise[/bold]: advice {', '.join(c['madvise']['advice'])}; hints {', '.join(c['madvise']['hints'])}", highlight=False)
+    out.print(f"[bold]kernel.lru[/bold]: {', '.join(c['lru_modes'])}; [bold]kernel.semantics[/bold]: {', '.join(c['kernel_semantics'])}", highlight=False)
+    for layer, keys in c["settings"].items():
+        out.print(f"[bold]{layer} settings[/bold]: {', '.join(keys)}", highlight=False)
+
+
 def _register() -> None:
     from mobmem.cli import bench as bench_cli
     from mobmem.cli import demo as demo_cli
@@ -36,7 +63,8 @@ def _register() -> None:
 
     session_cli.register(app)
     session_cli.register_bench(bench_cli.app)
-    try:  # the runtime group (issue 3) registers itself when present
+    app.command("catalog")(catalog_cmd)
+    try:  # the runtime group registers itself when present
         from mobmem.cli import runtime as runtime_cli
     except ImportError:
         runtime_cli = None

@@ -1,6 +1,6 @@
 """``mobmem runtime …``: the ART-like managed runtime model (issue 3).
 
-- ``mobmem runtime run --app PROFILE_OR_SYNTHETIC --collector cc|cmc|ss|nogc|ms --heap SIZE
+- ``mobmem runtime run --app PROFILE_OR_SYNTHETIC --collector NAME --heap SIZE
   --seconds N [--state fg|bg] [--device NAME] [--json]`` — one app's runtime on the device model:
   ART-style GC log lines and a summary; ``--json`` gives ``gcs``, ``summary`` and ``oom`` (and more).
 - ``mobmem runtime gcbench --collector … --heap SIZE [--json]`` — the simulated GCBench.
@@ -67,7 +67,7 @@ def _json_out(res: dict) -> None:
 @app.command()
 def run(
     app_: str = typer.Option("generic", "--app", help="App profile name (see `mobmem runtime apps`) or synthetic:footprint=180m,objsize=512."),
-    collector: Optional[str] = typer.Option(None, "--collector", help="cc | cmc | ss | nogc | ms | ms-otf (default: the device's, else cc)."),
+    collector: Optional[str] = typer.Option(None, "--collector", help="A collector's name or alias (`mobmem catalog` lists them; default: the device's, else cc)."),
     heap: Optional[str] = typer.Option(None, "--heap", help="Per-app heap size override (growth limit and capacity), e.g. 256m."),
     seconds: float = typer.Option(10.0, "--seconds", help="Simulated seconds after the app's start-up."),
     state: str = typer.Option("fg", "--state", help="fg or bg: the app's state after start-up."),
@@ -88,7 +88,7 @@ def run(
 
 @app.command()
 def gcbench(
-    collector: Optional[str] = typer.Option(None, "--collector", help="cc | cmc | ss | nogc | ms | ms-otf."),
+    collector: Optional[str] = typer.Option(None, "--collector", help="A collector's name or alias (`mobmem catalog` lists them)."),
     heap: Optional[str] = typer.Option(None, "--heap", help="Heap size (growth limit and capacity), e.g. 64m."),
     device: Optional[str] = typer.Option(None, "--device"),
     set_: List[str] = typer.Option([], "--set", help="runtime KEY=VALUE or kernel.KEY=VALUE (repeatable)."),

@@ -12,12 +12,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from mobmem import catalog
 from mobmem.errors import MobmemError
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 COSTS_FILE = DATA / "runtime_costs.toml"
 APPS_FILE = DATA / "runtime_apps.toml"
-COLLECTORS = ("cc", "cmc", "ss", "nogc", "ms", "ms-otf")
 
 
 def _toml(path: Path) -> dict:
@@ -101,8 +101,8 @@ def run(app: str, collector: str | None = None, heap: str | None = None, seconds
     """Run one app's runtime and return the result dict (keys ``gcs``, ``summary``, ``oom``, ``log``…)."""
     from mobmem import _core
 
-    if collector is not None and collector not in COLLECTORS:
-        raise MobmemError(f"unknown collector {collector!r}; expected one of {', '.join(COLLECTORS)}")
+    if collector is not None:
+        collector = catalog.collector(collector)
     if state not in ("fg", "bg"):
         raise MobmemError(f"--state must be fg or bg, got {state!r}")
     if not (0 <= seconds <= 86400):
@@ -122,8 +122,8 @@ def gcbench(collector: str | None = None, heap: str | None = None, device: str |
     """Run the simulated GCBench and return the result dict."""
     from mobmem import _core
 
-    if collector is not None and collector not in COLLECTORS:
-        raise MobmemError(f"unknown collector {collector!r}; expected one of {', '.join(COLLECTORS)}")
+    if collector is not None:
+        collector = catalog.collector(collector)
     dk, dr = device_settings(device)
     uk, ur, _ = split_settings(settings or [])
     rt = [*dr, *cost_settings(), *ur]

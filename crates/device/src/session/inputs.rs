@@ -106,6 +106,18 @@ pub struct Inputs {
     pub overrides: Settings,
 }
 
+/// The session- and system-level `--set` keys (everything else goes to the kernel or runtime).
+pub const SESSION_KEYS: &[&str] = &[
+    "session.slice_ms",
+    "session.sample_ms",
+    "session.time_scale",
+    "system.collector",
+    "system.lmkd",
+    "system.cached_app_compaction",
+    "system.freezer",
+    "system.policies",
+];
+
 fn stems(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir)
         .map(|rd| {
@@ -273,22 +285,24 @@ pub fn load(scenario_path: &str, data: &Path, overrides: &Settings, seed: Option
         cached_app_compaction: sys.cached_app_compaction,
         freezer: sys.freezer,
         policies: sys.policies.iter().map(|p| p.get_ref().clone()).collect(),
-        collector: sys.collector.get_ref().clone(),
+        // the scenario's collector was checked when the file was read; results use its canonical name
+        collector: mobmem_runtime::CollectorKind::parse(sys.collector.get_ref()).map_or_else(|| sys.collector.get_ref().clone(), |c| c.short().to_string()),
         lmkd: sys.lmkd.as_ref().map(|l| l.get_ref().clone()).unwrap_or_default(),
         time_scale: 1.0,
     };
+    debug_assert!(SESSION_KEYS.iter().all(|k| k.starts_with("session.") || k.starts_with("system.")));
     for (k, v) in overrides {
         let bad = |m: String| plain("--set", m);
         match k.as_str() {
             "system.collector" | "collector" => {
-                if !crate::scenario::COLLECTORS.contains(&v.as_str()) {
-                    return Err(bad(format!("{k}: unknown collector {v:?}; expected one of {}", crate::scenario::COLLECTORS.join(", "))));
-                }
-                options.collector = v.clone();
+                let Some(c) = mobmem_runtime::CollectorKind::parse(v) else {
+                    return Err(bad(format!("{k}: unknown collector {v:?}; expected one of {}", mobmem_runtime::CollectorKind::names().join(", "))));
+                };
+                options.collector = c.short().to_string(); // results name the collector, not the alias
             }
             "system.lmkd" | "kernel.lmkd" => {
-                if !crate::scenario::LMKD_MODES.contains(&v.as_str()) {
-                    return Err(bad(format!("{k}: unknown lmkd mode {v:?}; expected one of {}", crate::scenario::LMKD_MODES.join(", "))));
+                if !mobmem_kernel::lmkd::names().contains(&v.as_str()) {
+                    return Err(bad(format!("{k}: unknown lmkd mode {v:?}; expected one of {}", mobmem_kernel::lmkd::names().join(", "))));
                 }
                 options.lmkd = v.clone();
             }
@@ -302,9 +316,7 @@ pub fn load(scenario_path: &str, data: &Path, overrides: &Settings, seed: Option
             }
             _ if k.starts_with("kernel.") => kernel.push((k.clone(), v.clone())),
             _ if k.starts_with("session.") || k.starts_with("system.") => {
-                return Err(bad(format!(
-                    "unknown setting {k:?}; session/system keys: session.slice_ms, session.sample_ms, session.time_scale, system.collector, system.lmkd, system.cached_app_compaction, system.freezer, system.policies"
-                )))
+                return Err(bad(format!("unknown setting {k:?}; session/system keys: {}", SESSION_KEYS.join(", "))))
             }
             _ => runtime.push((k.clone(), v.clone())),
         }

@@ -26,7 +26,6 @@ from mobmem.errors import MobmemError
 from mobmem.harness.implementation import Implementation, Parameters, RunContext, RunOutcome
 from mobmem.lbo.backend import Backend
 
-COLLECTORS = ["ss", "cc", "cmc", "ms", "ms-otf", "nogc"]
 
 # Workloads: name -> (gcbench parameters, description). "gcbench" is the full benchmark of
 # design/evaluation.md; the smaller ones keep CI and quick looks fast.
@@ -94,7 +93,9 @@ class SimBackend(Backend):
         self.log = log
 
     def collectors(self) -> list[str]:
-        return list(COLLECTORS)
+        from mobmem import catalog
+
+        return catalog.collector_names()
 
     def workloads(self) -> list[str]:
         return list(WORKLOADS)
@@ -109,9 +110,9 @@ class SimBackend(Backend):
                     raise MobmemError(f"unknown simulated app {spec!r}; known: {', '.join(rtm.app_names())} or synthetic:…")
             elif w not in WORKLOADS:
                 raise MobmemError(f"unknown simulator workload {w!r}; expected one of {', '.join(WORKLOADS)} or app:SPEC")
-        for c in collectors:
-            if c not in COLLECTORS:
-                raise MobmemError(f"unknown simulator collector {c!r}; expected one of {', '.join(COLLECTORS)}")
+        from mobmem import catalog
+
+        collectors = [catalog.collector(c, "simulator collector") for c in collectors]
         if not workloads or not collectors:
             raise MobmemError("no workloads or no collectors given")
         return list(dict.fromkeys(workloads)), list(dict.fromkeys(collectors))
