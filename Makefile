@@ -6,7 +6,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test setup bench clean
+.PHONY: demo test lint setup bench clean
 
 $(STAMP): pyproject.toml Cargo.toml $(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null)
 	@command -v cargo >/dev/null || { echo "cargo not found: install Rust (rustup) first"; exit 1; }
@@ -20,9 +20,16 @@ setup: $(STAMP)
 demo: $(STAMP)
 	$(VENV)/bin/mobmem demo
 
-test: $(STAMP)
+test: $(STAMP) lint
 	cargo test --workspace --quiet
 	$(PY) -m pytest -q tests/python
+
+# Formatting and lints (part of `make test`): rustfmt, clippy with warnings as errors, ruff.
+lint: $(STAMP)
+	cargo fmt --all --check
+	cargo clippy --workspace --all-targets --quiet -- -D warnings
+	$(VENV)/bin/ruff check python tests/python
+	$(VENV)/bin/ruff format --check python tests/python
 
 bench: $(STAMP)
 	$(VENV)/bin/mobmem bench kernel

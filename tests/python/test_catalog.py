@@ -9,7 +9,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from mobmem import catalog, runtime, session
 from mobmem.errors import MobmemError
 from mobmem.lbo.backends.sim import SimBackend

@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from mobmem import session
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -71,8 +70,9 @@ def scenario(tmp_path: Path, name: str, times: int, seconds: float) -> Path:
 
 
 def modules_imported(code: str) -> set[str]:
-    p = subprocess.run([sys.executable, "-c", code + "\nimport sys, json; print(json.dumps(sorted(sys.modules)))"],
-                       capture_output=True, text=True, cwd=ROOT, check=True)
+    p = subprocess.run(
+        [sys.executable, "-c", code + "\nimport sys, json; print(json.dumps(sorted(sys.modules)))"], capture_output=True, text=True, cwd=ROOT, check=True
+    )
     return {m.split(".")[0] for m in json.loads(p.stdout.splitlines()[-1])}
 
 
@@ -81,13 +81,11 @@ def test_importing_the_cli_loads_no_heavy_library():
     assert not mods & set(HEAVY), sorted(mods & set(HEAVY))
 
 
-@pytest.mark.parametrize("args", [[], ["run"], ["compare"], ["demo"], ["bench", "session"], ["bench", "run"], ["lbo"],
-                                  ["kernel", "replay"], ["runtime"]])
+@pytest.mark.parametrize("args", [[], ["run"], ["compare"], ["demo"], ["bench", "session"], ["bench", "run"], ["lbo"], ["kernel", "replay"], ["runtime"]])
 def test_help_loads_no_heavy_library(args):
     """What `mobmem … --help` imports (python -X importtime): none of the heavy libraries, and
     not pydantic (typer 0.29 imports it to parse any sub-command's arguments)."""
-    p = subprocess.run([sys.executable, "-X", "importtime", "-m", "mobmem", *args, "--help"],
-                       capture_output=True, text=True, cwd=ROOT)
+    p = subprocess.run([sys.executable, "-X", "importtime", "-m", "mobmem", *args, "--help"], capture_output=True, text=True, cwd=ROOT)
     assert p.returncode == 0, p.stderr[-2000:]
     assert "Usage" in p.stdout
     imported = {line.split("|")[-1].strip().split(".")[0] for line in p.stderr.splitlines() if line.startswith("import time:")}
@@ -127,8 +125,9 @@ def test_an_exception_in_the_progress_callback_stops_the_run(tmp_path):
 def test_signal_stops_a_long_run_without_traceback_or_files(tmp_path, sig):
     long = scenario(tmp_path, "forever", 1_000_000_000, 1.0)
     out = tmp_path / "out"
-    p = subprocess.Popen([sys.executable, "-c", DRIVER, "run", str(long), "--out", str(out)],
-                         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p = subprocess.Popen(
+        [sys.executable, "-c", DRIVER, "run", str(long), "--out", str(out)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     try:
         assert p.stderr.readline() == "started\n"
         p.send_signal(sig)
@@ -146,8 +145,7 @@ def test_signal_stops_a_long_run_without_traceback_or_files(tmp_path, sig):
 def test_compare_interrupted_then_resumed(tmp_path):
     sc = scenario(tmp_path, "medium", 1, 30.0)
     out = tmp_path / "c"
-    args = [sys.executable, "-m", "mobmem", "compare", str(sc), "--systems", "stock,cmc", "--seeds", "2", "--jobs", "2",
-            "--out", str(out)]
+    args = [sys.executable, "-m", "mobmem", "compare", str(sc), "--systems", "stock,cmc", "--seeds", "2", "--jobs", "2", "--out", str(out)]
     p = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         first = p.stderr.readline()

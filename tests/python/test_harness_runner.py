@@ -4,8 +4,6 @@ import json
 import sys
 
 import pytest
-from typer.testing import CliRunner
-
 from conftest_eval import load_cli
 from mobmem.errors import MobmemError
 from mobmem.harness.implementation import CommandImplementation, Configuration, Implementation, Parameters, RunOutcome
@@ -13,6 +11,7 @@ from mobmem.harness.meters import RusageMeter, WallClockMeter
 from mobmem.harness.runner import Runner
 from mobmem.harness.stop import Bounded, Fixed, RelativeCI
 from mobmem.harness.store import ResultStore
+from typer.testing import CliRunner
 
 ENV = {"warnings": [], "snapshot": {}}
 PY = sys.executable
@@ -20,8 +19,13 @@ PY = sys.executable
 
 def run(argv, n=3, timeout=None, store=None, max_failures=None):
     impl = CommandImplementation(argv, timeout=timeout)
-    r = Runner([Configuration("c", impl, Parameters())], Bounded(Fixed(n), n, max_failures=max_failures),
-               meters=[WallClockMeter(), RusageMeter()], env=dict(ENV), store=store)
+    r = Runner(
+        [Configuration("c", impl, Parameters())],
+        Bounded(Fixed(n), n, max_failures=max_failures),
+        meters=[WallClockMeter(), RusageMeter()],
+        env=dict(ENV),
+        store=store,
+    )
     return r.run()
 
 
@@ -33,11 +37,14 @@ def test_ok_runs_have_metrics():
     assert s["metrics"]["wall_s"]["summary"]["mean"] > 0
 
 
-@pytest.mark.parametrize("argv,status,code,sig", [
-    ([PY, "-c", "import sys; sys.exit(3)"], "failed", 3, None),
-    ([PY, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"], "crashed", None, 11),
-    (["sleep", "5"], "timeout", None, 9),
-])
+@pytest.mark.parametrize(
+    "argv,status,code,sig",
+    [
+        ([PY, "-c", "import sys; sys.exit(3)"], "failed", 3, None),
+        ([PY, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"], "crashed", None, 11),
+        (["sleep", "5"], "timeout", None, 9),
+    ],
+)
 def test_unsuccessful_runs_are_recorded_not_dropped(tmp_path, argv, status, code, sig):
     store = ResultStore(str(tmp_path / "r.jsonl"))
     res = run(argv, 2, timeout=0.3 if status == "timeout" else None, store=store)
@@ -113,13 +120,12 @@ def test_interleaving_is_seeded_and_shuffled(tmp_path):
     def go():
         order.clear()
         impl = Rec()
-        Runner([Configuration(n, impl, Parameters(x=n)) for n in "abcd"], Bounded(Fixed(3), 3), meters=[], env=dict(ENV),
-               shuffle_seed=42).run()
+        Runner([Configuration(n, impl, Parameters(x=n)) for n in "abcd"], Bounded(Fixed(3), 3), meters=[], env=dict(ENV), shuffle_seed=42).run()
         return list(order)
 
     o1, o2 = go(), go()
     assert o1 == o2 and len(o1) == 12
-    rounds = [o1[i:i + 4] for i in range(0, 12, 4)]
+    rounds = [o1[i : i + 4] for i in range(0, 12, 4)]
     assert all(sorted(r) == list("abcd") for r in rounds)  # invocations outer, configurations inner
     assert len({tuple(r) for r in rounds}) > 1
 
@@ -156,20 +162,22 @@ def test_cli_compare_json_says_no_significant_difference_for_identical_commands(
 
 
 def test_cli_compare_detects_a_real_difference():
-    r = CliRunner().invoke(bench.app, ["compare", "--json", "--stop", "fixed:6", "--warmup", "0", "--",
-                                       "sleep", "0.01", ":::", "sleep", "0.03"])
+    r = CliRunner().invoke(bench.app, ["compare", "--json", "--stop", "fixed:6", "--warmup", "0", "--", "sleep", "0.01", ":::", "sleep", "0.03"])
     d = json.loads(r.stdout)
     assert d["comparison"]["significant"] and d["comparison"]["ratio"] > 2
 
 
-@pytest.mark.parametrize("args,msg", [
-    (["run", "--stop", "nonsense:3", "--", "true"], "unknown stop condition"),
-    (["run", "--max-runs", "-1", "--", "true"], "--max-runs"),
-    (["run", "--"], "no command"),
-    (["run", "--", "no-such-command-xyz"], "command not found"),
-    (["compare", "--", "true"], ":::"),
-    (["run", "--cpus", "x-y", "--", "true"], "CPU list"),
-])
+@pytest.mark.parametrize(
+    "args,msg",
+    [
+        (["run", "--stop", "nonsense:3", "--", "true"], "unknown stop condition"),
+        (["run", "--max-runs", "-1", "--", "true"], "--max-runs"),
+        (["run", "--"], "no command"),
+        (["run", "--", "no-such-command-xyz"], "command not found"),
+        (["compare", "--", "true"], ":::"),
+        (["run", "--cpus", "x-y", "--", "true"], "CPU list"),
+    ],
+)
 def test_cli_bad_input_exits_2_without_traceback(args, msg):
     r = CliRunner().invoke(bench.app, args)
     assert r.exit_code == 2, r.output

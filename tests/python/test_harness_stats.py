@@ -2,12 +2,11 @@
 
 import math
 
+import conftest_eval  # noqa: F401  (puts python/ on sys.path)
 import numpy as np
 import pytest
-from scipy import stats as sps
-
-import conftest_eval  # noqa: F401  (puts python/ on sys.path)
 from mobmem.harness import stats
+from scipy import stats as sps
 
 RNG = np.random.default_rng(7)
 X = RNG.normal(10.0, 0.5, size=25)
@@ -30,8 +29,7 @@ def test_t_interval_degenerate():
 
 def test_bootstrap_median_matches_scipy_with_same_seed():
     ci = stats.bootstrap_interval(X, np.median, 0.95, n_resamples=3000, seed=11)
-    ref = sps.bootstrap((X,), np.median, confidence_level=0.95, n_resamples=3000, method="percentile",
-                        random_state=np.random.default_rng(11))
+    ref = sps.bootstrap((X,), np.median, confidence_level=0.95, n_resamples=3000, method="percentile", random_state=np.random.default_rng(11))
     assert ci.low == pytest.approx(ref.confidence_interval.low) and ci.high == pytest.approx(ref.confidence_interval.high)
     assert ci.low <= np.median(X) <= ci.high
     # deterministic: the same call twice gives the same interval

@@ -1,11 +1,9 @@
 """Each stop condition, the combinators, the upper bound and the parser."""
 
-import pytest
-
 import conftest_eval  # noqa: F401
+import pytest
 from mobmem.errors import MobmemError
-from mobmem.harness.stop import (And, Bounded, CVWindow, Elapsed, Fixed, Not, Or, RelativeCI, RunState,
-                                 parse_duration, parse_stop)
+from mobmem.harness.stop import And, Bounded, CVWindow, Elapsed, Fixed, Not, Or, RelativeCI, RunState, parse_duration, parse_stop
 
 
 def st(values, runs=None, elapsed=0.0, failures=0):

@@ -6,10 +6,9 @@ import os
 import shutil
 
 import pytest
-from typer.testing import CliRunner
-
 from conftest_eval import load_cli
 from mobmem.jvm.gclog import parse_gc_log
+from typer.testing import CliRunner
 
 HAVE_JVM = shutil.which("java") is not None and shutil.which("cc") is not None
 needs_jvm = pytest.mark.skipif(not HAVE_JVM, reason="needs java and a C compiler")
@@ -58,8 +57,27 @@ def test_one_invocation_in_proc_fallback_mode(tmp_path, monkeypatch):
 def test_smoke_lbo_gcbench_two_collectors_two_heaps(tmp_path):
     lbo = load_cli("lbo")
     out = tmp_path / "lbo"
-    r = CliRunner().invoke(lbo.app, ["--backend", "jvm", "--workloads", "gcbench", "--collectors", "Serial,G1",
-                                     "--heaps", "2", "--range", "3", "--invocations", "2", "--out", str(out), "--json", "-q"])
+    r = CliRunner().invoke(
+        lbo.app,
+        [
+            "--backend",
+            "jvm",
+            "--workloads",
+            "gcbench",
+            "--collectors",
+            "Serial,G1",
+            "--heaps",
+            "2",
+            "--range",
+            "3",
+            "--invocations",
+            "2",
+            "--out",
+            str(out),
+            "--json",
+            "-q",
+        ],
+    )
     assert r.exit_code == 0, r.output
     d = json.loads(r.stdout)
     assert d["min_heaps"]["gcbench"]["min_heap_mb"] > 4
@@ -77,8 +95,27 @@ def test_smoke_lbo_gcbench_two_collectors_two_heaps(tmp_path):
     assert "Exact command" in text and "Environment record" in text
     # resuming a finished study runs nothing new
     n_lines = len((out / "results.jsonl").read_text().splitlines())
-    r2 = CliRunner().invoke(lbo.app, ["--backend", "jvm", "--workloads", "gcbench", "--collectors", "Serial,G1",
-                                      "--heaps", "2", "--range", "3", "--invocations", "2", "--out", str(out), "--json", "-q"])
+    r2 = CliRunner().invoke(
+        lbo.app,
+        [
+            "--backend",
+            "jvm",
+            "--workloads",
+            "gcbench",
+            "--collectors",
+            "Serial,G1",
+            "--heaps",
+            "2",
+            "--range",
+            "3",
+            "--invocations",
+            "2",
+            "--out",
+            str(out),
+            "--json",
+            "-q",
+        ],
+    )
     assert r2.exit_code == 0
     runs = [json.loads(x) for x in (out / "results.jsonl").read_text().splitlines() if '"type":"run"' in x]
     assert len(runs) == 8 and len((out / "results.jsonl").read_text().splitlines()) == n_lines + 2  # meta + end only

@@ -118,9 +118,22 @@ def test_find_memory_cgroup_v1_v2_hybrid():
 
 
 def test_canonical_counters_v1_and_v2():
-    vm = {"pgfault": 999, "pswpin": 5, "pswpout": 7, "pgscan_anon": 100, "pgscan_file": 20, "pgscan_kswapd": 0,
-          "pgscan_direct": 0, "pgsteal_anon": 40, "pgsteal_file": 10, "allocstall_normal": 0,
-          "workingset_activate_anon": 3, "workingset_activate_file": 4, "pgrefill": 0, "pgdeactivate": 9}
+    vm = {
+        "pgfault": 999,
+        "pswpin": 5,
+        "pswpout": 7,
+        "pgscan_anon": 100,
+        "pgscan_file": 20,
+        "pgscan_kswapd": 0,
+        "pgscan_direct": 0,
+        "pgsteal_anon": 40,
+        "pgsteal_file": 10,
+        "allocstall_normal": 0,
+        "workingset_activate_anon": 3,
+        "workingset_activate_file": 4,
+        "pgrefill": 0,
+        "pgdeactivate": 9,
+    }
     mc0 = {"pgfault": 10, "workingset_refault_anon": 1}
     mc1 = {"pgfault": 60, "pgmajfault": 5, "workingset_refault_anon": 6, "workingset_refault_file": 0}
     v, src = rk.canonical_counters(vm, mc1, mc0, 1)
@@ -129,8 +142,15 @@ def test_canonical_counters_v1_and_v2():
     assert v["pgscan_direct"] == 120 and v["pgsteal_direct"] == 50  # memcg reclaim, derived on v1
     assert v["workingset_activate"] == 7 and v["allocstall"] == 0
     assert v["pswpout"] == 7 and src["pswpout"] == "vmstat"
-    mc1v2 = {"pgfault": 60, "pgmajfault": 5, "pgscan_direct": 80, "pgsteal_direct": 30, "pgrefill": 44,
-             "workingset_activate_anon": 2, "workingset_activate_file": 1}
+    mc1v2 = {
+        "pgfault": 60,
+        "pgmajfault": 5,
+        "pgscan_direct": 80,
+        "pgsteal_direct": 30,
+        "pgrefill": 44,
+        "workingset_activate_anon": 2,
+        "workingset_activate_file": 1,
+    }
     v, src = rk.canonical_counters(vm, mc1v2, {}, 2)
     assert v["pgscan_direct"] == 80 and src["pgscan_direct"] == "memcg"  # v2 shows memcg reclaim itself
     assert v["pgrefill"] == 44 and v["workingset_activate"] == 3
@@ -144,7 +164,7 @@ def test_content_bank_compressibility_shape():
     k_mean = 4096 / 3.0 - rk.LZ4_OVERHEAD
     ks = []
     for i in range(rk.BANK_PAGES):
-        page = bytes(mv[i * 4096:(i + 1) * 4096])
+        page = bytes(mv[i * 4096 : (i + 1) * 4096])
         nz = len(page.rstrip(b"\0"))
         ks.append(nz)
         assert len(set(page[:64])) > 1  # never a same-filled page
@@ -186,8 +206,10 @@ def test_anon_zram_replay_counts(anon_trace, capsys):
 @needs_real
 def test_file_replay_and_swap_file(tmp_path):
     p = tmp_path / "file.trace"
-    p.write_text("ram 8\nswap file 32\nproc 1 r\nmap 1 data file big.dat 4096\nmap 1 heap anon 1024\n"
-                 "touch 1 heap 0 1024 w\ntouch 1 data 0 4096 r\ntouch 1 data 0 64 w\ntouch 1 data 0 4096 r\n")
+    p.write_text(
+        "ram 8\nswap file 32\nproc 1 r\nmap 1 data file big.dat 4096\nmap 1 heap anon 1024\n"
+        "touch 1 heap 0 1024 w\ntouch 1 data 0 4096 r\ntouch 1 data 0 64 w\ntouch 1 data 0 4096 r\n"
+    )
     r = rk.run_real(str(p), rk.RealOptions(file_advice="random"))
     v = r["vmstat"]
     env = r["environment"]
@@ -202,8 +224,7 @@ def test_file_replay_and_swap_file(tmp_path):
 @needs_real
 def test_lying_trace_is_a_clear_error_and_restores(tmp_path):
     p = tmp_path / "lie.trace"
-    p.write_text("ram 16\nswap zram 32\nproc 1 a\nmap 1 heap anon 16\ntouch 1 heap 0 16 w\n"
-                 "map 1 huge anon 100000000000\ntouch 1 huge 0\n")
+    p.write_text("ram 16\nswap zram 32\nproc 1 a\nmap 1 heap anon 16\ntouch 1 heap 0 16 w\nmap 1 huge anon 100000000000\ntouch 1 huge 0\n")
     with pytest.raises(MobmemError, match=r"lie.trace:6: map 'huge': mmap of 100000000000 pages .* failed on the real kernel"):
         rk.replay_real(str(p))
     _assert_clean()
@@ -293,9 +314,11 @@ def test_sigkill_is_cleaned_by_the_next_run(tmp_path, anon_trace):
 def test_memcg_oom_kill_is_recorded(tmp_path):
     p = tmp_path / "oom.trace"
     # 8 MiB limit, no swap, a process that writes 16 MiB: the memcg OOM killer takes it
-    p.write_text("ram 8\nswap none\nproc 1 small adj=0\nmap 1 h anon 256\ntouch 1 h 0 256 w\n"
-                 "proc 2 hog adj=900\nmap 2 heap anon 4096\ntouch 2 heap 0 4096 w\ntouch 1 h 0 256 r\n"
-                 "touch 2 heap 0 10 r\nexit 1\n")
+    p.write_text(
+        "ram 8\nswap none\nproc 1 small adj=0\nmap 1 h anon 256\ntouch 1 h 0 256 w\n"
+        "proc 2 hog adj=900\nmap 2 heap anon 4096\ntouch 2 heap 0 4096 w\ntouch 1 h 0 256 r\n"
+        "touch 2 heap 0 10 r\nexit 1\n"
+    )
     r = rk.run_real(str(p))
     assert [k["pid"] for k in r["kills"]] == [2]
     k = r["kills"][0]
@@ -308,8 +331,10 @@ def test_memcg_oom_kill_is_recorded(tmp_path):
 def test_oom_victim_that_was_idle_is_recorded(tmp_path):
     p = tmp_path / "oom2.trace"
     # the idle, cached (adj 900) process is the victim when the foreground one (adj 0) allocates
-    p.write_text("ram 12\nswap none\nproc 1 cached adj=900\nmap 1 h anon 2048\ntouch 1 h 0 2048 w\n"
-                 "proc 2 fg adj=0\nmap 2 h anon 2048\ntouch 2 h 0 2048 w\ntouch 2 h 0 2048 r\nexit 2\nexit 1\n")
+    p.write_text(
+        "ram 12\nswap none\nproc 1 cached adj=900\nmap 1 h anon 2048\ntouch 1 h 0 2048 w\n"
+        "proc 2 fg adj=0\nmap 2 h anon 2048\ntouch 2 h 0 2048 w\ntouch 2 h 0 2048 r\nexit 2\nexit 1\n"
+    )
     r = rk.run_real(str(p))
     pids = [k["pid"] for k in r["kills"]]
     # The idle process is killed and recorded. Kills are listed in the order the replayer notices

@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from mobmem.errors import MobmemError
 from mobmem.kernel import trace as tr
 

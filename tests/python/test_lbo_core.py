@@ -4,13 +4,12 @@ import math
 
 import numpy as np
 import pytest
-from typer.testing import CliRunner
-
 from conftest_eval import load_cli
 from mobmem.errors import MobmemError
 from mobmem.lbo import analysis
 from mobmem.lbo.backend import get_backend
 from mobmem.lbo.heaps import find_min_heap, heap_multiples, heap_sizes_mb
+from typer.testing import CliRunner
 
 
 def test_spacing_rule_matches_the_formula():
@@ -55,17 +54,20 @@ def test_min_heap_retries_crashes_and_treats_timeouts_as_too_small():
 
 
 def _rec(w, c, m, inv, total, stw, heap=100, status="ok", failure=None):
-    return {"params": {"workload": w, "collector": c, "heap_mb": heap, "multiple": m}, "status": status,
-            "info": {"heap_mb": heap, **({"failure": failure} if failure else {})},
-            "metrics": {"wall_s": total, "wall_stw_s": stw} if status == "ok" else {}, "run_id": f"{w}{c}{m}{inv}"}
+    return {
+        "params": {"workload": w, "collector": c, "heap_mb": heap, "multiple": m},
+        "status": status,
+        "info": {"heap_mb": heap, **({"failure": failure} if failure else {})},
+        "metrics": {"wall_s": total, "wall_stw_s": stw} if status == "ok" else {},
+        "run_id": f"{w}{c}{m}{inv}",
+    }
 
 
 def test_lbo_against_hand_computation():
     recs = []
     for i in range(4):
         e = 0.001 * (i - 1.5)
-        recs += [_rec("w", "A", 2.0, i, 12.0 + e, 3.0), _rec("w", "B", 2.0, i, 11.0 + e, 0.5),
-                 _rec("w", "NoGC", None, i, 10.5 + e, 0.0)]
+        recs += [_rec("w", "A", 2.0, i, 12.0 + e, 3.0), _rec("w", "B", 2.0, i, 11.0 + e, 0.5), _rec("w", "NoGC", None, i, 10.5 + e, 0.0)]
     recs.append(_rec("w", "A", 2.0, 9, 0, 0, status="failed", failure="oom"))
     res = analysis.compute(recs, [("wall_s", "wall_stw_s", "wall")], n_boot=500)
     cells = {c.collector: c for c in res["cells"]}
@@ -101,16 +103,19 @@ def test_backends_by_name():
 lbo = load_cli("lbo")
 
 
-@pytest.mark.parametrize("args,msg", [
-    (["--backend", "sim", "--collectors", "G1"], "unknown simulator collector 'G1'"),
-    (["--backend", "quantum"], "unknown LBO back end"),
-    (["--collectors", "G1,Bogus"], "unknown collector 'Bogus'"),
-    (["--heaps", "-3"], "--heaps must be"),
-    (["--invocations", "0"], "--invocations must be"),
-    (["--workloads", "nope"], "unknown JVM workload"),
-    (["--min-heap", "gcbench=-5"], "heap size must be positive"),
-    (["--range", "0.5"], "heap range"),
-])
+@pytest.mark.parametrize(
+    "args,msg",
+    [
+        (["--backend", "sim", "--collectors", "G1"], "unknown simulator collector 'G1'"),
+        (["--backend", "quantum"], "unknown LBO back end"),
+        (["--collectors", "G1,Bogus"], "unknown collector 'Bogus'"),
+        (["--heaps", "-3"], "--heaps must be"),
+        (["--invocations", "0"], "--invocations must be"),
+        (["--workloads", "nope"], "unknown JVM workload"),
+        (["--min-heap", "gcbench=-5"], "heap size must be positive"),
+        (["--range", "0.5"], "heap range"),
+    ],
+)
 def test_lbo_cli_bad_input_exits_2(args, msg, tmp_path):
     r = CliRunner().invoke(lbo.app, args + ["--out", str(tmp_path / "o")])
     assert r.exit_code == 2, r.output

@@ -12,9 +12,33 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_sim_lbo_small_study(tmp_path):
     out = tmp_path / "lbo"
-    r = subprocess.run([sys.executable, "-m", "mobmem", "lbo", "--backend", "sim", "--workloads", "gcbench-small",
-                        "--collectors", "ss,cc,nogc", "--heaps", "2", "--range", "4", "--invocations", "2",
-                        "--out", str(out), "--json", "-q"], capture_output=True, text=True, cwd=ROOT)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mobmem",
+            "lbo",
+            "--backend",
+            "sim",
+            "--workloads",
+            "gcbench-small",
+            "--collectors",
+            "ss,cc,nogc",
+            "--heaps",
+            "2",
+            "--range",
+            "4",
+            "--invocations",
+            "2",
+            "--out",
+            str(out),
+            "--json",
+            "-q",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert r.returncode == 0, r.stderr[-2000:]
     data = json.loads((out / "lbo.json").read_text())
     text = json.dumps(data)
@@ -32,8 +56,12 @@ def test_sim_lbo_small_study(tmp_path):
 
 
 def test_sim_backend_rejects_unknown_names():
-    r = subprocess.run([sys.executable, "-m", "mobmem", "lbo", "--backend", "sim", "--workloads", "gcbench",
-                        "--collectors", "G1", "--heaps", "2"], capture_output=True, text=True, cwd=ROOT)
+    r = subprocess.run(
+        [sys.executable, "-m", "mobmem", "lbo", "--backend", "sim", "--workloads", "gcbench", "--collectors", "G1", "--heaps", "2"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert r.returncode == 2 and "unknown simulator collector 'G1'" in r.stderr and "Traceback" not in r.stderr
 
 
@@ -42,8 +70,10 @@ def test_sim_app_workload_is_fixed_work_and_seeded():
     from mobmem.lbo.backends.sim import SimRun
 
     r = SimRun()
-    outs = [r.run(Parameters({"workload": "app:small", "collector": c, "heap_mb": 64, "invocation": i}), RunContext(i, "measure", "."))
-            for c, i in (("cc", 0), ("cc", 1), ("nogc", 0))]
+    outs = [
+        r.run(Parameters({"workload": "app:small", "collector": c, "heap_mb": 64, "invocation": i}), RunContext(i, "measure", "."))
+        for c, i in (("cc", 0), ("cc", 1), ("nogc", 0))
+    ]
     assert all(o.status == "ok" for o in outs), [o.error for o in outs]
     cc0, cc1, nogc = (o.metrics for o in outs)
     # Different seeds draw different object graphs; the same seed is bit-identical.

@@ -8,10 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from typer.testing import CliRunner
-
 from mobmem import cli
 from mobmem.errors import MobmemError
+from typer.testing import CliRunner
 
 ROOT = Path(__file__).resolve().parents[2]
 MOBMEM = [sys.executable, "-m", "mobmem"]
@@ -32,7 +31,18 @@ def test_run_json_contract_and_determinism():
     assert list(a)[:3] == ["gcs", "summary", "oom"]
     assert a["oom"] is False and isinstance(a["gcs"], list) and a["gcs"]
     s = a["summary"]
-    for k in ("gc_count", "pause_total_ms", "pause_max_ms", "gc_cpu_ms", "mutator_cpu_ms", "total_cpu_ms", "peak_footprint_mib", "faults", "stw_cpu_ms", "other_cpu_ms"):
+    for k in (
+        "gc_count",
+        "pause_total_ms",
+        "pause_max_ms",
+        "gc_cpu_ms",
+        "mutator_cpu_ms",
+        "total_cpu_ms",
+        "peak_footprint_mib",
+        "faults",
+        "stw_cpu_ms",
+        "other_cpu_ms",
+    ):
         assert k in s, k
     assert s["gc_count"] == len(a["gcs"])
     g = a["gcs"][0]
@@ -44,8 +54,11 @@ def test_run_json_contract_and_determinism():
 
 def test_log_lines_look_like_art():
     out = run("runtime", "run", "--app", SMALL, "--collector", "cc", "--heap", "32m", "--seconds", "4", check=True).stdout
-    pat = re.compile(r"^(Background|Alloc|Explicit|CollectorTransition) (young )?concurrent copying GC freed \d+\(\d+[KM]?B\) AllocSpace objects, "
-                     r"\d+\(\d+[KM]?B\) LOS objects, \d+% free, \d+[KM]?B/\d+[KM]?B, paused [\d.]+(us|ms)(,[\d.]+(us|ms))* total [\d.]+(us|ms)$", re.M)
+    pat = re.compile(
+        r"^(Background|Alloc|Explicit|CollectorTransition) (young )?concurrent copying GC freed \d+\(\d+[KM]?B\) AllocSpace objects, "
+        r"\d+\(\d+[KM]?B\) LOS objects, \d+% free, \d+[KM]?B/\d+[KM]?B, paused [\d.]+(us|ms)(,[\d.]+(us|ms))* total [\d.]+(us|ms)$",
+        re.M,
+    )
     assert pat.search(out), out[:500]
     assert "collections" in out
 

@@ -11,11 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
-
 from mobmem import cli, session
 from mobmem.errors import MobmemError
 from mobmem.session import systems
+from typer.testing import CliRunner
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = "tests/python/data/session_tiny.toml"
@@ -60,9 +59,32 @@ def strip_wall(d: dict) -> dict:
 def test_run_json_contract_and_determinism():
     a = jrun("run", TINY, "--seed", "7")
     b = jrun("run", TINY, "--seed", "7")
-    for k in ("scenario", "scenario_file", "device", "seed", "parameters", "system", "sim_seconds", "wall_seconds", "sim_speed",
-              "launches", "launch_stats", "cached_apps", "kills", "kill_records", "kills_by_reason", "vmstat", "ratios",
-              "direct_reclaims", "kswapd_cpu_ms", "swap", "gc", "frames", "per_app", "system_name"):
+    for k in (
+        "scenario",
+        "scenario_file",
+        "device",
+        "seed",
+        "parameters",
+        "system",
+        "sim_seconds",
+        "wall_seconds",
+        "sim_speed",
+        "launches",
+        "launch_stats",
+        "cached_apps",
+        "kills",
+        "kill_records",
+        "kills_by_reason",
+        "vmstat",
+        "ratios",
+        "direct_reclaims",
+        "kswapd_cpu_ms",
+        "swap",
+        "gc",
+        "frames",
+        "per_app",
+        "system_name",
+    ):
         assert k in a, k
     assert "timeline" not in a and "events" not in a  # those go to files with --out
     assert a["seed"] == 7 and a["scenario"] == "tiny" and a["device"] == "pixel3"
@@ -89,9 +111,23 @@ def test_human_tables_and_out_files(tmp_path):
     out = tmp_path / "o"
     p = run("run", TINY, "--set", "kernel.swappiness=60", "--out", str(out))
     assert p.returncode == 0, p.stderr
-    for needle in ("launches", "TTID", "reclaim stall", "gc wait", "maj zram", "launch time (TTID ms)", "all apps",
-                   "cached apps: max", "apps alive after each launch: 1 2 2", "kills: none", "refault ratio",
-                   "direct reclaims", "GCs (sticky / full)", "jank ratio", "per app"):
+    for needle in (
+        "launches",
+        "TTID",
+        "reclaim stall",
+        "gc wait",
+        "maj zram",
+        "launch time (TTID ms)",
+        "all apps",
+        "cached apps: max",
+        "apps alive after each launch: 1 2 2",
+        "kills: none",
+        "refault ratio",
+        "direct reclaims",
+        "GCs (sticky / full)",
+        "jank ratio",
+        "per app",
+    ):
         assert needle in p.stdout, needle
     s = json.loads((out / "summary.json").read_text())
     assert s["parameters"] == [["kernel.swappiness", "60"]] and s["seed"] == 1 and s["scenario_file"] == TINY
@@ -182,8 +218,17 @@ def test_compare_two_systems_two_seeds(tmp_path):
     p = run("compare", TINY, "--systems", "stock,cmc", "--seeds", "2", "--out", str(out), "--resume")
     assert p.returncode == 0, p.stderr
     assert p.stderr.count("reused") == 4
-    for needle in ("95% CI", "vs stock", "hot launch p50 ms", "cold launches instead", "cached apps max", "refaults",
-                   "direct reclaims", "jank ratio", "Student-t"):
+    for needle in (
+        "95% CI",
+        "vs stock",
+        "hot launch p50 ms",
+        "cold launches instead",
+        "cached apps max",
+        "refaults",
+        "direct reclaims",
+        "jank ratio",
+        "Student-t",
+    ):
         assert needle in p.stdout, needle
 
     one = jrun("compare", TINY, "--systems", "stock,noswap", "--seeds", "1")
@@ -197,8 +242,12 @@ def test_shipped_systems_are_accepted(tmp_path):
     names = list(systems.load())
     for n in ("stock", "zram", "noswap", "compaction", "freezer", "minfree", "cmc", "ms"):
         assert n in names and systems.get(n).description
-    expect = {"zram": ("collector", "cc", "zram"), "noswap": ("collector", "cc", "none"), "cmc": ("collector", "cmc", "file"),
-              "minfree": ("lmkd", "minfree", "file")}
+    expect = {
+        "zram": ("collector", "cc", "zram"),
+        "noswap": ("collector", "cc", "none"),
+        "cmc": ("collector", "cmc", "file"),
+        "minfree": ("lmkd", "minfree", "file"),
+    }
     for n in names:
         r = session.run(mini, [], system=n)
         assert r["system_name"] == n and r["launches"], n
@@ -215,7 +264,7 @@ def test_systems_file_errors(tmp_path):
     f.write_text('[ok]\ndescription = "fine"\nsettings = []\n\n[broken]\ndescription = "x"\nsettings = ["nokey"]\n')
     with pytest.raises(MobmemError, match=r"systems.toml:5: broken.settings: 'nokey'"):
         systems.load(f)
-    f.write_text('[nodesc]\nsettings = []\n')
+    f.write_text("[nodesc]\nsettings = []\n")
     with pytest.raises(MobmemError, match=r"systems.toml:1: nodesc.description"):
         systems.load(f)
 
@@ -241,6 +290,13 @@ def test_bench_session_json():
 def test_demo_runs():
     p = run("demo")
     assert p.returncode == 0, p.stderr
-    for needle in ("caching capacity", "apps alive after each launch", "cached apps: max", "hot launch time (TTID ms) per app",
-                   "cold launches instead of hot", "demo done in", "mobmem compare"):
+    for needle in (
+        "caching capacity",
+        "apps alive after each launch",
+        "cached apps: max",
+        "hot launch time (TTID ms) per app",
+        "cold launches instead of hot",
+        "demo done in",
+        "mobmem compare",
+    ):
         assert needle in p.stdout, needle

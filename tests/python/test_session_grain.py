@@ -18,8 +18,15 @@ TINY = "tests/python/data/session_tiny.toml"
 
 def fake_run(scale: float = 1.0, ttids=(500.0, 300.0), curve=(1.0, 2.0), counts=(100, 50, 20), digest="d") -> dict:
     m = {k: 1000.0 * scale for k, _ in grain.METRICS}
-    return {"metrics": m, "counts": dict(zip([k for k, _ in grain.COUNTS], counts)), "ttids": [t * scale for t in ttids],
-            "cached_curve": list(curve), "digest": digest, "sim_seconds": 10.0, "wall_seconds": 1.0}
+    return {
+        "metrics": m,
+        "counts": dict(zip([k for k, _ in grain.COUNTS], counts)),
+        "ttids": [t * scale for t in ttids],
+        "cached_curve": list(curve),
+        "digest": digest,
+        "sim_seconds": 10.0,
+        "wall_seconds": 1.0,
+    }
 
 
 def results(unit_runs: list[dict], object_runs: list[dict] | None = None) -> dict:
@@ -67,8 +74,12 @@ def test_per_launch_and_cached_curves():
 
 def test_the_command_on_a_tiny_scenario(tmp_path):
     md = tmp_path / "grain.md"
-    p = subprocess.run([sys.executable, "-m", "mobmem", "bench", "grain", "--scenario", TINY, "--seeds", "2", "--jobs", "1",
-                        "--markdown", str(md), "--json"], capture_output=True, text=True, cwd=ROOT)
+    p = subprocess.run(
+        [sys.executable, "-m", "mobmem", "bench", "grain", "--scenario", TINY, "--seeds", "2", "--jobs", "1", "--markdown", str(md), "--json"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     assert p.returncode == 0, p.stderr
     d = json.loads(p.stdout)
     per = d["scenarios"]["session_tiny"]
@@ -79,6 +90,7 @@ def test_the_command_on_a_tiny_scenario(tmp_path):
 
 
 def test_the_grain_cannot_be_set():
-    p = subprocess.run([sys.executable, "-m", "mobmem", "bench", "grain", "--scenario", TINY, "--set", "runtime.grain=unit"],
-                       capture_output=True, text=True, cwd=ROOT)
+    p = subprocess.run(
+        [sys.executable, "-m", "mobmem", "bench", "grain", "--scenario", TINY, "--set", "runtime.grain=unit"], capture_output=True, text=True, cwd=ROOT
+    )
     assert p.returncode != 0 and "the grain is what this command varies" in p.stderr and "Traceback" not in p.stderr

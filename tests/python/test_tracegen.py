@@ -30,8 +30,17 @@ SMALL = {
     "seq-scan": {"ram_mib": 4, "size_mib": 6, "passes": 2},
     "seq-scan-anon": {"ram_mib": 4, "size_mib": 6, "passes": 2},
     "zipf": {"ram_mib": 4, "wss_mib": 6, "touches": 5000},
-    "app-switch": {"ram_mib": 16, "swap_mib": 32, "apps": 3, "switches": 8, "touches": 6000,
-                   "heap_mib": (2, 4), "code_mib": (1, 2), "res_mib": (1, 1), "system_mib": 2},
+    "app-switch": {
+        "ram_mib": 16,
+        "swap_mib": 32,
+        "apps": 3,
+        "switches": 8,
+        "touches": 6000,
+        "heap_mib": (2, 4),
+        "code_mib": (1, 2),
+        "res_mib": (1, 1),
+        "system_mib": 2,
+    },
     "bench": {"touches": 20_000, "ram_mib": 4, "wss_mib": 8, "swap_mib": 16, "switch_every": 3000},
 }
 
@@ -64,9 +73,9 @@ def test_anon_pages_are_written_before_read(kind, tmp_path):
             continue
         a, n = int(t.a[i]), int(t.b[i])
         if t.flag[i] == tr.FLAG_WRITE:
-            written[v.index][a:a + n] = True
+            written[v.index][a : a + n] = True
         else:
-            assert written[v.index][a:a + n].all(), f"line {int(t.line[i])} reads unwritten anon pages"
+            assert written[v.index][a : a + n].all(), f"line {int(t.line[i])} reads unwritten anon pages"
 
 
 def test_seq_scan_shapes(tmp_path):
@@ -164,9 +173,11 @@ def test_libcachesim_matches_reference_on_generated_traces(tmp_path):
 
 
 def test_lru_events_removals():
-    text = ("ram 1\nproc 1 a\nmap 1 h anon 4\nmap 1 f file x 4\ntouch 1 h 0 4 w\ntouch 1 f 0 4\n"
-            "madvise 1 h 0 2 pageout\nmadvise 1 f 0 4 dontneed\ntouch 1 h 0 4\ntouch 1 f 0 4\n"
-            "proc 2 b\nmap 2 f file x 4\nexit 1\ntouch 2 f 0 4\n")
+    text = (
+        "ram 1\nproc 1 a\nmap 1 h anon 4\nmap 1 f file x 4\ntouch 1 h 0 4 w\ntouch 1 f 0 4\n"
+        "madvise 1 h 0 2 pageout\nmadvise 1 f 0 4 dontneed\ntouch 1 h 0 4\ntouch 1 f 0 4\n"
+        "proc 2 b\nmap 2 f file x 4\nexit 1\ntouch 2 f 0 4\n"
+    )
     ev = _events(text)
     # pageout removed h0,h1 (2 misses on retouch); dontneed of a file mapping keeps the page cache;
     # exit of pid 1 removes its anon pages only, so pid 2 hits the file pages.
@@ -197,8 +208,7 @@ def test_pure_lru_check_with_fake_model(tmp_path):
 
 
 def test_markdown_without_model_or_real(tmp_path):
-    res = val.run_validation(str(tmp_path), real=False, quick=True, shapes=["zipf", "seq-scan"],
-                             model_fn=lambda p, s: (None, "the model is not available yet"))
+    res = val.run_validation(str(tmp_path), real=False, quick=True, shapes=["zipf", "seq-scan"], model_fn=lambda p, s: (None, "the model is not available yet"))
     md = val.render_markdown(res)
     assert "⟨pending⟩" in md and "## Calibrated inputs" in md and "### Gaps and why" in md
     assert "not requested" in md
@@ -210,7 +220,8 @@ def test_markdown_without_model_or_real(tmp_path):
 
 def _load_cli():
     spec = importlib.util.spec_from_file_location(
-        "mobmem_cli_kernel_validation_t", os.path.join(os.path.dirname(tg.__file__), "..", "cli", "kernel_validation.py"))
+        "mobmem_cli_kernel_validation_t", os.path.join(os.path.dirname(tg.__file__), "..", "cli", "kernel_validation.py")
+    )
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
@@ -229,13 +240,11 @@ def test_cli_gen_trace(tmp_path):
 
     kv.register(app)
     out = tmp_path / "z.trace"
-    r = CliRunner().invoke(app, ["gen-trace", "zipf", str(out), "--seed", "2", "--set", "ram_mib=4",
-                                 "--set", "wss_mib=6", "--set", "touches=1000"])
+    r = CliRunner().invoke(app, ["gen-trace", "zipf", str(out), "--seed", "2", "--set", "ram_mib=4", "--set", "wss_mib=6", "--set", "touches=1000"])
     assert r.exit_code == 0, r.output
     assert tr.parse_trace(out).n_touch_pages == 6 * 256 + 1000
     r = CliRunner().invoke(app, ["gen-trace", "nope", str(out)])
     assert isinstance(r.exception, MobmemError)
     r = CliRunner().invoke(app, ["gen-trace", "zipf", str(out), "--set", "colour=blue"])
     assert isinstance(r.exception, MobmemError) and "unknown parameter" in str(r.exception)
-    assert kv.parse_sets(["heap_mib=2,4", "x=1.5", "flag=true", "name=abc"]) == {
-        "heap_mib": (2, 4), "x": 1.5, "flag": True, "name": "abc"}
+    assert kv.parse_sets(["heap_mib=2,4", "x=1.5", "flag=true", "name=abc"]) == {"heap_mib": (2, 4), "x": 1.5, "flag": True, "name": "abc"}

@@ -178,7 +178,8 @@ pub fn parse_synthetic(spec: &str) -> Result<SyntheticSpec, String> {
             "footprint" => s.footprint_bytes = parse_size(v).ok_or_else(|| format!("{spec:?}: footprint {v:?} is not a size like 180m"))?,
             "objsize" => s.objsize = parse_size(v).ok_or_else(|| format!("{spec:?}: objsize {v:?} is not a size"))?,
             "churn" => {
-                s.churn_share_per_s = v.parse().ok().filter(|x: &f64| (0.0..=1.0).contains(x)).ok_or_else(|| format!("{spec:?}: churn {v:?} must be within [0, 1]"))?
+                s.churn_share_per_s =
+                    v.parse().ok().filter(|x: &f64| (0.0..=1.0).contains(x)).ok_or_else(|| format!("{spec:?}: churn {v:?} must be within [0, 1]"))?
             }
             _ => return Err(format!("{spec:?}: unknown key {k:?}; expected footprint, objsize, churn")),
         }
@@ -202,7 +203,7 @@ pub fn parse_size(v: &str) -> Option<u64> {
         _ => (&v[..], 1),
     };
     let n: f64 = num.parse().ok()?;
-    (n > 0.0 && n.is_finite()).then(|| (n * mult as f64) as u64)
+    (n > 0.0 && n.is_finite()).then_some((n * mult as f64) as u64)
 }
 
 #[cfg(test)]

@@ -70,6 +70,7 @@ impl DeviceProfile {
         out
     }
 
+    #[allow(clippy::neg_cmp_op_on_partial_ord)] // `!(x > 0.0)` also rejects NaN
     pub fn validate(&self, file: &str) -> Result<(), InputError> {
         let bad = |msg: String| InputError { file: file.into(), line: 0, col: 0, msg };
         if self.device.cpu.is_empty() || self.device.cpu.iter().any(|c| c.cores == 0 || !(c.speed > 0.0)) {

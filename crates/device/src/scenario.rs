@@ -165,7 +165,12 @@ impl Scenario {
 }
 
 /// Validate steps and turn them into actions.
-fn check_steps(steps: &[Step], declared: &[String], in_each: bool, at: &dyn Fn(std::ops::Range<usize>, String) -> InputError) -> Result<Vec<Action>, InputError> {
+fn check_steps(
+    steps: &[Step],
+    declared: &[String],
+    in_each: bool,
+    at: &dyn Fn(std::ops::Range<usize>, String) -> InputError,
+) -> Result<Vec<Action>, InputError> {
     let mut out = Vec::with_capacity(steps.len());
     for s in steps {
         let act = s.action.get_ref().as_str();
@@ -178,7 +183,13 @@ fn check_steps(steps: &[Step], declared: &[String], in_each: bool, at: &dyn Fn(s
             "each" => &["apps", "steps"],
             _ => return Err(at(aspan, format!("script.action: unknown action {act:?}; expected launch, use, home, wait, kill, repeat or each"))),
         };
-        let present = [("app", s.app.is_some()), ("seconds", s.seconds.is_some()), ("times", s.times.is_some()), ("apps", s.apps.is_some()), ("steps", s.steps.is_some())];
+        let present = [
+            ("app", s.app.is_some()),
+            ("seconds", s.seconds.is_some()),
+            ("times", s.times.is_some()),
+            ("apps", s.apps.is_some()),
+            ("steps", s.steps.is_some()),
+        ];
         for (f, p) in present {
             if p && !allowed.contains(&f) {
                 return Err(at(aspan.clone(), format!("script.{act}: field `{f}` does not belong to a `{act}` step")));

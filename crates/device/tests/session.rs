@@ -57,7 +57,8 @@ fn without_swap_fewer_apps_stay_cached() {
     // lmkd acts on critical PSI pressure at most once per 1 s PSI window (a trigger fires once
     // per window), so such kills never come in bursts.
     for v in [&with, &without] {
-        let t: Vec<f64> = v["kill_records"].as_array().unwrap().iter().filter(|k| k["reason"] == "critical_pressure").map(|k| k["t_s"].as_f64().unwrap()).collect();
+        let t: Vec<f64> =
+            v["kill_records"].as_array().unwrap().iter().filter(|k| k["reason"] == "critical_pressure").map(|k| k["t_s"].as_f64().unwrap()).collect();
         assert!(t.windows(2).all(|w| w[1] - w[0] >= 1.0), "critical-pressure kills closer than a PSI window: {t:?}");
     }
 }
@@ -132,7 +133,11 @@ fn cached_app_compaction_pages_out_and_freezer_stops_background_work() {
     let frozen = run("frozen", &text, &[("system.freezer", "true")]);
     let pswpout = |v: &Value| v["vmstat"]["pswpout"].as_u64().unwrap_or(0);
     let hot_majors = |v: &Value| -> u64 {
-        launches(v).iter().filter(|l| l["kind"] == "hot").map(|l| l["breakdown"]["major_faults_flash_swap"].as_u64().unwrap() + l["breakdown"]["major_faults_zram"].as_u64().unwrap()).sum()
+        launches(v)
+            .iter()
+            .filter(|l| l["kind"] == "hot")
+            .map(|l| l["breakdown"]["major_faults_flash_swap"].as_u64().unwrap() + l["breakdown"]["major_faults_zram"].as_u64().unwrap())
+            .sum()
     };
     // A roomy phone: nothing is swapped out unless compaction asks for it.
     assert_eq!(pswpout(&stock), 0, "no pressure, no swap-out");

@@ -264,10 +264,7 @@ pub struct SettingError {
 }
 
 fn num<T: std::str::FromStr>(key: &str, v: &str) -> Result<T, SettingError> {
-    v.trim().parse::<T>().map_err(|_| SettingError {
-        key: key.into(),
-        msg: format!("expected a non-negative number, got {v:?}"),
-    })
+    v.trim().parse::<T>().map_err(|_| SettingError { key: key.into(), msg: format!("expected a non-negative number, got {v:?}") })
 }
 
 fn float(key: &str, v: &str, lo: f64, hi: f64) -> Result<f64, SettingError> {
@@ -281,14 +278,44 @@ fn float(key: &str, v: &str, lo: f64, hi: f64) -> Result<f64, SettingError> {
 impl KernelConfig {
     /// The names `set` accepts (without the `kernel.` prefix), for help texts and errors.
     pub const KEYS: &'static [&'static str] = &[
-        "semantics", "lru", "scope", "ram_mib", "reserved_mib", "memcg_limit_mib", "swappiness",
-        "min_free_kbytes", "watermark_scale_factor", "extra_free_kbytes", "swap", "swap_mib",
-        "zram.ratio", "zram.sigma", "zram.same_page_fraction", "zram.pool_overhead", "page_cluster", "read_ahead_kb",
-        "fault_around_bytes", "fault_around_young", "cores", "lmkd", "sample_interval_ms", "reap_delay_ms",
-        "lmkd.thrashing_limit", "lmkd.swap_free_low_pct", "seed", "cost.touch_ns",
-        "cost.minor_fault_ns", "cost.file_minor_fault_ns", "cost.major_fault_overhead_ns",
-        "cost.zram_decompress_ns", "cost.zram_compress_ns", "cost.flash_read_ns",
-        "cost.flash_read_bw", "cost.flash_write_bw", "cost.scan_page_ns", "cost.reclaim_page_ns",
+        "semantics",
+        "lru",
+        "scope",
+        "ram_mib",
+        "reserved_mib",
+        "memcg_limit_mib",
+        "swappiness",
+        "min_free_kbytes",
+        "watermark_scale_factor",
+        "extra_free_kbytes",
+        "swap",
+        "swap_mib",
+        "zram.ratio",
+        "zram.sigma",
+        "zram.same_page_fraction",
+        "zram.pool_overhead",
+        "page_cluster",
+        "read_ahead_kb",
+        "fault_around_bytes",
+        "fault_around_young",
+        "cores",
+        "lmkd",
+        "sample_interval_ms",
+        "reap_delay_ms",
+        "lmkd.thrashing_limit",
+        "lmkd.swap_free_low_pct",
+        "seed",
+        "cost.touch_ns",
+        "cost.minor_fault_ns",
+        "cost.file_minor_fault_ns",
+        "cost.major_fault_overhead_ns",
+        "cost.zram_decompress_ns",
+        "cost.zram_compress_ns",
+        "cost.flash_read_ns",
+        "cost.flash_read_bw",
+        "cost.flash_write_bw",
+        "cost.scan_page_ns",
+        "cost.reclaim_page_ns",
         "cost.cow_copy_ns",
     ];
 

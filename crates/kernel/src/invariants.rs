@@ -108,7 +108,13 @@ impl Kernel {
                 if e.is_hot() {
                     let p = e.pfn() as usize;
                     let f = self.frames.flags[p];
-                    if pure || mp.kind != MappingKind::Anon || mp.cow_object || f & (pg::YOUNG | pg::DIRTY | pg::SWAPBACKED) != pg::YOUNG | pg::DIRTY | pg::SWAPBACKED || self.frames.mapping[p] as usize != mi || self.frames.index[p] as usize != idx {
+                    if pure
+                        || mp.kind != MappingKind::Anon
+                        || mp.cow_object
+                        || f & (pg::YOUNG | pg::DIRTY | pg::SWAPBACKED) != pg::YOUNG | pg::DIRTY | pg::SWAPBACKED
+                        || self.frames.mapping[p] as usize != mi
+                        || self.frames.index[p] as usize != idx
+                    {
                         return Err(format!("{}[{idx}] is hot but frame {p} is not its young, dirty anon page (flags {f:#x})", mp.name));
                     }
                 }
@@ -139,7 +145,12 @@ impl Kernel {
                     return Err(format!("COW object {}[{idx}] holds {:?} with {} sharers", mp.name, e, mp.shares[idx]));
                 }
                 if mp.cow_object && e.is_present() && self.frames.mapcount[e.pfn() as usize] != mp.shares[idx] {
-                    return Err(format!("COW object {}[{idx}] frame mapcount {} != sharers {}", mp.name, self.frames.mapcount[e.pfn() as usize], mp.shares[idx]));
+                    return Err(format!(
+                        "COW object {}[{idx}] frame mapcount {} != sharers {}",
+                        mp.name,
+                        self.frames.mapcount[e.pfn() as usize],
+                        mp.shares[idx]
+                    ));
                 }
                 if e.is_present() {
                     present += 1;
@@ -183,7 +194,10 @@ impl Kernel {
         for (o, counts) in sharers.iter().enumerate() {
             for (idx, &n) in counts.iter().enumerate() {
                 if n != self.mappings[o].shares[idx] as u32 {
-                    return Err(format!("COW object {}[{idx}]: {n} COW entries map it but {} sharers recorded", self.mappings[o].name, self.mappings[o].shares[idx]));
+                    return Err(format!(
+                        "COW object {}[{idx}]: {n} COW entries map it but {} sharers recorded",
+                        self.mappings[o].name, self.mappings[o].shares[idx]
+                    ));
                 }
             }
         }

@@ -14,6 +14,7 @@
 //! - `minfree` (legacy): polls every 100 ms; kills at adj ≥ the first minfree level where both
 //!   free memory and file cache are below the threshold.
 //! - `off`: no userspace killer (how the Fleet and Marvin evaluations ran).
+//!
 //! Left out: lmkd's memcg/per-app limits, swap-utilisation rule, the process-group kill timing.
 
 use crate::kernel::{Event, Kernel};
@@ -90,11 +91,7 @@ pub fn find_victim(k: &Kernel, min_adj: i32, heaviest_low: bool) -> Option<u32> 
         if !p.alive || p.oom_score_adj < min_adj {
             continue;
         }
-        let key = if heaviest_low && p.oom_score_adj <= 200 {
-            k.proc_rss_swap(i as u32).0 as i64
-        } else {
-            -(p.last_active_ns as i64)
-        };
+        let key = if heaviest_low && p.oom_score_adj <= 200 { k.proc_rss_swap(i as u32).0 as i64 } else { -(p.last_active_ns as i64) };
         let cand = (p.oom_score_adj, key, i as u32);
         if best.is_none_or(|b| (cand.0, cand.1) > (b.0, b.1)) {
             best = Some(cand);

@@ -13,6 +13,7 @@
 //! - Custom hints: policies register a [`MadviseHint`] under a name (e.g. Fleet's "hot": mark
 //!   pages referenced and move them to the active list). A hint is a module plus one registry
 //!   entry.
+//!
 //! Left out: MADV_FREE (lazy free), MADV_REMOVE, hugepage advice.
 
 use crate::kernel::{Kernel, KernelError};

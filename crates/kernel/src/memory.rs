@@ -400,7 +400,13 @@ impl Kernel {
     fn async_readahead(&mut self, t: &mut Task, v: u32, proc_idx: usize) {
         let max = ((self.cfg.read_ahead_kb / 4) as u32).max(1);
         let (start, size, _) = self.vmas[v as usize].ra;
-        let next = if size < max / 16 { size * 4 } else if size <= max / 2 { size * 2 } else { max };
+        let next = if size < max / 16 {
+            size * 4
+        } else if size <= max / 2 {
+            size * 2
+        } else {
+            max
+        };
         let new_start = start + size;
         let m = self.vmas[v as usize].mapping as usize;
         let npages = self.mappings[m].pages.len() as u32;

@@ -131,7 +131,11 @@ impl Frames {
     #[inline]
     pub fn put(&mut self, p: Pfn) {
         let i = p as usize;
-        debug_assert!(self.lru[i] == u8::MAX || self.lru[i] == lru::ZRAM_POOL || self.lru[i] == lru::RESERVED, "freeing a frame that is still listed: {}", self.lru[i]);
+        debug_assert!(
+            self.lru[i] == u8::MAX || self.lru[i] == lru::ZRAM_POOL || self.lru[i] == lru::RESERVED,
+            "freeing a frame that is still listed: {}",
+            self.lru[i]
+        );
         self.flags[i] = 0;
         self.lru[i] = lru::FREE;
         self.mapping[i] = u32::MAX;

@@ -45,11 +45,7 @@ pub fn int_sqrt(x: u64) -> u64 {
 
 impl Watermarks {
     pub fn compute(cfg: &KernelConfig, managed: u64) -> Self {
-        let min_free_kbytes = if cfg.min_free_kbytes > 0 {
-            cfg.min_free_kbytes
-        } else {
-            int_sqrt(managed * 4 * 16).clamp(128, 262_144)
-        };
+        let min_free_kbytes = if cfg.min_free_kbytes > 0 { cfg.min_free_kbytes } else { int_sqrt(managed * 4 * 16).clamp(128, 262_144) };
         let min = min_free_kbytes / 4;
         let tmp = (min / 4).max(managed * cfg.watermark_scale_factor / 10_000);
         let extra = cfg.extra_free_kbytes / 4;
@@ -219,7 +215,7 @@ impl Kernel {
                 return false;
             }
             let reclaimed = self.try_to_free_mem_cgroup_pages(t, 1);
-            if self.memcg_charged + 1 <= limit {
+            if self.memcg_charged < limit {
                 break;
             }
             if reclaimed == 0 {
@@ -253,11 +249,9 @@ impl Kernel {
                     return Some(p);
                 }
             }
-            if !self.pure_evict_one(t) {
-                if !self.out_of_memory(t, "pure-lru") {
-                    t.killed = true;
-                    return None;
-                }
+            if !self.pure_evict_one(t) && !self.out_of_memory(t, "pure-lru") {
+                t.killed = true;
+                return None;
             }
         }
     }

@@ -136,11 +136,11 @@ impl Psi {
             let totals = [self.some_total_ns, self.full_total_ns];
             let e10 = (-2.0f64 / 10.0).exp();
             let e60 = (-2.0f64 / 60.0).exp();
-            for k in 0..2 {
-                let pct = (100.0 * (totals[k] - self.avg_last_total[k]) as f64 / AVG_PERIOD_NS as f64).min(100.0);
+            for (k, &total) in totals.iter().enumerate() {
+                let pct = (100.0 * (total - self.avg_last_total[k]) as f64 / AVG_PERIOD_NS as f64).min(100.0);
                 self.avg10[k] = self.avg10[k] * e10 + pct * (1.0 - e10);
                 self.avg60[k] = self.avg60[k] * e60 + pct * (1.0 - e60);
-                self.avg_last_total[k] = totals[k];
+                self.avg_last_total[k] = total;
             }
             self.avg_next += AVG_PERIOD_NS;
         }

@@ -184,7 +184,7 @@ pub fn run(k: &mut Kernel, trace: &Trace, check_every: u64) -> Result<ReplayStat
             }
         }
         debug_assert!(k.frames_conserved(), "frames not conserved after line {}", trace.lines[i]);
-        if cfg!(debug_assertions) && check_every > 0 && (i as u64 + 1) % check_every == 0 {
+        if cfg!(debug_assertions) && check_every > 0 && (i as u64 + 1).is_multiple_of(check_every) {
             k.check_invariants().map_err(|e| err(i, format!("internal invariant violated: {e}")))?;
         }
     }

@@ -139,11 +139,8 @@ fn proportional_adjust(sc: &ScanControl, nr: &mut [u64; 4], targets: &[u64; 4], 
     if nr_anon == 0 || nr_file == 0 {
         return false;
     }
-    let (stop, other, percentage) = if nr_file > nr_anon {
-        (0usize, 2usize, nr_anon * 100 / (targets[0] + targets[1] + 1))
-    } else {
-        (2, 0, nr_file * 100 / (targets[2] + targets[3] + 1))
-    };
+    let (stop, other, percentage) =
+        if nr_file > nr_anon { (0usize, 2usize, nr_anon * 100 / (targets[0] + targets[1] + 1)) } else { (2, 0, nr_file * 100 / (targets[2] + targets[3] + 1)) };
     nr[stop] = 0;
     nr[stop + 1] = 0;
     for l in [other, other + 1] {
@@ -217,17 +214,12 @@ impl Kernel {
     pub fn get_scan_count(&mut self, sc: &ScanControl) -> ([u64; 4], ScanBalanceKind) {
         let sw = self.cfg.swappiness as u64;
         let size = |k: &Kernel, l: u8| k.lru.len[l as usize];
-        let kind = if !self.can_reclaim_anon() {
-            ScanBalanceKind::File
-        } else if sc.memcg && sw == 0 {
+        // No swap, or a memcg with swappiness 0: file only (two separate checks in Linux).
+        let kind = if !self.can_reclaim_anon() || (sc.memcg && sw == 0) {
             ScanBalanceKind::File
         } else if sc.priority == 0 && sw > 0 {
             ScanBalanceKind::Equal
-        } else if !sc.memcg
-            && self.lru.file() + self.nr_free() <= self.wmark.high
-            && !self.inactive_is_low(false)
-            && (self.lru.anon() >> sc.priority) > 0
-        {
+        } else if !sc.memcg && self.lru.file() + self.nr_free() <= self.wmark.high && !self.inactive_is_low(false) && (self.lru.anon() >> sc.priority) > 0 {
             // file_is_tiny: the file LRU would be gone within a few reclaim cycles.
             ScanBalanceKind::Anon
         } else if self.cache_trim_mode(sc) {

@@ -7,6 +7,7 @@
 //! - ≥ 5.9: file page → active_file + (swap ? inactive_anon + active_anon); anon page →
 //!   active_file + inactive_file + (swap ? active_anon); activate if distance ≤ that;
 //! - before 5.9: file pages only (anon has no shadows), distance ≤ active_file.
+//!
 //! A refault whose shadow says "workingset" is a restore and is a memory stall for PSI.
 //! Left out: shadow-node reclaim (`workingset_nodereclaim` stays 0), per-memcg ages.
 

@@ -220,7 +220,10 @@ fn memcg_limit_reclaims_in_the_charging_task_without_kswapd() {
 
 #[test]
 fn oom_killer_runs_without_swap() {
-    let k = replay(&anon_loop(32, "none", 16 * 256, 1).replace("proc 1 app", "proc 1 app\nproc 2 big\nmap 2 h anon 8000\ntouch 2 h 0 8000 w"), &[("kernel.lmkd", "off")]);
+    let k = replay(
+        &anon_loop(32, "none", 16 * 256, 1).replace("proc 1 app", "proc 1 app\nproc 2 big\nmap 2 h anon 8000\ntouch 2 h 0 8000 w"),
+        &[("kernel.lmkd", "off")],
+    );
     assert!(k.vmstat.oom_kill >= 1);
     assert_eq!(k.kills[0].killer, "kernel");
 }

@@ -322,7 +322,12 @@ fn fork_is_deterministic() {
             let i = (x % 7) as usize;
             let page = ((x >> 8) % HEAP as u64) as u32;
             let write = (x >> 40).is_multiple_of(8);
-            let (t, v) = if i == 6 { (&mut zt, zheap) } else { let k = &mut kids[i]; (&mut k.2, k.1) };
+            let (t, v) = if i == 6 {
+                (&mut zt, zheap)
+            } else {
+                let k = &mut kids[i];
+                (&mut k.2, k.1)
+            };
             if Some(t.now) >= k.next_event_time() {
                 k.book_cpu(t);
                 k.advance_to(t.now);

@@ -9,17 +9,40 @@ use proptest::prelude::*;
 
 #[derive(Debug, Clone)]
 enum Op {
-    Touch { p: usize, v: usize, first: u32, count: u32, write: bool },
-    Madvise { p: usize, v: usize, first: u32, count: u32, advice: u8 },
+    Touch {
+        p: usize,
+        v: usize,
+        first: u32,
+        count: u32,
+        write: bool,
+    },
+    Madvise {
+        p: usize,
+        v: usize,
+        first: u32,
+        count: u32,
+        advice: u8,
+    },
     Tick(u32),
     Adj(usize, i32),
     Exit(usize),
-    Mlock { p: usize, v: usize, first: u32, count: u32 },
-    Munlock { p: usize, v: usize },
+    Mlock {
+        p: usize,
+        v: usize,
+        first: u32,
+        count: u32,
+    },
+    Munlock {
+        p: usize,
+        v: usize,
+    },
     /// Fork process `p` (modulo the live count) into a new one.
     Fork(usize),
     /// lmkd-style kill with the memory released after `delay_us`.
-    Kill { p: usize, delay_us: u32 },
+    Kill {
+        p: usize,
+        delay_us: u32,
+    },
 }
 
 /// Processes never exceed this many (3 created, the rest forked).

@@ -88,7 +88,17 @@ fn debug_build() -> bool {
 /// the JSON result (keys `gcs`, `summary`, `oom`, `log`, …); bad input raises ValueError.
 #[pyfunction]
 #[pyo3(signature = (kernel, runtime, app, app_settings=Vec::new(), seconds=10.0, state="fg".to_string(), policies=Vec::new()))]
-fn runtime_run(py: Python<'_>, kernel: Pairs, runtime: Pairs, app: String, app_settings: Pairs, seconds: f64, state: String, policies: Vec<String>) -> PyResult<String> {
+#[allow(clippy::too_many_arguments)] // the Python signature
+fn runtime_run(
+    py: Python<'_>,
+    kernel: Pairs,
+    runtime: Pairs,
+    app: String,
+    app_settings: Pairs,
+    seconds: f64,
+    state: String,
+    policies: Vec<String>,
+) -> PyResult<String> {
     let st = mobmem_runtime::AppState::parse(&state).ok_or_else(|| PyValueError::new_err(format!("state must be fg or bg, got {state:?}")))?;
     let r = interruptible(py, move || {
         mobmem_runtime::sim::run_app(&mobmem_runtime::sim::RunOptions {
@@ -187,9 +197,8 @@ fn session_run(py: Python<'_>, scenario: String, data_dir: String, overrides: Pa
             msg
         })
     };
-    let r = py.allow_threads(|| {
-        mobmem_device::session::run_file_observed(&scenario, std::path::Path::new(&data_dir), &overrides, seed, Some(Box::new(observer)))
-    });
+    let r =
+        py.allow_threads(|| mobmem_device::session::run_file_observed(&scenario, std::path::Path::new(&data_dir), &overrides, seed, Some(Box::new(observer))));
     if let Some(e) = stopped.lock().unwrap().take() {
         return Err(e);
     }

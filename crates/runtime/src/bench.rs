@@ -64,7 +64,8 @@ fn build_graph(rt: &mut Runtime, k: &mut Kernel, objects: u64) {
     }
 }
 
-const TRACING_PHASES: &[&str] = &["InitialMark", "ConcurrentMark", "MarkingPhase", "Remark", "FlipThreadRoots", "CopyingPhase", "MarkStackCheckpoint", "StopTheWorld"];
+const TRACING_PHASES: &[&str] =
+    &["InitialMark", "ConcurrentMark", "MarkingPhase", "Remark", "FlipThreadRoots", "CopyingPhase", "MarkStackCheckpoint", "StopTheWorld"];
 
 /// Timed repetitions of each measurement. The host is shared (a VM with neighbours): single
 /// runs vary by ±10%, so each benchmark reports the median run, and the fastest and slowest.

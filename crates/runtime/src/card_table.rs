@@ -108,7 +108,13 @@ impl CardTable {
 
     /// Which collected space card `c` belongs to, and the byte address its range starts at.
     pub fn card_addr(&self, c: usize) -> (usize, u64) {
-        let sp = if c < self.base[1] { 0 } else if c < self.base[2] { 1 } else { 2 };
+        let sp = if c < self.base[1] {
+            0
+        } else if c < self.base[2] {
+            1
+        } else {
+            2
+        };
         (sp, ((c - self.base[sp]) as u64) << CARD_SHIFT)
     }
 

@@ -134,7 +134,18 @@ impl Cells {
             }
         };
         let h = &mut self.unit[u as usize];
-        *h = UnitHdr { first: h.first, gen: h.gen.wrapping_add(1), alloc_ns: 0, alloc_clock: 0, n: 0, cap: h.cap, live: 0, alloc_state: state, fresh: false, _pad: [0; 3] };
+        *h = UnitHdr {
+            first: h.first,
+            gen: h.gen.wrapping_add(1),
+            alloc_ns: 0,
+            alloc_clock: 0,
+            n: 0,
+            cap: h.cap,
+            live: 0,
+            alloc_state: state,
+            fresh: false,
+            _pad: [0; 3],
+        };
         u
     }
 
@@ -160,7 +171,8 @@ impl Cells {
         h.n += 1;
         h.live += 1;
         let i = (h.first + j) as usize;
-        self.obj[i] = CellObj { addr: addr as u32, size, next_in_card: NULL, unit: u, depth: 0, nrefs: nrefs as u8, mark: 0, flags, space, j: j as u8, linked: 0 };
+        self.obj[i] =
+            CellObj { addr: addr as u32, size, next_in_card: NULL, unit: u, depth: 0, nrefs: nrefs as u8, mark: 0, flags, space, j: j as u8, linked: 0 };
         self.count += 1;
         id(i as u32)
     }
@@ -253,7 +265,10 @@ impl Cells {
 
     /// Ids of the live objects of every unit, unit by unit.
     pub fn live_ids(&self) -> impl Iterator<Item = ObjId> + '_ {
-        self.unit.iter().filter(|h| h.live > 0).flat_map(move |h| (h.first..h.first + h.n as u32).filter(move |&i| self.obj[i as usize].flags & crate::object::flag::LIVE != 0).map(id))
+        self.unit
+            .iter()
+            .filter(|h| h.live > 0)
+            .flat_map(move |h| (h.first..h.first + h.n as u32).filter(move |&i| self.obj[i as usize].flags & crate::object::flag::LIVE != 0).map(id))
     }
 
     /// Units in use (for reports and host-memory accounting).

@@ -33,10 +33,30 @@ pub struct CollectorInfo {
 
 /// Every collector: the one list the command lines, scenario files and settings use.
 pub const COLLECTORS: &[CollectorInfo] = &[
-    CollectorKind::info_const(CollectorKind::ConcurrentCopying, "cc", &["concurrent-copying"], "concurrent copying (ART's default since Android 8): region space, read barrier, sticky and full collections"),
-    CollectorKind::info_const(CollectorKind::ConcurrentMarkCompact, "cmc", &["mark-compact"], "concurrent mark-compact: sliding compaction, a mutator touching a page not yet compacted compacts it (as with userfaultfd); full collections only"),
-    CollectorKind::info_const(CollectorKind::MarkSweep, "ms", &["cms", "mark-sweep", "gcms", "generational-cms"], "concurrent mark-sweep with sticky collections (ART's generational CMS)"),
-    CollectorKind::info_const(CollectorKind::MarkSweepOtf, "ms-otf", &["cms-otf", "mark-sweep-otf"], "mark-sweep with on-the-fly root scanning (roots at a per-thread checkpoint, no initial pause)"),
+    CollectorKind::info_const(
+        CollectorKind::ConcurrentCopying,
+        "cc",
+        &["concurrent-copying"],
+        "concurrent copying (ART's default since Android 8): region space, read barrier, sticky and full collections",
+    ),
+    CollectorKind::info_const(
+        CollectorKind::ConcurrentMarkCompact,
+        "cmc",
+        &["mark-compact"],
+        "concurrent mark-compact: sliding compaction, a mutator touching a page not yet compacted compacts it (as with userfaultfd); full collections only",
+    ),
+    CollectorKind::info_const(
+        CollectorKind::MarkSweep,
+        "ms",
+        &["cms", "mark-sweep", "gcms", "generational-cms"],
+        "concurrent mark-sweep with sticky collections (ART's generational CMS)",
+    ),
+    CollectorKind::info_const(
+        CollectorKind::MarkSweepOtf,
+        "ms-otf",
+        &["cms-otf", "mark-sweep-otf"],
+        "mark-sweep with on-the-fly root scanning (roots at a per-thread checkpoint, no initial pause)",
+    ),
     CollectorKind::info_const(CollectorKind::SemiSpace, "ss", &["semispace"], "stop-the-world semi-space copying: every allocated region evacuated"),
     CollectorKind::info_const(CollectorKind::NoGc, "nogc", &["none"], "no collection: allocation beyond the heap is out of memory (the LBO baseline)"),
 ];
@@ -248,11 +268,35 @@ pub struct SettingError {
 
 impl RuntimeConfig {
     pub const KEYS: &'static [&'static str] = &[
-        "heapstartsize", "heapgrowthlimit", "heapsize", "heaptargetutilization", "heapminfree", "heapmaxfree",
-        "foreground_heap_growth_multiplier", "largeheap", "heap", "non_moving_capacity", "boot_image_size",
-        "zygote_space_size", "collector", "fg_collector", "bg_collector", "generational", "transition_delay_ms",
-        "transition_gc", "trim_delay_ms", "tlab_size", "large_object_threshold", "use_los",
-        "evacuate_live_percent", "release_regions_at_gc", "trace_order", "card_table_in_memory", "slice_us", "grain", "seed",
+        "heapstartsize",
+        "heapgrowthlimit",
+        "heapsize",
+        "heaptargetutilization",
+        "heapminfree",
+        "heapmaxfree",
+        "foreground_heap_growth_multiplier",
+        "largeheap",
+        "heap",
+        "non_moving_capacity",
+        "boot_image_size",
+        "zygote_space_size",
+        "collector",
+        "fg_collector",
+        "bg_collector",
+        "generational",
+        "transition_delay_ms",
+        "transition_gc",
+        "trim_delay_ms",
+        "tlab_size",
+        "large_object_threshold",
+        "use_los",
+        "evacuate_live_percent",
+        "release_regions_at_gc",
+        "trace_order",
+        "card_table_in_memory",
+        "slice_us",
+        "grain",
+        "seed",
         "cost.<name>",
     ];
 

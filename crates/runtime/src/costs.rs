@@ -94,10 +94,28 @@ impl Default for RuntimeCosts {
 
 impl RuntimeCosts {
     pub const KEYS: &'static [&'static str] = &[
-        "scan_object_ns", "visit_ref_ns", "mark_object_ns", "copy_object_ns", "copy_per_kib_ns", "region_ns",
-        "card_ns", "sweep_object_ns", "forward_object_ns", "root_ns", "suspend_ns", "checkpoint_ns", "read_barrier_ns",
-        "write_barrier_ns", "tlab_alloc_ns", "new_tlab_ns", "new_region_ns", "freelist_alloc_ns",
-        "los_alloc_ns", "los_free_ns", "init_per_kib_ns", "object_swap_ns",
+        "scan_object_ns",
+        "visit_ref_ns",
+        "mark_object_ns",
+        "copy_object_ns",
+        "copy_per_kib_ns",
+        "region_ns",
+        "card_ns",
+        "sweep_object_ns",
+        "forward_object_ns",
+        "root_ns",
+        "suspend_ns",
+        "checkpoint_ns",
+        "read_barrier_ns",
+        "write_barrier_ns",
+        "tlab_alloc_ns",
+        "new_tlab_ns",
+        "new_region_ns",
+        "freelist_alloc_ns",
+        "los_alloc_ns",
+        "los_free_ns",
+        "init_per_kib_ns",
+        "object_swap_ns",
     ];
 
     pub fn slot(&mut self, name: &str) -> Option<&mut u64> {

@@ -218,11 +218,8 @@ impl Heap {
             None => e(k.map_file(proc_idx, ZYGOTE_SPACE_VMA, ZYGOTE_SPACE_FILE, zy_pages, false))?,
         };
         let cards = CardTable::new([main_pages as u64 * PAGE, nm_pages as u64 * PAGE, los_pages as u64 * PAGE]);
-        let card_vma = if cfg.card_table_in_memory {
-            Some(e(k.map_anon(proc_idx, "dalvik-card table", cards.len().div_ceil(CARDS_PER_PAGE) as u32))?)
-        } else {
-            None
-        };
+        let card_vma =
+            if cfg.card_table_in_memory { Some(e(k.map_anon(proc_idx, "dalvik-card table", cards.len().div_ceil(CARDS_PER_PAGE) as u32))?) } else { None };
         let mut h = Self {
             objs: Objects::default(),
             roots: Vec::new(),
@@ -496,7 +493,10 @@ impl Heap {
         let young = flag::YOUNG | if pinned { flag::PINNED } else { 0 };
         let (o, fresh) = match unit {
             None => (self.objs.create(addr, size, space, nrefs, t.now, self.alloc_clock, state, young), false),
-            Some(u) => (self.objs.cells.push_object(u, addr, size, space as u8, nrefs, young | flag::LIVE, t.now, self.alloc_clock), self.objs.cells.unit[u as usize].fresh),
+            Some(u) => (
+                self.objs.cells.push_object(u, addr, size, space as u8, nrefs, young | flag::LIVE, t.now, self.alloc_clock),
+                self.objs.cells.unit[u as usize].fresh,
+            ),
         };
         if !fresh {
             self.link_card(o, space as usize, addr);
@@ -745,7 +745,8 @@ impl Heap {
     /// marks. Card passes of collections cover these ranges.
     pub fn card_ranges(&self) -> [(usize, usize); 3] {
         let main_end = if self.collector.uses_regions() {
-            let n = (0..self.regions.num_regions).rev().find(|&r| self.regions.state[r as usize] != crate::space::RegionState::Free).map(|r| r + 1).unwrap_or(0);
+            let n =
+                (0..self.regions.num_regions).rev().find(|&r| self.regions.state[r as usize] != crate::space::RegionState::Free).map(|r| r + 1).unwrap_or(0);
             RegionSpace::region_start(n)
         } else {
             self.main_fl.pages.high_water as u64 * PAGE

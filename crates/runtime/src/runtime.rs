@@ -123,11 +123,7 @@ impl Runtime {
         let kind = cfg.fg_collector;
         let mut heap = Heap::new(k, proc_idx, &cfg, kind)?;
         if cfg.bg_collector.uses_regions() != kind.uses_regions() {
-            return Err(format!(
-                "collectors {} (foreground) and {} (background) need different heap layouts",
-                kind.short(),
-                cfg.bg_collector.short()
-            ));
+            return Err(format!("collectors {} (foreground) and {} (background) need different heap layouts", kind.short(), cfg.bg_collector.short()));
         }
         let mutator = Task::new(k.thread_of(proc_idx), proc_idx, now);
         let gc_task = Task::new(k.new_thread(), proc_idx, now);
@@ -748,7 +744,8 @@ impl Runtime {
                 let before = busy_ns(&self.mutator, self.mutator_idle_ns);
                 let t0 = self.mutator.now;
                 {
-                    let mut cx = Cx { heap: &mut self.heap, k, t: &mut self.mutator, hooks: &mut self.hooks, st: &mut st, cfg: &self.cfg, gc_thread: false, next_ev };
+                    let mut cx =
+                        Cx { heap: &mut self.heap, k, t: &mut self.mutator, hooks: &mut self.hooks, st: &mut st, cfg: &self.cfg, gc_thread: false, next_ev };
                     c.run_phase(phase, &mut cx, Nanos::MAX);
                 }
                 let spent = busy_ns(&self.mutator, self.mutator_idle_ns) - before;
@@ -762,7 +759,8 @@ impl Runtime {
                 }
                 true
             } else {
-                let mut cx = Cx { heap: &mut self.heap, k, t: &mut self.gc_task, hooks: &mut self.hooks, st: &mut st, cfg: &self.cfg, gc_thread: true, next_ev };
+                let mut cx =
+                    Cx { heap: &mut self.heap, k, t: &mut self.gc_task, hooks: &mut self.hooks, st: &mut st, cfg: &self.cfg, gc_thread: true, next_ev };
                 let u = if pause || checkpoint { Nanos::MAX } else { until };
                 c.run_phase(phase, &mut cx, u)
             };

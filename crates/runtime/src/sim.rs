@@ -113,7 +113,11 @@ fn gc_json(rt: &Runtime) -> Value {
 }
 
 fn footprint_json(rt: &Runtime) -> Value {
-    json!(rt.footprint.iter().map(|s| json!([s.t_ns as f64 / 1e9, s.bytes_allocated, s.footprint_bytes, s.target_footprint, s.rss_pages, s.swap_pages])).collect::<Vec<_>>())
+    json!(rt
+        .footprint
+        .iter()
+        .map(|s| json!([s.t_ns as f64 / 1e9, s.bytes_allocated, s.footprint_bytes, s.target_footprint, s.rss_pages, s.swap_pages]))
+        .collect::<Vec<_>>())
 }
 
 /// The kernel's vmstat counters that are not zero, by name.

@@ -45,15 +45,7 @@ pub struct SizeClass {
 /// The measured Android mix of bytes by object size (runtime.md).
 pub fn android_size_mix() -> Vec<SizeClass> {
     let c = |lo, hi, s| SizeClass { lo, hi, byte_share: s };
-    vec![
-        c(8, 16, 0.044),
-        c(17, 32, 0.547),
-        c(33, 64, 0.210),
-        c(65, 128, 0.150),
-        c(129, 256, 0.028),
-        c(257, 512, 0.013),
-        c(12 * 1024, 48 * 1024, 0.010),
-    ]
+    vec![c(8, 16, 0.044), c(17, 32, 0.547), c(33, 64, 0.210), c(65, 128, 0.150), c(129, 256, 0.028), c(257, 512, 0.013), c(12 * 1024, 48 * 1024, 0.010)]
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -146,11 +138,43 @@ impl Default for AppProfile {
 
 impl AppProfile {
     pub const KEYS: &'static [&'static str] = &[
-        "name", "live_heap", "footprint", "near_root_share", "roots", "fanout", "objsize", "unit_objects",
-        "temp_share", "medium_share", "temp_life", "medium_life", "bg_temp_share", "alloc_rate_fg", "alloc_rate_bg",
-        "rate", "frame_ms", "bg_period_ms", "cpu_fg", "cpu_bg", "reads_fg", "reads_bg", "recent_share", "hot_share",
-        "hot_fraction", "pinned_share", "native_anon", "native_touch_fg", "file_bytes", "file_touch_fg",
-        "launch_file_share", "hot_launch_file_share", "launch_near_share", "launch_fyo_window", "launch_other_share", "introspects_heap", "seed",
+        "name",
+        "live_heap",
+        "footprint",
+        "near_root_share",
+        "roots",
+        "fanout",
+        "objsize",
+        "unit_objects",
+        "temp_share",
+        "medium_share",
+        "temp_life",
+        "medium_life",
+        "bg_temp_share",
+        "alloc_rate_fg",
+        "alloc_rate_bg",
+        "rate",
+        "frame_ms",
+        "bg_period_ms",
+        "cpu_fg",
+        "cpu_bg",
+        "reads_fg",
+        "reads_bg",
+        "recent_share",
+        "hot_share",
+        "hot_fraction",
+        "pinned_share",
+        "native_anon",
+        "native_touch_fg",
+        "file_bytes",
+        "file_touch_fg",
+        "launch_file_share",
+        "hot_launch_file_share",
+        "launch_near_share",
+        "launch_fyo_window",
+        "launch_other_share",
+        "introspects_heap",
+        "seed",
     ];
 
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
@@ -258,10 +282,12 @@ impl AppProfile {
         let w: Vec<f64> = self.size_mix.iter().map(|c| c.byte_share / ((c.lo + c.hi) as f64 / 2.0).max(1.0)).collect();
         let tot: f64 = w.iter().sum();
         let mut acc = 0.0;
-        w.iter().map(|x| {
-            acc += x / tot;
-            acc
-        }).collect()
+        w.iter()
+            .map(|x| {
+                acc += x / tot;
+                acc
+            })
+            .collect()
     }
 }
 
@@ -576,7 +602,15 @@ impl Workload {
             self.caches.push(c);
             for f in 0..64 {
                 self.medium_free.push(self.medium_slots.len() as u32);
-                self.medium_slots.push(Unit { obj: NULL, gen: 0, holder: Holder::Field(c, f), kind: SlotKind::Medium, slot: self.medium_slots.len() as u32, clock: 0, state: AppState::Foreground });
+                self.medium_slots.push(Unit {
+                    obj: NULL,
+                    gen: 0,
+                    holder: Holder::Field(c, f),
+                    kind: SlotKind::Medium,
+                    slot: self.medium_slots.len() as u32,
+                    clock: 0,
+                    state: AppState::Foreground,
+                });
             }
         }
         // Fill the holders with long-lived units.
@@ -590,7 +624,15 @@ impl Workload {
                 let Some(u) = self.alloc_unit(rt, k, hold) else { return };
                 rt.write_ref(k, h, f, u);
                 let gen = rt.heap.objs.gen(u);
-                self.long_slots.push(Unit { obj: u, gen, holder: Holder::Field(h, f), kind: SlotKind::Long, slot: self.long_slots.len() as u32, clock: rt.heap.alloc_clock, state: rt.state });
+                self.long_slots.push(Unit {
+                    obj: u,
+                    gen,
+                    holder: Holder::Field(h, f),
+                    kind: SlotKind::Long,
+                    slot: self.long_slots.len() as u32,
+                    clock: rt.heap.alloc_clock,
+                    state: rt.state,
+                });
                 rt.poll(k);
             }
         }
@@ -634,10 +676,15 @@ impl Workload {
     }
 
     fn mean_unit_bytes(&self) -> f64 {
-        let w: f64 = self.cdf.iter().enumerate().map(|(i, &c)| {
-            let prev = if i == 0 { 0.0 } else { self.cdf[i - 1] };
-            (c - prev) * ((self.p.size_mix[i].lo + self.p.size_mix[i].hi) as f64 / 2.0)
-        }).sum();
+        let w: f64 = self
+            .cdf
+            .iter()
+            .enumerate()
+            .map(|(i, &c)| {
+                let prev = if i == 0 { 0.0 } else { self.cdf[i - 1] };
+                (c - prev) * ((self.p.size_mix[i].lo + self.p.size_mix[i].hi) as f64 / 2.0)
+            })
+            .sum();
         w * self.p.unit_objects
     }
 
@@ -741,14 +788,28 @@ impl Workload {
         let bg = rt.state == AppState::Background;
         let u: f64 = self.rng.gen();
         let (temp_p, med_p) = if bg { (self.p.bg_temp_share, (1.0 - self.p.bg_temp_share) * 0.5) } else { (self.p.temp_share, self.p.medium_share) };
-        let class = if u < temp_p { 0 } else if u < temp_p + med_p { 1 } else { 2 };
+        let class = if u < temp_p {
+            0
+        } else if u < temp_p + med_p {
+            1
+        } else {
+            2
+        };
         let class = if class == 2 && self.long_slots.is_empty() { 0 } else { class };
         let class = if class == 1 && self.medium_slots.is_empty() { 0 } else { class };
         // Temporaries live in stack root slots.
         let ts = match self.temp_free.pop() {
             Some(s) => s,
             None => {
-                self.temp_slots.push(Unit { obj: NULL, gen: 0, holder: Holder::Root(self.temp_root_base + self.temp_slots.len() as u32), kind: SlotKind::Temp, slot: self.temp_slots.len() as u32, clock: 0, state: rt.state });
+                self.temp_slots.push(Unit {
+                    obj: NULL,
+                    gen: 0,
+                    holder: Holder::Root(self.temp_root_base + self.temp_slots.len() as u32),
+                    kind: SlotKind::Temp,
+                    slot: self.temp_slots.len() as u32,
+                    clock: 0,
+                    state: rt.state,
+                });
                 (self.temp_slots.len() - 1) as u32
             }
         };

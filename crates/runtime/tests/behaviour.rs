@@ -251,7 +251,13 @@ fn gcbench(kind: CollectorKind, heap_mib: u64) -> (Runtime, gcbench::GcBenchResu
 #[test]
 fn gcbench_runs_with_every_collector() {
     let p = GcBenchParams::scaled(14);
-    for kind in [CollectorKind::ConcurrentCopying, CollectorKind::SemiSpace, CollectorKind::MarkSweep, CollectorKind::MarkSweepOtf, CollectorKind::ConcurrentMarkCompact] {
+    for kind in [
+        CollectorKind::ConcurrentCopying,
+        CollectorKind::SemiSpace,
+        CollectorKind::MarkSweep,
+        CollectorKind::MarkSweepOtf,
+        CollectorKind::ConcurrentMarkCompact,
+    ] {
         let (rt, r) = gcbench(kind, 16);
         assert!(!r.oom, "{kind:?} ran out of memory");
         assert!(!rt.records.is_empty(), "{kind:?} never collected");
@@ -324,7 +330,13 @@ fn attribution_separates_stop_the_world_from_everything_else() {
     let pauses: f64 = gcs.iter().map(|g| g["pause_total_ns"].as_f64().unwrap()).sum::<f64>() / 1e6;
     assert!((pauses - f("pause_total_ms")).abs() < 1e-6);
     for g in gcs {
-        let phase_pause: u64 = g["phases"].as_array().unwrap().iter().filter(|p| p["kind"] == "Pause").map(|p| p["end_ns"].as_u64().unwrap() - p["start_ns"].as_u64().unwrap()).sum();
+        let phase_pause: u64 = g["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|p| p["kind"] == "Pause")
+            .map(|p| p["end_ns"].as_u64().unwrap() - p["start_ns"].as_u64().unwrap())
+            .sum();
         assert_eq!(phase_pause, g["pause_total_ns"].as_u64().unwrap());
         assert!(g["gc_cpu_ns"].as_u64().unwrap() >= g["gc_cpu_pause_ns"].as_u64().unwrap());
         assert!(g["log"].as_str().unwrap().contains("concurrent copying GC freed"));

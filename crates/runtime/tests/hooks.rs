@@ -86,7 +86,11 @@ impl TracingScope for BackgroundOnly {
     }
     fn evacuate_region(&self, heap: &Heap, r: u32, proposed: bool) -> bool {
         // Only regions without foreground objects move (a region-level scope, as Fleet's BGC).
-        proposed && heap.objs.live_ids().all(|o| heap.objs.space(o) != 0 || (heap.objs.addr(o) / mobmem_runtime::space::REGION_SIZE) as u32 != r || heap.objs.alloc_state(o) == 1)
+        proposed
+            && heap
+                .objs
+                .live_ids()
+                .all(|o| heap.objs.space(o) != 0 || (heap.objs.addr(o) / mobmem_runtime::space::REGION_SIZE) as u32 != r || heap.objs.alloc_state(o) == 1)
     }
 }
 

@@ -99,6 +99,7 @@ fn synthetic_app_has_one_object_size_and_a_fixed_footprint() {
     }
     let (_, all1) = near_root_bytes(&rt, 2);
     assert!((all1 as f64 - all0 as f64).abs() < 0.05 * all0 as f64, "footprint drifted {all0} → {all1}");
-    let sizes: std::collections::BTreeSet<u32> = rt.heap.objs.live_ids().filter(|&o| rt.heap.objs.alloc_clock(o) > rt.heap.alloc_clock / 2).map(|o| rt.heap.objs.size(o)).collect();
+    let sizes: std::collections::BTreeSet<u32> =
+        rt.heap.objs.live_ids().filter(|&o| rt.heap.objs.alloc_clock(o) > rt.heap.alloc_clock / 2).map(|o| rt.heap.objs.size(o)).collect();
     assert_eq!(sizes.into_iter().collect::<Vec<_>>(), vec![512]);
 }

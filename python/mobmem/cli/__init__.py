@@ -35,9 +35,11 @@ def catalog_cmd(as_json: bool = typer.Option(False, "--json", help="The whole ca
         sys.stdout.write(json.dumps(c) + "\n")
         return
     out = Console()
-    for title, key in (("collectors (--collector, --set collector=…)", "collectors"),
-                       ("runtime policies (--set system.policies=…)", "runtime_policies"),
-                       ("kill policies (--set system.lmkd=…)", "lmkd")):
+    for title, key in (
+        ("collectors (--collector, --set collector=…)", "collectors"),
+        ("runtime policies (--set system.policies=…)", "runtime_policies"),
+        ("kill policies (--set system.lmkd=…)", "lmkd"),
+    ):
         out.print(f"[bold]{title}[/bold]")
         for e in c[key]:
             aliases = f" (also {', '.join(e['aliases'])})" if e.get("aliases") else ""

@@ -12,7 +12,6 @@ The group object is ``app``; other areas add commands to it (e.g. ``bench kernel
 from __future__ import annotations
 
 import json
-import os
 import sys
 from typing import List, Optional
 
@@ -28,8 +27,31 @@ app = typer.Typer(help="Benchmarks: the harness (run/compare any command) and mo
 _CTX = {"allow_extra_args": True, "ignore_unknown_options": True, "allow_interspersed_args": False}
 
 
-def _build(argv_list, names, *, stop, max_runs, max_time, max_failures, warmup, timeout, metric, perf_events, results,
-           csv_path, json_out, quiet, cpus, cooldown, sleep, sysfs, gc_log, show_output, shuffle_seed, command_line):
+def _build(
+    argv_list,
+    names,
+    *,
+    stop,
+    max_runs,
+    max_time,
+    max_failures,
+    warmup,
+    timeout,
+    metric,
+    perf_events,
+    results,
+    csv_path,
+    json_out,
+    quiet,
+    cpus,
+    cooldown,
+    sleep,
+    sysfs,
+    gc_log,
+    show_output,
+    shuffle_seed,
+    command_line,
+):
     from mobmem.harness import actions as A
     from mobmem.harness import environment, meters
     from mobmem.harness.implementation import CommandImplementation, Configuration, Parameters
@@ -42,11 +64,9 @@ def _build(argv_list, names, *, stop, max_runs, max_time, max_failures, warmup, 
         raise MobmemError(f"--max-runs must be ≥ 1, got {max_runs}")
     if warmup < 0:
         raise MobmemError(f"--warmup must be ≥ 0, got {warmup}")
-    cond = make_stop(parse_stop(stop), max_runs, parse_duration(max_time) if max_time else None,
-                     max_failures if max_failures > 0 else None)
+    cond = make_stop(parse_stop(stop), max_runs, parse_duration(max_time) if max_time else None, max_failures if max_failures > 0 else None)
     t = parse_duration(timeout) if timeout else None
-    configs = [Configuration(n, CommandImplementation(a, timeout=t, show_output=show_output), Parameters())
-               for n, a in zip(names, argv_list)]
+    configs = [Configuration(n, CommandImplementation(a, timeout=t, show_output=show_output), Parameters()) for n, a in zip(names, argv_list)]
     events = tuple(e.strip() for e in perf_events.split(",") if e.strip()) if perf_events else ()
     ms = [meters.WallClockMeter(), meters.RusageMeter()]
     if events:
@@ -80,8 +100,9 @@ def _build(argv_list, names, *, stop, max_runs, max_time, max_failures, warmup, 
         loggers.append(JSONLogger(json_out))
     env = environment.collect(command_line)
     store = ResultStore(results) if results else None
-    return Runner(configs, cond, meters=ms, actions=acts, loggers=loggers, store=store, primary=metric,
-                  shuffle_seed=shuffle_seed, env=env, command=command_line)
+    return Runner(
+        configs, cond, meters=ms, actions=acts, loggers=loggers, store=store, primary=metric, shuffle_seed=shuffle_seed, env=env, command=command_line
+    )
 
 
 def _print_human(result: dict, metric: str, warnings_shown: bool = False) -> None:
@@ -95,10 +116,18 @@ def _print_human(result: dict, metric: str, warnings_shown: bool = False) -> Non
             s = d["summary"]
             ci = s["mean_ci"]
             rel = (ci["high"] - ci["low"]) / 2 / abs(s["mean"]) * 100 if s["mean"] else float("nan")
-            t.add_row(m, str(s["n"]), fmt_value(s["mean"], m),
-                      f"±{rel:.2f}%" if s["n"] > 1 else "—", fmt_value(s["median"], m), fmt_value(s["std"], m),
-                      f"{s['cv'] * 100:.2f}%" if s["n"] > 1 else "—", fmt_value(s["min"], m), fmt_value(s["max"], m),
-                      str(len(d["outliers"]["flagged"])))
+            t.add_row(
+                m,
+                str(s["n"]),
+                fmt_value(s["mean"], m),
+                f"±{rel:.2f}%" if s["n"] > 1 else "—",
+                fmt_value(s["median"], m),
+                fmt_value(s["std"], m),
+                f"{s['cv'] * 100:.2f}%" if s["n"] > 1 else "—",
+                fmt_value(s["min"], m),
+                fmt_value(s["max"], m),
+                str(len(d["outliers"]["flagged"])),
+            )
         con.print(t)
         statuses = ", ".join(f"{k}: {v}" for k, v in st["statuses"].items())
         con.print(f"runs: {st['runs']} ({statuses}); stop: {c['stop_reason']}")
@@ -107,7 +136,7 @@ def _print_human(result: dict, metric: str, warnings_shown: bool = False) -> Non
     if "comparison" in result:
         cmp = result["comparison"]
         con.print(f"[bold]{cmp['metric']}: {cmp['verdict']}[/bold]")
-    for w in result["warnings"][len(result["environment"].get("warnings", [])) if warnings_shown else 0:]:
+    for w in result["warnings"][len(result["environment"].get("warnings", [])) if warnings_shown else 0 :]:
         con.print(f"[yellow]warning:[/yellow] {w}")
 
 
@@ -149,13 +178,26 @@ def _emit(result, json_flag, metric, quiet=False):
 @handle_errors
 def run_cmd(
     ctx: typer.Context,
-    stop: str = _opts["stop"], max_runs: int = _opts["max_runs"], max_time: Optional[str] = _opts["max_time"],
-    max_failures: int = _opts["max_failures"], warmup: int = _opts["warmup"], timeout: Optional[str] = _opts["timeout"],
-    metric: str = _opts["metric"], perf_events: str = _opts["perf_events"], results: Optional[str] = _opts["results"],
-    csv_path: Optional[str] = _opts["csv_path"], json_out: Optional[str] = _opts["json_out"], json_flag: bool = _opts["json_flag"],
-    quiet: bool = _opts["quiet"], cpus: Optional[str] = _opts["cpus"], cooldown: Optional[str] = _opts["cooldown"],
-    sleep: Optional[str] = _opts["sleep"], sysfs: Optional[List[str]] = _opts["sysfs"], gc_log: Optional[str] = _opts["gc_log"],
-    show_output: bool = _opts["show_output"], shuffle_seed: Optional[int] = _opts["shuffle_seed"],
+    stop: str = _opts["stop"],
+    max_runs: int = _opts["max_runs"],
+    max_time: Optional[str] = _opts["max_time"],
+    max_failures: int = _opts["max_failures"],
+    warmup: int = _opts["warmup"],
+    timeout: Optional[str] = _opts["timeout"],
+    metric: str = _opts["metric"],
+    perf_events: str = _opts["perf_events"],
+    results: Optional[str] = _opts["results"],
+    csv_path: Optional[str] = _opts["csv_path"],
+    json_out: Optional[str] = _opts["json_out"],
+    json_flag: bool = _opts["json_flag"],
+    quiet: bool = _opts["quiet"],
+    cpus: Optional[str] = _opts["cpus"],
+    cooldown: Optional[str] = _opts["cooldown"],
+    sleep: Optional[str] = _opts["sleep"],
+    sysfs: Optional[List[str]] = _opts["sysfs"],
+    gc_log: Optional[str] = _opts["gc_log"],
+    show_output: bool = _opts["show_output"],
+    shuffle_seed: Optional[int] = _opts["shuffle_seed"],
 ):
     """Benchmark one command: mobmem bench run [options] -- CMD ARG…"""
     argv = list(ctx.args)
@@ -165,11 +207,30 @@ def run_cmd(
         raise MobmemError("no command given: mobmem bench run [options] -- CMD ARG…")
     if any(a.startswith("--") for a in argv[:1]):
         raise MobmemError(f"unknown option {argv[0]!r} (put the command after `--`)")
-    runner = _build([argv], ["cmd"], stop=stop, max_runs=max_runs, max_time=max_time, max_failures=max_failures,
-                    warmup=warmup, timeout=timeout, metric=metric, perf_events=perf_events, results=results,
-                    csv_path=csv_path, json_out=json_out, quiet=quiet or json_flag, cpus=cpus, cooldown=cooldown,
-                    sleep=sleep, sysfs=sysfs, gc_log=gc_log, show_output=show_output, shuffle_seed=shuffle_seed,
-                    command_line=["mobmem", "bench", "run"] + sys.argv[3:] if len(sys.argv) > 3 else ["mobmem", "bench", "run", "--", *argv])
+    runner = _build(
+        [argv],
+        ["cmd"],
+        stop=stop,
+        max_runs=max_runs,
+        max_time=max_time,
+        max_failures=max_failures,
+        warmup=warmup,
+        timeout=timeout,
+        metric=metric,
+        perf_events=perf_events,
+        results=results,
+        csv_path=csv_path,
+        json_out=json_out,
+        quiet=quiet or json_flag,
+        cpus=cpus,
+        cooldown=cooldown,
+        sleep=sleep,
+        sysfs=sysfs,
+        gc_log=gc_log,
+        show_output=show_output,
+        shuffle_seed=shuffle_seed,
+        command_line=["mobmem", "bench", "run"] + sys.argv[3:] if len(sys.argv) > 3 else ["mobmem", "bench", "run", "--", *argv],
+    )
     result = runner.run()
     _emit(result, json_flag, metric, quiet)
 
@@ -178,13 +239,26 @@ def run_cmd(
 @handle_errors
 def compare_cmd(
     ctx: typer.Context,
-    stop: str = _opts["stop"], max_runs: int = _opts["max_runs"], max_time: Optional[str] = _opts["max_time"],
-    max_failures: int = _opts["max_failures"], warmup: int = _opts["warmup"], timeout: Optional[str] = _opts["timeout"],
-    metric: str = _opts["metric"], perf_events: str = _opts["perf_events"], results: Optional[str] = _opts["results"],
-    csv_path: Optional[str] = _opts["csv_path"], json_out: Optional[str] = _opts["json_out"], json_flag: bool = _opts["json_flag"],
-    quiet: bool = _opts["quiet"], cpus: Optional[str] = _opts["cpus"], cooldown: Optional[str] = _opts["cooldown"],
-    sleep: Optional[str] = _opts["sleep"], sysfs: Optional[List[str]] = _opts["sysfs"], gc_log: Optional[str] = _opts["gc_log"],
-    show_output: bool = _opts["show_output"], shuffle_seed: Optional[int] = _opts["shuffle_seed"],
+    stop: str = _opts["stop"],
+    max_runs: int = _opts["max_runs"],
+    max_time: Optional[str] = _opts["max_time"],
+    max_failures: int = _opts["max_failures"],
+    warmup: int = _opts["warmup"],
+    timeout: Optional[str] = _opts["timeout"],
+    metric: str = _opts["metric"],
+    perf_events: str = _opts["perf_events"],
+    results: Optional[str] = _opts["results"],
+    csv_path: Optional[str] = _opts["csv_path"],
+    json_out: Optional[str] = _opts["json_out"],
+    json_flag: bool = _opts["json_flag"],
+    quiet: bool = _opts["quiet"],
+    cpus: Optional[str] = _opts["cpus"],
+    cooldown: Optional[str] = _opts["cooldown"],
+    sleep: Optional[str] = _opts["sleep"],
+    sysfs: Optional[List[str]] = _opts["sysfs"],
+    gc_log: Optional[str] = _opts["gc_log"],
+    show_output: bool = _opts["show_output"],
+    shuffle_seed: Optional[int] = _opts["shuffle_seed"],
 ):
     """Compare two commands: mobmem bench compare [options] -- CMD_A … ::: CMD_B …"""
     argv = list(ctx.args)
@@ -193,14 +267,33 @@ def compare_cmd(
     if argv.count(":::") != 1:
         raise MobmemError("give exactly two commands separated by ':::': mobmem bench compare -- CMD_A … ::: CMD_B …")
     i = argv.index(":::")
-    a, b = argv[:i], argv[i + 1:]
+    a, b = argv[:i], argv[i + 1 :]
     if not a or not b:
         raise MobmemError("both commands must be non-empty: mobmem bench compare -- CMD_A … ::: CMD_B …")
-    runner = _build([a, b], ["A", "B"], stop=stop, max_runs=max_runs, max_time=max_time, max_failures=max_failures,
-                    warmup=warmup, timeout=timeout, metric=metric, perf_events=perf_events, results=results,
-                    csv_path=csv_path, json_out=json_out, quiet=quiet or json_flag, cpus=cpus, cooldown=cooldown,
-                    sleep=sleep, sysfs=sysfs, gc_log=gc_log, show_output=show_output, shuffle_seed=shuffle_seed,
-                    command_line=["mobmem", "bench", "compare", "--", *a, ":::", *b])
+    runner = _build(
+        [a, b],
+        ["A", "B"],
+        stop=stop,
+        max_runs=max_runs,
+        max_time=max_time,
+        max_failures=max_failures,
+        warmup=warmup,
+        timeout=timeout,
+        metric=metric,
+        perf_events=perf_events,
+        results=results,
+        csv_path=csv_path,
+        json_out=json_out,
+        quiet=quiet or json_flag,
+        cpus=cpus,
+        cooldown=cooldown,
+        sleep=sleep,
+        sysfs=sysfs,
+        gc_log=gc_log,
+        show_output=show_output,
+        shuffle_seed=shuffle_seed,
+        command_line=["mobmem", "bench", "compare", "--", *a, ":::", *b],
+    )
     result = runner.run()
     _emit(result, json_flag, metric, quiet)
 

@@ -37,8 +37,9 @@ def _run(name: str, progress: Callable[[str, float, float], None] | None = None)
     return name, res, time.perf_counter() - t0
 
 
-def run_demos(jobs: int = 2, progress: Callable[[str, float, float], None] | None = None,
-              finished: Callable[[str], None] | None = None) -> dict[str, tuple[dict, float]]:
+def run_demos(
+    jobs: int = 2, progress: Callable[[str, float, float], None] | None = None, finished: Callable[[str], None] | None = None
+) -> dict[str, tuple[dict, float]]:
     """Both demo scenarios, in parallel worker processes when ``jobs`` > 1 (same results);
     ``progress(name, done_s, estimated_s)`` as they run, ``finished(name)`` when each is done.
     Ctrl-C stops both at once (KeyboardInterrupt)."""
@@ -80,8 +81,7 @@ def demo(
         with bars:
             runs = run_demos(jobs, progress=bars.update, finished=bars.finish)
     except KeyboardInterrupt:
-        raise Interrupted("demo: " + ", ".join(f"{n} done" if n in bars.finished else f"{n} at {bars.where(n)}"
-                                               for n in SCENARIOS)) from None
+        raise Interrupted("demo: " + ", ".join(f"{n} done" if n in bars.finished else f"{n} at {bars.where(n)}" for n in SCENARIOS)) from None
     total = time.perf_counter() - t0
 
     res, wall = runs["demo_caching"]
@@ -101,15 +101,21 @@ def demo(
     console.print(launch_stats_table(res, kinds=("hot",), title="hot launch time (TTID ms) per app"))
     console.print(relaunch_line(res), highlight=False)
     c = res["cached_apps"]
-    console.print(f"cached apps: max {c['max']:.0f}, mean {c['mean']:.2f}; kills: {len(res['kill_records'])} "
-                  f"({', '.join(f'{k} {v}' for k, v in res['kills_by_reason'].items()) or 'none'})", highlight=False)
+    console.print(
+        f"cached apps: max {c['max']:.0f}, mean {c['mean']:.2f}; kills: {len(res['kill_records'])} "
+        f"({', '.join(f'{k} {v}' for k, v in res['kills_by_reason'].items()) or 'none'})",
+        highlight=False,
+    )
     console.print(f"simulated {res['sim_seconds']:.0f} s in {wall:.1f} s wall", style="dim", highlight=False)
 
     console.rule()
-    console.print(f"demo done in {total:.1f} s wall. Next: `mobmem run demo_hot_launch` for every launch's breakdown "
-                  "(faults, reclaim stalls, GC waits), `mobmem compare demo_hot_launch --systems stock,zram,compaction` "
-                  "for other systems with confidence intervals, `mobmem scenarios` / `mobmem systems` for what ships, "
-                  "and docs/sessions.md.", highlight=False)
+    console.print(
+        f"demo done in {total:.1f} s wall. Next: `mobmem run demo_hot_launch` for every launch's breakdown "
+        "(faults, reclaim stalls, GC waits), `mobmem compare demo_hot_launch --systems stock,zram,compaction` "
+        "for other systems with confidence intervals, `mobmem scenarios` / `mobmem systems` for what ships, "
+        "and docs/sessions.md.",
+        highlight=False,
+    )
 
 
 def register(app: typer.Typer) -> None:

@@ -19,12 +19,36 @@ console = Console()
 
 # The counters shown first in tables (all non-zero ones follow).
 KEY_COUNTERS = [
-    "pgfault", "pgmajfault", "pswpin", "pswpout", "pgscan_kswapd", "pgscan_direct", "pgsteal_kswapd",
-    "pgsteal_direct", "allocstall", "workingset_refault_anon", "workingset_refault_file",
-    "workingset_activate", "workingset_restore", "oom_kill", "lmkd_kills",
+    "pgfault",
+    "pgmajfault",
+    "pswpin",
+    "pswpout",
+    "pgscan_kswapd",
+    "pgscan_direct",
+    "pgsteal_kswapd",
+    "pgsteal_direct",
+    "allocstall",
+    "workingset_refault_anon",
+    "workingset_refault_file",
+    "workingset_activate",
+    "workingset_restore",
+    "oom_kill",
+    "lmkd_kills",
 ]
-MEMINFO_SHOWN = ["MemTotal", "MemFree", "MemAvailable", "Active(anon)", "Inactive(anon)", "Active(file)",
-                 "Inactive(file)", "SwapTotal", "SwapFree", "ZramPool", "ZramOrigData", "ZramComprData"]
+MEMINFO_SHOWN = [
+    "MemTotal",
+    "MemFree",
+    "MemAvailable",
+    "Active(anon)",
+    "Inactive(anon)",
+    "Active(file)",
+    "Inactive(file)",
+    "SwapTotal",
+    "SwapFree",
+    "ZramPool",
+    "ZramOrigData",
+    "ZramComprData",
+]
 
 
 def print_model_result(res: dict, title: str = "") -> None:
@@ -57,9 +81,19 @@ def print_model_result(res: dict, title: str = "") -> None:
         for c in ["pid", "name", "adj", "alive", "RSS anon kB", "RSS file kB", "PSS kB", "swap kB", "majflt", "refaults", "stall ms"]:
             p.add_column(c, justify="right" if c not in ("name",) else "left")
         for r in procs:
-            p.add_row(str(r["pid"]), r["name"], str(r["oom_score_adj"]), "yes" if r["alive"] else "killed",
-                      f"{r['rss_anon_kb']:,}", f"{r['rss_file_kb']:,}", f"{r['pss_kb']:,.0f}", f"{r['swap_kb']:,}",
-                      f"{r['majflt']:,}", f"{r['refault_anon'] + r['refault_file']:,}", f"{r['memstall_ms']:.1f}")
+            p.add_row(
+                str(r["pid"]),
+                r["name"],
+                str(r["oom_score_adj"]),
+                "yes" if r["alive"] else "killed",
+                f"{r['rss_anon_kb']:,}",
+                f"{r['rss_file_kb']:,}",
+                f"{r['pss_kb']:,.0f}",
+                f"{r['swap_kb']:,}",
+                f"{r['majflt']:,}",
+                f"{r['refault_anon'] + r['refault_file']:,}",
+                f"{r['memstall_ms']:.1f}",
+            )
         console.print(p)
     kills = res["kills"]
     if kills:
@@ -67,8 +101,16 @@ def print_model_result(res: dict, title: str = "") -> None:
         for c in ["time s", "pid", "name", "adj", "reason", "by", "RSS kB", "swap kB"]:
             k.add_column(c)
         for r in kills:
-            k.add_row(f"{r['time_ns'] / 1e9:.3f}", str(r["pid"]), r["name"], str(r["oom_score_adj"]), r["reason"],
-                      r["killer"], f"{r['rss_kb']:,}", f"{r['swap_kb']:,}")
+            k.add_row(
+                f"{r['time_ns'] / 1e9:.3f}",
+                str(r["pid"]),
+                r["name"],
+                str(r["oom_score_adj"]),
+                r["reason"],
+                r["killer"],
+                f"{r['rss_kb']:,}",
+                f"{r['swap_kb']:,}",
+            )
         console.print(k)
     else:
         console.print("kills: none")

@@ -79,14 +79,18 @@ def bench_kernel(
     if as_json:
         print(json.dumps(out))
         return
-    console.print(f"kernel model: {out['touches']:,} touches in {med_wall:.2f} s (median of {len(walls)}) → "
-                  f"[bold]{med_rate / 1e6:.1f} M touches/s[/bold] (goal ≥ {GOAL_TOUCHES_PER_S / 1e6:.0f} M: "
-                  f"{'met' if out['meets_goal'] else 'NOT met'})")
+    console.print(
+        f"kernel model: {out['touches']:,} touches in {med_wall:.2f} s (median of {len(walls)}) → "
+        f"[bold]{med_rate / 1e6:.1f} M touches/s[/bold] (goal ≥ {GOAL_TOUCHES_PER_S / 1e6:.0f} M: "
+        f"{'met' if out['meets_goal'] else 'NOT met'})"
+    )
     console.print(f"pressure: {out['pressure']}")
     if out["debug_build"]:
         console.print("[yellow]warning: debug build of the core; numbers are not representative[/yellow]")
     if real and "real_skipped" in out:
         console.print(f"real kernel: skipped: {out['real_skipped']}")
     elif real:
-        console.print(f"real kernel: {out['real_replay_wall_s']:.1f} s → model/real wall ratio "
-                      f"{out['model_to_real_wall_ratio']:.4f} (the model is {1 / out['model_to_real_wall_ratio']:.0f}× faster)")
+        console.print(
+            f"real kernel: {out['real_replay_wall_s']:.1f} s → model/real wall ratio "
+            f"{out['model_to_real_wall_ratio']:.4f} (the model is {1 / out['model_to_real_wall_ratio']:.0f}× faster)"
+        )

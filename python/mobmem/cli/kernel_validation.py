@@ -70,8 +70,7 @@ def register(app: typer.Typer) -> None:
         from rich.console import Console
 
         Console().print(
-            f"wrote {summary['path']}: {summary['lines']:,} lines, {summary['touched_pages']:,} touched pages "
-            f"({summary['written_pages']:,} written)"
+            f"wrote {summary['path']}: {summary['lines']:,} lines, {summary['touched_pages']:,} touched pages ({summary['written_pages']:,} written)"
         )
 
     @app.command("validate")
@@ -95,8 +94,9 @@ def register(app: typer.Typer) -> None:
         for s in shape or []:
             if s not in known:
                 raise MobmemError(f"validate: unknown shape '{s}' (one of {', '.join(known)})")
-        res = v.run_validation(str(workdir), real=real, quick=quick, shapes=shape or None, real_runs=real_runs,
-                               log=lambda s: console.print(f"[dim]{escape(s)}[/dim]"))
+        res = v.run_validation(
+            str(workdir), real=real, quick=quick, shapes=shape or None, real_runs=real_runs, log=lambda s: console.print(f"[dim]{escape(s)}[/dim]")
+        )
         v.write_markdown(res, str(out))
         if json_out:
             json_out.parent.mkdir(parents=True, exist_ok=True)

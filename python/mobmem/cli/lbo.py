@@ -36,6 +36,7 @@ def _log(quiet: bool):
     def log(msg: str) -> None:
         if not quiet:
             print(msg, file=sys.stderr, flush=True)
+
     return log
 
 
@@ -87,7 +88,9 @@ def main(
     json_flag: bool = typer.Option(False, "--json", help="Print lbo.json on stdout instead of tables."),
     jdk: Optional[str] = typer.Option(None, "--jdk", help="JDK major version (17, 25) or home; default: java on PATH."),
     measure: str = typer.Option("auto", "--measure", help="auto (perf_event, else /proc fallback), perf, proc."),
-    reference: Optional[str] = typer.Option(None, "--reference", help="Collector used for the minimum-heap search (default: the back end's: G1 on the JVM, cc in the simulator)."),
+    reference: Optional[str] = typer.Option(
+        None, "--reference", help="Collector used for the minimum-heap search (default: the back end's: G1 on the JVM, cc in the simulator)."
+    ),
     min_heap: Optional[str] = typer.Option(None, "--min-heap", help="Skip the search: WORKLOAD=MB[,…]."),
     warmup: Optional[int] = typer.Option(None, "--warmup", help="Warm-up iterations in each JVM (default: per workload)."),
     timeout: Optional[float] = typer.Option(None, "--timeout", help="Per-invocation time limit in seconds (default: per workload)."),
@@ -131,12 +134,30 @@ def main(
         records, meta = sweep.run_sweep(be, configs, invocations, out, seed=seed, command=cmd, log=log)
     res = analysis.compute(records, be.metric_pairs)
     files = report.plots(res, out) if res["cells"] else []
-    settings = {"backend": be.name, "workloads": ", ".join(ws), "collectors": ", ".join(cs), "heap sizes (N)": heaps,
-                "range (R)": range_, "spread factor (sf)": spacing,
-                "heap multiples": ", ".join(f"{m:.3f}" for m in heap_multiples(heaps, range_, spacing)),
-                "invocations (K)": invocations, "shuffle seed": seed, "minimum-heap reference collector": ref}
-    rpath = report.write_report(res, out, command=shlex.join(cmd), env=meta["environment"], minheap=mh, settings=settings,
-                                warnings=meta["warnings"], plot_files=files, elapsed_s=None if report_only else time.monotonic() - t0, records=records)
+    settings = {
+        "backend": be.name,
+        "workloads": ", ".join(ws),
+        "collectors": ", ".join(cs),
+        "heap sizes (N)": heaps,
+        "range (R)": range_,
+        "spread factor (sf)": spacing,
+        "heap multiples": ", ".join(f"{m:.3f}" for m in heap_multiples(heaps, range_, spacing)),
+        "invocations (K)": invocations,
+        "shuffle seed": seed,
+        "minimum-heap reference collector": ref,
+    }
+    rpath = report.write_report(
+        res,
+        out,
+        command=shlex.join(cmd),
+        env=meta["environment"],
+        minheap=mh,
+        settings=settings,
+        warnings=meta["warnings"],
+        plot_files=files,
+        elapsed_s=None if report_only else time.monotonic() - t0,
+        records=records,
+    )
     doc = report.to_json(res, {"command": shlex.join(cmd), "settings": settings, "min_heaps": mh, "warnings": meta["warnings"]})
     with open(os.path.join(out, "lbo.json"), "w") as f:
         json.dump(doc, f, indent=2, default=str)

@@ -69,9 +69,15 @@ class SimProgress:
         if self.show:
             from rich.progress import BarColumn, TaskProgressColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-            self._progress = _bar(TextColumn("{task.description}"), BarColumn(), TaskProgressColumn(),
-                                  TextColumn("{task.fields[sim]}"), TimeElapsedColumn(), TextColumn("ETA"),
-                                  TimeRemainingColumn())
+            self._progress = _bar(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                TaskProgressColumn(),
+                TextColumn("{task.fields[sim]}"),
+                TimeElapsedColumn(),
+                TextColumn("ETA"),
+                TimeRemainingColumn(),
+            )
             self._progress.start()
             for label in self.labels:
                 self._tasks[label] = self._progress.add_task(label, total=None, sim="")
@@ -86,8 +92,7 @@ class SimProgress:
         self.points[label] = (done, max(float(estimate), done))
         self._totals[label] = total
         if self._progress is not None and label in self._tasks:
-            self._progress.update(self._tasks[label], total=total, completed=min(done, 0.99 * total),
-                                  sim=f"{done:,.1f} / ~{total:,.0f} simulated s")
+            self._progress.update(self._tasks[label], total=total, completed=min(done, 0.99 * total), sim=f"{done:,.1f} / ~{total:,.0f} simulated s")
 
     def finish(self, label: str) -> None:
         """A run is over: its bar at 100 %."""
@@ -127,8 +132,15 @@ class RunsProgress:
         if self.show:
             from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-            self._progress = _bar(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("runs"),
-                                  TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
+            self._progress = _bar(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("runs"),
+                TimeElapsedColumn(),
+                TextColumn("ETA"),
+                TimeRemainingColumn(),
+            )
             self._progress.start()
             self._task = self._progress.add_task(self.label, total=self.total, completed=self.done)
         return self

@@ -24,16 +24,26 @@ app = typer.Typer(help="The ART-like managed runtime model: run an app's heap an
 console = Console()
 
 SUMMARY_ROWS = [
-    ("gc_count", "collections", "{:,}"), ("sticky_count", "  sticky (young)", "{:,}"), ("full_count", "  full", "{:,}"),
+    ("gc_count", "collections", "{:,}"),
+    ("sticky_count", "  sticky (young)", "{:,}"),
+    ("full_count", "  full", "{:,}"),
     ("alloc_gc_count", "  for allocation (thread waited)", "{:,}"),
-    ("pause_total_ms", "pause total ms", "{:.2f}"), ("pause_max_ms", "pause max ms", "{:.3f}"),
-    ("gc_cpu_ms", "GC-thread CPU ms", "{:.1f}"), ("gc_cpu_pause_ms", "  of it in pauses (STW)", "{:.2f}"),
-    ("mutator_cpu_ms", "mutator CPU ms", "{:.1f}"), ("total_cpu_ms", "total CPU ms", "{:.1f}"),
-    ("mutator_wait_ms", "mutator waiting for GC ms", "{:.2f}"), ("mutator_gc_work_ms", "mutator barrier work ms", "{:.2f}"),
-    ("bytes_allocated_total", "bytes allocated", "{:,}"), ("live_bytes_end", "heap bytes at end", "{:,}"),
-    ("peak_footprint_mib", "peak heap footprint MiB", "{:.1f}"), ("peak_rss_mib", "peak RSS MiB", "{:.1f}"),
-    ("copied_by_mutator", "objects copied by the mutator", "{:,}"), ("gc_pages_touched", "GC pages touched (sum)", "{:,}"),
-    ("trims", "heap trims", "{:,}"), ("transitions", "collector transitions", "{:,}"),
+    ("pause_total_ms", "pause total ms", "{:.2f}"),
+    ("pause_max_ms", "pause max ms", "{:.3f}"),
+    ("gc_cpu_ms", "GC-thread CPU ms", "{:.1f}"),
+    ("gc_cpu_pause_ms", "  of it in pauses (STW)", "{:.2f}"),
+    ("mutator_cpu_ms", "mutator CPU ms", "{:.1f}"),
+    ("total_cpu_ms", "total CPU ms", "{:.1f}"),
+    ("mutator_wait_ms", "mutator waiting for GC ms", "{:.2f}"),
+    ("mutator_gc_work_ms", "mutator barrier work ms", "{:.2f}"),
+    ("bytes_allocated_total", "bytes allocated", "{:,}"),
+    ("live_bytes_end", "heap bytes at end", "{:,}"),
+    ("peak_footprint_mib", "peak heap footprint MiB", "{:.1f}"),
+    ("peak_rss_mib", "peak RSS MiB", "{:.1f}"),
+    ("copied_by_mutator", "objects copied by the mutator", "{:,}"),
+    ("gc_pages_touched", "GC pages touched (sum)", "{:,}"),
+    ("trims", "heap trims", "{:,}"),
+    ("transitions", "collector transitions", "{:,}"),
 ]
 
 
@@ -49,11 +59,18 @@ def _print_result(res: dict, title: str) -> None:
         if key in s:
             t.add_row(label, fmt.format(s[key]))
     f = s.get("faults", {})
-    t.add_row("GC-thread faults minor / major", f"{f.get('gc_minor', 0):,} / {f.get('gc_major_zram', 0) + f.get('gc_major_flash', 0) + f.get('gc_major_file', 0):,}")
-    t.add_row("mutator faults minor / major", f"{f.get('mutator_minor', 0):,} / {f.get('mutator_major_zram', 0) + f.get('mutator_major_flash', 0) + f.get('mutator_major_file', 0):,}")
+    t.add_row(
+        "GC-thread faults minor / major", f"{f.get('gc_minor', 0):,} / {f.get('gc_major_zram', 0) + f.get('gc_major_flash', 0) + f.get('gc_major_file', 0):,}"
+    )
+    t.add_row(
+        "mutator faults minor / major",
+        f"{f.get('mutator_minor', 0):,} / {f.get('mutator_major_zram', 0) + f.get('mutator_major_flash', 0) + f.get('mutator_major_file', 0):,}",
+    )
     console.print(t)
-    console.print(f"simulated {s['sim_time_ms'] / 1000:.2f} s; out of memory: {'yes' if res.get('oom') else 'no'}; "
-                  f"wall {res.get('wall', {}).get('seconds', 0):.2f} s", highlight=False)
+    console.print(
+        f"simulated {s['sim_time_ms'] / 1000:.2f} s; out of memory: {'yes' if res.get('oom') else 'no'}; wall {res.get('wall', {}).get('seconds', 0):.2f} s",
+        highlight=False,
+    )
 
 
 def _json_out(res: dict) -> None:
@@ -67,7 +84,9 @@ def _json_out(res: dict) -> None:
 @app.command()
 def run(
     app_: str = typer.Option("generic", "--app", help="App profile name (see `mobmem runtime apps`) or synthetic:footprint=180m,objsize=512."),
-    collector: Optional[str] = typer.Option(None, "--collector", help="A collector's name or alias (`mobmem catalog` lists them; default: the device's, else cc)."),
+    collector: Optional[str] = typer.Option(
+        None, "--collector", help="A collector's name or alias (`mobmem catalog` lists them; default: the device's, else cc)."
+    ),
     heap: Optional[str] = typer.Option(None, "--heap", help="Per-app heap size override (growth limit and capacity), e.g. 256m."),
     seconds: float = typer.Option(10.0, "--seconds", help="Simulated seconds after the app's start-up."),
     state: str = typer.Option("fg", "--state", help="fg or bg: the app's state after start-up."),
@@ -154,12 +173,16 @@ def bench_runtime(
     g = res["goals"]
     for r in res["tracing"]:
         ok = "ok" if r["refs_per_s"] >= g["refs_per_s"] else "below goal"
-        print(f"tracing    {r['collector']:4s} {r['refs_per_s'] / 1e6:7.1f} M refs/s   (median of {r['reps']}, {r['refs_per_s_min'] / 1e6:.1f}–{r['refs_per_s_max'] / 1e6:.1f}; "
-              f"{r['objects']:,} objects, {r['tracing_wall_s']:.3f} s tracing, {r['refs_per_s_whole_gc'] / 1e6:.1f} M/s over the whole GC; goal ≥ {g['refs_per_s'] / 1e6:.0f} M: {ok})")
+        print(
+            f"tracing    {r['collector']:4s} {r['refs_per_s'] / 1e6:7.1f} M refs/s   (median of {r['reps']}, {r['refs_per_s_min'] / 1e6:.1f}–{r['refs_per_s_max'] / 1e6:.1f}; "
+            f"{r['objects']:,} objects, {r['tracing_wall_s']:.3f} s tracing, {r['refs_per_s_whole_gc'] / 1e6:.1f} M/s over the whole GC; goal ≥ {g['refs_per_s'] / 1e6:.0f} M: {ok})"
+        )
     for r in res["allocation"]:
         ok = "ok" if r["objects_per_s"] >= g["objects_per_s"] else "below goal"
-        print(f"allocation {r['collector']:4s} {r['objects_per_s'] / 1e6:7.1f} M objects/s (median of {r['reps']}, {r['objects_per_s_min'] / 1e6:.1f}–{r['objects_per_s_max'] / 1e6:.1f}; "
-              f"{r['objects']:,} objects, {r['gcs']} GCs, {r['wall_s']:.3f} s; goal ≥ {g['objects_per_s'] / 1e6:.0f} M: {ok})")
+        print(
+            f"allocation {r['collector']:4s} {r['objects_per_s'] / 1e6:7.1f} M objects/s (median of {r['reps']}, {r['objects_per_s_min'] / 1e6:.1f}–{r['objects_per_s_max'] / 1e6:.1f}; "
+            f"{r['objects']:,} objects, {r['gcs']} GCs, {r['wall_s']:.3f} s; goal ≥ {g['objects_per_s'] / 1e6:.0f} M: {ok})"
+        )
 
 
 def register_bench(bench_app: typer.Typer) -> None:

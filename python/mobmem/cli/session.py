@@ -66,25 +66,39 @@ def header_line(res: dict) -> str:
         parts.append("policies " + ",".join(s["policies"]))
     sysname = f"system {res['system_name']} · " if res.get("system_name") else ""
     params = " ".join(f"{k}={v}" for k, v in res.get("parameters", [])) or "none"
-    return (f"{res['scenario']} ({res['scenario_file']}) · device {res['device']} · seed {res['seed']} · {sysname}"
-            f"{', '.join(parts)} · settings: {params}")
+    return f"{res['scenario']} ({res['scenario_file']}) · device {res['device']} · seed {res['seed']} · {sysname}{', '.join(parts)} · settings: {params}"
 
 
 def launches_table(res: dict, title: str = "launches") -> Table:
-    t = Table(title=title, show_edge=False, title_justify="left",
-              caption="times in ms; major faults as count / ms (blank: none); alive: apps alive after the launch",
-              caption_justify="left")
-    cols = ["#", "t s", "app", "kind", "TTID", "system", "cpu", "cpu wait", "maj zram", "maj flash", "maj file",
-            "reclaim stall", "gc wait", "GCs", "alive"]
+    t = Table(
+        title=title,
+        show_edge=False,
+        title_justify="left",
+        caption="times in ms; major faults as count / ms (blank: none); alive: apps alive after the launch",
+        caption_justify="left",
+    )
+    cols = ["#", "t s", "app", "kind", "TTID", "system", "cpu", "cpu wait", "maj zram", "maj flash", "maj file", "reclaim stall", "gc wait", "GCs", "alive"]
     for c in cols:
         t.add_column(c, justify="left" if c in ("app", "kind") else "right", no_wrap=True)
     for l in res["launches"]:
         b = l["breakdown"]
-        t.add_row(str(l["index"]), f"{l['t_s']:.1f}", _short(l["app"], 22), _kind(l), f"{l['ttid_ms']:.1f}",
-                  f"{b['system_ms']:.1f}", f"{b['cpu_ms']:.1f}", f"{b['cpu_wait_ms']:.1f}",
-                  _nf(b["major_faults_zram"], b["major_fault_zram_ms"]), _nf(b["major_faults_flash_swap"], b["major_fault_flash_swap_ms"]),
-                  _nf(b["major_faults_file"], b["major_fault_file_ms"]), f"{b['reclaim_stall_ms']:.1f}",
-                  f"{b['gc_wait_ms']:.1f}", str(b["gcs"]), str(l["alive_after"]))
+        t.add_row(
+            str(l["index"]),
+            f"{l['t_s']:.1f}",
+            _short(l["app"], 22),
+            _kind(l),
+            f"{l['ttid_ms']:.1f}",
+            f"{b['system_ms']:.1f}",
+            f"{b['cpu_ms']:.1f}",
+            f"{b['cpu_wait_ms']:.1f}",
+            _nf(b["major_faults_zram"], b["major_fault_zram_ms"]),
+            _nf(b["major_faults_flash_swap"], b["major_fault_flash_swap_ms"]),
+            _nf(b["major_faults_file"], b["major_fault_file_ms"]),
+            f"{b['reclaim_stall_ms']:.1f}",
+            f"{b['gc_wait_ms']:.1f}",
+            str(b["gcs"]),
+            str(l["alive_after"]),
+        )
     return t
 
 
@@ -124,8 +138,10 @@ def cached_lines(res: dict) -> list[str]:
         fk = f"first app killed at {c['first_kill_s']:.1f} s (after launch #{c['first_kill_launch']})"
     else:
         fk = "no app killed"
-    return [f"cached apps: max {c['max']:.0f}, mean {c['mean']:.2f} (over the timeline); {fk}",
-            "apps alive after each launch: " + " ".join(str(x) for x in curve)]
+    return [
+        f"cached apps: max {c['max']:.0f}, mean {c['mean']:.2f} (over the timeline); {fk}",
+        "apps alive after each launch: " + " ".join(str(x) for x in curve),
+    ]
 
 
 def curve_table(res: dict, title: str = "apps alive after each launch") -> Table:
@@ -133,8 +149,7 @@ def curve_table(res: dict, title: str = "apps alive after each launch") -> Table
     for c in ("#", "t s", "app", "kind", "TTID ms", "alive after", "cached after"):
         t.add_column(c, justify="left" if c in ("app", "kind") else "right")
     for l in res["launches"]:
-        t.add_row(str(l["index"]), f"{l['t_s']:.1f}", _short(l["app"]), _kind(l), f"{l['ttid_ms']:.1f}",
-                  str(l["alive_after"]), str(l["cached_after"]))
+        t.add_row(str(l["index"]), f"{l['t_s']:.1f}", _short(l["app"]), _kind(l), f"{l['ttid_ms']:.1f}", str(l["alive_after"]), str(l["cached_after"]))
     return t
 
 
@@ -148,8 +163,15 @@ def kills_table(res: dict) -> Table | None:
     for c in ("t s", "app / process", "reason", "by", "adj", "RSS MiB", "swap MiB"):
         t.add_column(c, justify="left" if c in ("app / process", "reason", "by") else "right")
     for r in rows:
-        t.add_row(f"{r['t_s']:.1f}", _short(str(r["app"])), str(r["reason"]), str(r["killer"]), str(r["oom_score_adj"]),
-                  f"{(r['rss_kb'] or 0) / 1024:.1f}", f"{(r['swap_kb'] or 0) / 1024:.1f}")
+        t.add_row(
+            f"{r['t_s']:.1f}",
+            _short(str(r["app"])),
+            str(r["reason"]),
+            str(r["killer"]),
+            str(r["oom_score_adj"]),
+            f"{(r['rss_kb'] or 0) / 1024:.1f}",
+            f"{(r['swap_kb'] or 0) / 1024:.1f}",
+        )
     return t
 
 
@@ -202,15 +224,24 @@ def per_app_table(res: dict) -> Table:
     for c in ("app", "cold", "hot", "relaunch", "kills", "refaults anon/file", "majflt", "swap-ins", "GCs", "jank", "alive at end"):
         t.add_column(c, justify="left" if c == "app" else "right")
     for app, p in res.get("per_app", {}).items():
-        t.add_row(_short(app), str(p["cold_launches"]), str(p["hot_launches"]), str(p["relaunches"]), str(p["kills"]),
-                  f"{p['refault_anon']:,} / {p['refault_file']:,}", f"{p['majflt']:,}", f"{p['swapin']:,}", f"{p['gc_count']:,}",
-                  _num(p.get("jank_ratio"), "{:.4f}"), "yes" if p.get("alive_at_end") else "no")
+        t.add_row(
+            _short(app),
+            str(p["cold_launches"]),
+            str(p["hot_launches"]),
+            str(p["relaunches"]),
+            str(p["kills"]),
+            f"{p['refault_anon']:,} / {p['refault_file']:,}",
+            f"{p['majflt']:,}",
+            f"{p['swapin']:,}",
+            f"{p['gc_count']:,}",
+            _num(p.get("jank_ratio"), "{:.4f}"),
+            "yes" if p.get("alive_at_end") else "no",
+        )
     return t
 
 
 def footer_line(res: dict) -> str:
-    return (f"simulated {res['sim_seconds']:.1f} s in {res['wall_seconds']:.1f} s wall "
-            f"({res['sim_speed']:.1f} simulated s per wall s)")
+    return f"simulated {res['sim_seconds']:.1f} s in {res['wall_seconds']:.1f} s wall ({res['sim_speed']:.1f} simulated s per wall s)"
 
 
 def print_result(res: dict) -> None:
@@ -268,8 +299,7 @@ def run(
         console.print(f"wrote {out}/ (summary.json, launches.csv, timeline.csv, events.csv, kills.csv, per_app.csv)", highlight=False)
 
 
-def _run_session(path: Path, pairs, seed: Optional[int], system: Optional[str], as_json: bool, out: Optional[Path],
-                 what: str = "") -> dict:
+def _run_session(path: Path, pairs, seed: Optional[int], system: Optional[str], as_json: bool, out: Optional[Path], what: str = "") -> dict:
     """One session with a progress bar on a terminal; Ctrl-C or SIGTERM → :class:`Interrupted`
     saying how far it got (nothing has been written: files are written after the run)."""
     from mobmem import session
@@ -432,7 +462,7 @@ def compare(
     }
     if out is not None:
         rows = []
-        for key, label, _ in cmp.METRICS:
+        for key, _label, _ in cmp.METRICS:
             for n in names:
                 st = agg["overall"][key][n]
                 rows.append({"metric": key, "app": "", "system": n, "n": st["n"], "mean": st["mean"], "ci_low": st["ci_low"], "ci_high": st["ci_high"]})
@@ -447,8 +477,11 @@ def compare(
         sys.stdout.write(json.dumps(doc) + "\n")
         return
     console.rule(f"[bold]{first['scenario']}: {' vs '.join(names)}")
-    console.print(f"{first['scenario_file']} · device {first['device']} · seeds {', '.join(map(str, seed_list))}"
-                  + (f" · settings: {' '.join(f'{k}={v}' for k, v in pairs)}" if pairs else ""), highlight=False)
+    console.print(
+        f"{first['scenario_file']} · device {first['device']} · seeds {', '.join(map(str, seed_list))}"
+        + (f" · settings: {' '.join(f'{k}={v}' for k, v in pairs)}" if pairs else ""),
+        highlight=False,
+    )
     for n in names:
         console.print(f"  {n}: {systems_mod.get(n).description}", highlight=False, style="dim")
     for t in compare_tables(agg, "mean across seeds"):
@@ -456,8 +489,11 @@ def compare(
     if len(seed_list) < 2:
         console.print("one seed: means of a single run, no confidence intervals (use --seeds 3 or more)", highlight=False)
     else:
-        console.print(f"95% CI: Student-t half-width across {len(seed_list)} seeds; vs {names[0]}: ratio of means when "
-                      "Welch's test says the difference is significant (p < 0.05), else n.s.", highlight=False)
+        console.print(
+            f"95% CI: Student-t half-width across {len(seed_list)} seeds; vs {names[0]}: ratio of means when "
+            "Welch's test says the difference is significant (p < 0.05), else n.s.",
+            highlight=False,
+        )
     console.print(f"{total} runs in {doc['wall_seconds']:.1f} s wall" + (f"; files in {out}/" if out else ""), highlight=False)
 
 
@@ -533,23 +569,35 @@ def bench_session(
         return
     if out["debug_build"]:
         console.print("warning: debug build of the core; numbers are not representative", style="yellow")
-    console.print(f"session {out['scenario']}: {out['sim_seconds']:.0f} simulated s ({out['launches']} launches) in "
-                  f"{wall:.1f} s wall → [bold]{out['sim_seconds_per_wall_second']:.1f} simulated s per wall s[/bold]", highlight=False)
-    console.print(f"work: {objects:,} Java objects allocated ({out['bytes_allocated'] / 2**20:,.0f} MiB), "
-                  f"{out['gc_objects_touched']:,} objects touched by GCs; allocating alone at the allocation "
-                  f"benchmark's {alloc_rate / 1e6:.1f} M objects/s would take {out['allocation_only_floor_wall_seconds']:.1f} s wall",
-                  highlight=False)
+    console.print(
+        f"session {out['scenario']}: {out['sim_seconds']:.0f} simulated s ({out['launches']} launches) in "
+        f"{wall:.1f} s wall → [bold]{out['sim_seconds_per_wall_second']:.1f} simulated s per wall s[/bold]",
+        highlight=False,
+    )
+    console.print(
+        f"work: {objects:,} Java objects allocated ({out['bytes_allocated'] / 2**20:,.0f} MiB), "
+        f"{out['gc_objects_touched']:,} objects touched by GCs; allocating alone at the allocation "
+        f"benchmark's {alloc_rate / 1e6:.1f} M objects/s would take {out['allocation_only_floor_wall_seconds']:.1f} s wall",
+        highlight=False,
+    )
     if out["goal_wall_seconds"] is not None:
-        console.print(f"goal: the full hot-launch experiment in ≤ {GOAL_WALL_S:.0f} s wall on a two-core machine: "
-                      f"{'met' if out['meets_goal'] else 'NOT met'}", highlight=False)
+        console.print(
+            f"goal: the full hot-launch experiment in ≤ {GOAL_WALL_S:.0f} s wall on a two-core machine: {'met' if out['meets_goal'] else 'NOT met'}",
+            highlight=False,
+        )
     else:
         needed = 8000.0 / GOAL_WALL_S
-        console.print(f"(the goal is for hot_launch, ≈ 8,000 simulated s in ≤ {GOAL_WALL_S:.0f} s: ≈ {needed:.0f} simulated s per wall s; "
-                      f"this run is at {out['sim_seconds_per_wall_second'] / needed:.0%} of that)", highlight=False)
+        console.print(
+            f"(the goal is for hot_launch, ≈ 8,000 simulated s in ≤ {GOAL_WALL_S:.0f} s: ≈ {needed:.0f} simulated s per wall s; "
+            f"this run is at {out['sim_seconds_per_wall_second'] / needed:.0%} of that)",
+            highlight=False,
+        )
 
 
 def bench_grain(
-    scenario: List[str] = typer.Option([], "--scenario", help="Compare on this scenario (repeatable; default: the whole suite, see the command's description)."),
+    scenario: List[str] = typer.Option(
+        [], "--scenario", help="Compare on this scenario (repeatable; default: the whole suite, see the command's description)."
+    ),
     quick: bool = typer.Option(False, "--quick", help="The short suite: the two demos at a tenth of their length."),
     seeds: int = typer.Option(5, "--seeds", help="Seeds per scenario: the scenario's seed + 0 … K−1."),
     set_: List[str] = typer.Option([], "--set", help="key=value applied to every run (repeatable)."),
@@ -597,14 +645,16 @@ def bench_grain(
         raise Interrupted(f"bench grain after {bar.done} of {total} runs; nothing written") from None
     cmp = {Path(k).stem: v for k, v in grain.compare(results).items()}
     wall = time.perf_counter() - t0
-    argv = " ".join(["mobmem bench grain", *(["--quick"] if quick else []), *[f"--scenario {s}" for s in scenario],
-                     f"--seeds {seeds}", *[f"--set {p}" for p in set_]])
+    argv = " ".join(
+        ["mobmem bench grain", *(["--quick"] if quick else []), *[f"--scenario {s}" for s in scenario], f"--seeds {seeds}", *[f"--set {p}" for p in set_]]
+    )
     ok = all(v["ok"] for v in cmp.values())
     if markdown is not None:
         from mobmem.session.output import atomic_write
 
         atomic_write(markdown, grain.markdown(cmp, argv))
     if as_json:
+
         def finite(x):
             if isinstance(x, float) and not math.isfinite(x):
                 return None
@@ -623,15 +673,19 @@ def bench_grain(
             for r in per["metrics"]:
                 t.add_row(r["label"], f"{r['object']:,.2f}", f"{r['unit']:,.2f}", _pct(r["rel_diff"]), "yes" if r["ok"] else "[red]NO[/red]")
             t.add_row("TTID per launch (worst)", "", "", _pct(per["ttid_worst_launch_rel_diff"]), "yes" if per["ttid_per_launch_ok"] else "[red]NO[/red]")
-            t.add_row("cached apps after each launch (worst)", "", "", _pct(per["cached_curve_worst_rel_diff"]), "yes" if per["cached_curve_ok"] else "[red]NO[/red]")
+            t.add_row(
+                "cached apps after each launch (worst)", "", "", _pct(per["cached_curve_worst_rel_diff"]), "yes" if per["cached_curve_ok"] else "[red]NO[/red]"
+            )
             for c in per["counts"]:
                 t.add_row(c["label"], f"{c['object']:,}", f"{c['unit']:,}", "", "identical" if c["identical"] else "[red]DIFFERENT[/red]")
             w = per["wall_seconds"]
             t.add_row("wall s (all seeds)", f"{w['object']:.1f}", f"{w['unit']:.1f}", f"×{w['object'] / max(w['unit'], 1e-9):.2f}", "")
             console.print(t)
             console.print(f"  runs with identical results (all but wall time): {per['identical_runs']} of {per['runs']}", highlight=False)
-        console.print(f"{'all metrics agree' if ok else 'DISAGREEMENT'}: {total} runs in {wall:.1f} s wall"
-                      + (f"; table in {markdown}" if markdown else ""), highlight=False)
+        console.print(
+            f"{'all metrics agree' if ok else 'DISAGREEMENT'}: {total} runs in {wall:.1f} s wall" + (f"; table in {markdown}" if markdown else ""),
+            highlight=False,
+        )
     if not ok:
         raise typer.Exit(1)
 

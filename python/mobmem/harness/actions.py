@@ -90,8 +90,7 @@ class CoolDown(Action):
     """Before each run, waits until ``zone`` reads below ``threshold_c`` (at most ``timeout_s``;
     a warning is logged if it never does). Zones: names under /sys/class/thermal or a path."""
 
-    def __init__(self, zone: str, threshold_c: float, timeout_s: float = 60.0, poll_s: float = 0.5,
-                 reader: Callable[[str], float] = read_zone) -> None:
+    def __init__(self, zone: str, threshold_c: float, timeout_s: float = 60.0, poll_s: float = 0.5, reader: Callable[[str], float] = read_zone) -> None:
         self.zone, self.threshold, self.timeout, self.poll, self.reader = zone, threshold_c, timeout_s, poll_s, reader
         self.name = f"cooldown:{zone}<{threshold_c:g}C"
         self.waited_s = 0.0
@@ -100,8 +99,10 @@ class CoolDown(Action):
         try:
             self.reader(self.zone)
         except OSError as e:
-            raise MobmemError(f"cool-down: cannot read thermal zone {self.zone!r}: {e.strerror or e}; "
-                              f"zones here: {sorted(os.path.basename(z) for z in glob.glob('/sys/class/thermal/thermal_zone*')) or 'none'}") from None
+            raise MobmemError(
+                f"cool-down: cannot read thermal zone {self.zone!r}: {e.strerror or e}; "
+                f"zones here: {sorted(os.path.basename(z) for z in glob.glob('/sys/class/thermal/thermal_zone*')) or 'none'}"
+            ) from None
 
     def before_run(self, runner):
         t0 = time.monotonic()

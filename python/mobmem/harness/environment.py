@@ -82,8 +82,7 @@ def git_revision(path: str | None = None) -> str | None:
         if r.returncode != 0:
             return None
         rev = r.stdout.strip()
-        d = subprocess.run(["git", "-C", path or os.getcwd(), "status", "--porcelain", "--untracked-files=no"],
-                           capture_output=True, text=True, timeout=5)
+        d = subprocess.run(["git", "-C", path or os.getcwd(), "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True, timeout=5)
         return rev + ("-dirty" if d.stdout.strip() else "")
     except (OSError, subprocess.SubprocessError):
         return None
@@ -92,9 +91,13 @@ def git_revision(path: str | None = None) -> str | None:
 def snapshot() -> dict[str, Any]:
     """The quickly changing part: frequencies, temperatures, throttling, load."""
     freqs = {c: r.get("scaling_cur_freq") for c, r in cpufreq().items()}
-    return {"time": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-            "loadavg": os.getloadavg(), "cur_freq_khz": freqs, "temperatures_c": temperatures(),
-            "throttle_counts": throttle_counts()}
+    return {
+        "time": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "loadavg": os.getloadavg(),
+        "cur_freq_khz": freqs,
+        "temperatures_c": temperatures(),
+        "throttle_counts": throttle_counts(),
+    }
 
 
 def collect(command: list[str] | None = None, jdk: str | None = None, extra: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -113,8 +113,16 @@ class CommandImplementation(Implementation):
 
     name = "command"
 
-    def __init__(self, argv: list[str], *, timeout: float | None = None, env: dict[str, str] | None = None,
-                 cwd: str | None = None, show_output: bool = False, keep_stdout: bool = False) -> None:
+    def __init__(
+        self,
+        argv: list[str],
+        *,
+        timeout: float | None = None,
+        env: dict[str, str] | None = None,
+        cwd: str | None = None,
+        show_output: bool = False,
+        keep_stdout: bool = False,
+    ) -> None:
         if not argv:
             raise MobmemError("no command given (put it after `--`)")
         if any(not isinstance(a, str) for a in argv):
@@ -136,8 +144,16 @@ class CommandImplementation(Implementation):
     def run(self, params: Parameters, ctx: RunContext) -> RunOutcome:
         err_path = os.path.join(ctx.workdir, "stderr")
         out_path = os.path.join(ctx.workdir, "stdout") if self.keep_stdout else None
-        pr = run_process(self.argv_for(params), timeout=self.timeout, stdout=out_path, stderr=err_path, env=self.env,
-                         cwd=self.cwd, perf_events=ctx.perf_events, inherit_output=self.show_output)
+        pr = run_process(
+            self.argv_for(params),
+            timeout=self.timeout,
+            stdout=out_path,
+            stderr=err_path,
+            env=self.env,
+            cwd=self.cwd,
+            perf_events=ctx.perf_events,
+            inherit_output=self.show_output,
+        )
         out = RunOutcome(pr.status, pr, error=pr.error)
         if out_path:
             ctx.extra["stdout_path"] = out_path
@@ -171,8 +187,9 @@ class Configuration:
 
     @property
     def key(self) -> str:
-        desc = json.dumps({"name": self.name, "impl": self.implementation.describe(self.parameters),
-                           "params": self.parameters.to_dict()}, sort_keys=True, default=str)
+        desc = json.dumps(
+            {"name": self.name, "impl": self.implementation.describe(self.parameters), "params": self.parameters.to_dict()}, sort_keys=True, default=str
+        )
         return hashlib.sha256(desc.encode()).hexdigest()[:16]
 
 

@@ -11,7 +11,6 @@ import csv
 import json
 import sys
 import time
-from typing import Any
 
 from mobmem.harness import stats
 
@@ -66,8 +65,7 @@ class ProgressLogger(Logger):
             val = "no successful run yet"
         st = record["status"]
         bad = f", {state.failures} unsuccessful" if state.failures else ""
-        self._emit(f"[{config.name}] {record['phase']} {record['index'] + 1}: {st}; {state.runs} runs{bad}; {val}",
-                   force=st != "ok")
+        self._emit(f"[{config.name}] {record['phase']} {record['index'] + 1}: {st}; {state.runs} runs{bad}; {val}", force=st != "ok")
 
     def on_warning(self, message):
         if self.tty and self._last:
@@ -110,8 +108,10 @@ class CSVLogger(Logger):
             self._cols = sorted(metrics)
             self._w = csv.writer(self._f)
             self._w.writerow(["run_id", "config", "phase", "index", "status", "exit_code", "signal"] + self._cols)
-        self._w.writerow([record["run_id"], config.name, record["phase"], record["index"], record["status"],
-                          record.get("exit_code"), record.get("signal")] + [metrics.get(c, "") for c in self._cols])
+        self._w.writerow(
+            [record["run_id"], config.name, record["phase"], record["index"], record["status"], record.get("exit_code"), record.get("signal")]
+            + [metrics.get(c, "") for c in self._cols]
+        )
         self._f.flush()
 
     def on_finish(self, runner, result):

@@ -51,9 +51,15 @@ class RusageMeter(Meter):
         p = outcome.process
         if not p:
             return {}
-        out = {"task_clock_s": p.task_clock_s, "user_s": p.user_s, "sys_s": p.sys_s,
-               "minor_faults": float(p.minflt), "major_faults": float(p.majflt),
-               "voluntary_cs": float(p.nvcsw), "involuntary_cs": float(p.nivcsw)}
+        out = {
+            "task_clock_s": p.task_clock_s,
+            "user_s": p.user_s,
+            "sys_s": p.sys_s,
+            "minor_faults": float(p.minflt),
+            "major_faults": float(p.majflt),
+            "voluntary_cs": float(p.nvcsw),
+            "involuntary_cs": float(p.nivcsw),
+        }
         # Linux charges the spawning process's peak RSS to a vfork/fork child at exec
         # (signal->maxrss), so ru_maxrss is only the command's own peak when it exceeds ours.
         own = _own_hwm_kb()

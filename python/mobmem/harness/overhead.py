@@ -41,8 +41,15 @@ def _hyperfine(argv: list[str], runs: int) -> dict:
         el = time.perf_counter() - t0
         with open(out) as f:
             r = json.load(f)["results"][0]
-    return {"mean_s": r["mean"], "stddev_s": r["stddev"], "median_s": r["median"], "runs": len(r["times"]),
-            "times": r["times"], "elapsed_s": el, "version": subprocess.run([hf, "--version"], capture_output=True, text=True).stdout.strip()}
+    return {
+        "mean_s": r["mean"],
+        "stddev_s": r["stddev"],
+        "median_s": r["median"],
+        "runs": len(r["times"]),
+        "times": r["times"],
+        "elapsed_s": el,
+        "version": subprocess.run([hf, "--version"], capture_output=True, text=True).stdout.strip(),
+    }
 
 
 def _harness(argv: list[str], stop, env) -> tuple[dict, Runner]:
@@ -54,8 +61,14 @@ def _harness(argv: list[str], stop, env) -> tuple[dict, Runner]:
     wall = [x["metrics"]["wall_s"] for x in recs if x["status"] == "ok"]
     loop = sum(x["duration_s"] for x in recs)
     first, last = recs[0]["t_start"], recs[-1]["t_start"] + recs[-1]["duration_s"]
-    return {"runs": len(recs), "mean_wall_s": sum(wall) / len(wall), "elapsed_s": last - first,
-            "per_run_s": (last - first) / len(recs), "impl_per_run_s": loop / len(recs), "wall": wall}, r
+    return {
+        "runs": len(recs),
+        "mean_wall_s": sum(wall) / len(wall),
+        "elapsed_s": last - first,
+        "per_run_s": (last - first) / len(recs),
+        "impl_per_run_s": loop / len(recs),
+        "wall": wall,
+    }, r
 
 
 def measure(runs: int = 200, command: str = "true", adaptive_command: str | None = None) -> dict:
@@ -77,8 +90,9 @@ def measure(runs: int = 200, command: str = "true", adaptive_command: str | None
     h_per_run = (h1["per_run_s"] + h2["per_run_s"]) / 2
     h_wall = (h1["mean_wall_s"] + h2["mean_wall_s"]) / 2
     out = {
-        "command": command, "runs_per_tool": runs, "hyperfine": {"version": hf1["version"], "mean_s": hf_mean,
-                                                                  "rounds": [hf1["mean_s"], hf2["mean_s"]]},
+        "command": command,
+        "runs_per_tool": runs,
+        "hyperfine": {"version": hf1["version"], "mean_s": hf_mean, "rounds": [hf1["mean_s"], hf2["mean_s"]]},
         "harness": {"per_run_s": h_per_run, "mean_child_wall_s": h_wall, "rounds": [h1["per_run_s"], h2["per_run_s"]]},
         "extra_per_run_s": h_per_run - hf_mean,
         "bookkeeping_per_run_s": h_per_run - h_wall,
@@ -96,9 +110,17 @@ def measure(runs: int = 200, command: str = "true", adaptive_command: str | None
         fixed_hw = stats.t_interval(fw).relative_half_width(sum(fw) / len(fw))
         aw = ad["wall"]
         ad_hw = stats.t_interval(aw).relative_half_width(sum(aw) / len(aw))
-        out["adaptive"].append({"command": c, "adaptive_runs": ad["runs"], "adaptive_half_width": ad_hw,
-                                "adaptive_met": ad_hw <= 0.01, "fixed_runs": 15, "fixed_half_width": fixed_hw,
-                                "fixed_meets_1pct": fixed_hw <= 0.01})
+        out["adaptive"].append(
+            {
+                "command": c,
+                "adaptive_runs": ad["runs"],
+                "adaptive_half_width": ad_hw,
+                "adaptive_met": ad_hw <= 0.01,
+                "fixed_runs": 15,
+                "fixed_half_width": fixed_hw,
+                "fixed_meets_1pct": fixed_hw <= 0.01,
+            }
+        )
     out["environment"] = env
     return out
 
@@ -108,8 +130,9 @@ def render(res: dict) -> None:
     from rich.table import Table
 
     con = Console()
-    t = Table(title=f"harness vs {res['hyperfine']['version']} on `{res['command']}` ({res['runs_per_tool']} runs each, 2 interleaved rounds)",
-              title_justify="left")
+    t = Table(
+        title=f"harness vs {res['hyperfine']['version']} on `{res['command']}` ({res['runs_per_tool']} runs each, 2 interleaved rounds)", title_justify="left"
+    )
     t.add_column("quantity")
     t.add_column("value", justify="right")
     t.add_row("hyperfine mean time per run", f"{res['hyperfine']['mean_s'] * 1e3:.3f} ms")
@@ -122,6 +145,11 @@ def render(res: dict) -> None:
     for h in ("command", "adaptive runs", "adaptive half-width", "fixed-15 half-width", "fixed-15 meets 1 %?"):
         a.add_column(h, justify="right" if h != "command" else "left")
     for r in res["adaptive"]:
-        a.add_row(r["command"], str(r["adaptive_runs"]) + ("" if r["adaptive_met"] else " (bound hit)"),
-                  f"{r['adaptive_half_width'] * 100:.2f} %", f"{r['fixed_half_width'] * 100:.2f} %", "yes" if r["fixed_meets_1pct"] else "no")
+        a.add_row(
+            r["command"],
+            str(r["adaptive_runs"]) + ("" if r["adaptive_met"] else " (bound hit)"),
+            f"{r['adaptive_half_width'] * 100:.2f} %",
+            f"{r['fixed_half_width'] * 100:.2f} %",
+            "yes" if r["fixed_meets_1pct"] else "no",
+        )
     con.print(a)

@@ -97,10 +97,12 @@ def perf_event_status(event: str) -> str | None:
                     return None
                 except OSError:
                     pass
-            reason = {errno.ENOENT: "not supported by this CPU/kernel (ENOENT; e.g. a VM without a virtual PMU)",
-                      errno.EOPNOTSUPP: "not supported (EOPNOTSUPP)",
-                      errno.EACCES: "refused: perf_event_paranoid too high (EACCES)",
-                      errno.EPERM: "refused (EPERM)"}.get(e.errno or 0, str(e))
+            reason = {
+                errno.ENOENT: "not supported by this CPU/kernel (ENOENT; e.g. a VM without a virtual PMU)",
+                errno.EOPNOTSUPP: "not supported (EOPNOTSUPP)",
+                errno.EACCES: "refused: perf_event_paranoid too high (EACCES)",
+                errno.EPERM: "refused (EPERM)",
+            }.get(e.errno or 0, str(e))
             _AVAIL[event] = reason
     return _AVAIL[event]
 
@@ -210,10 +212,19 @@ def run_process(
         code = os.WEXITSTATUS(status)
         st, sig = ("ok" if code == 0 else "failed"), None
     return ProcessResult(
-        status=st, exit_code=code, signal=sig, wall_ns=wall,
-        user_s=ru.ru_utime, sys_s=ru.ru_stime, minflt=ru.ru_minflt, majflt=ru.ru_majflt,
-        maxrss_kb=ru.ru_maxrss, nvcsw=ru.ru_nvcsw, nivcsw=ru.ru_nivcsw,
-        counters=counters, counter_errors=errors,
+        status=st,
+        exit_code=code,
+        signal=sig,
+        wall_ns=wall,
+        user_s=ru.ru_utime,
+        sys_s=ru.ru_stime,
+        minflt=ru.ru_minflt,
+        majflt=ru.ru_majflt,
+        maxrss_kb=ru.ru_maxrss,
+        nvcsw=ru.ru_nvcsw,
+        nivcsw=ru.ru_nivcsw,
+        counters=counters,
+        counter_errors=errors,
     )
 
 

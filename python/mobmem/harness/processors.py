@@ -40,8 +40,16 @@ def metric_names(records: list[dict]) -> list[str]:
     return list(names)
 
 
-def process(records: Iterable[dict], *, metrics: list[str] | None = None, window: int | None = None,
-            outliers: str = "flag", tukey_k: float = 1.5, confidence: float = 0.95, histogram_bins: int | str = "auto") -> dict[str, Any]:
+def process(
+    records: Iterable[dict],
+    *,
+    metrics: list[str] | None = None,
+    window: int | None = None,
+    outliers: str = "flag",
+    tukey_k: float = 1.5,
+    confidence: float = 0.95,
+    histogram_bins: int | str = "auto",
+) -> dict[str, Any]:
     """Runs the pipeline; ``outliers`` is "flag" (default) or "remove"."""
     if outliers not in ("flag", "remove"):
         raise ValueError("outliers must be 'flag' or 'remove'")
@@ -50,8 +58,10 @@ def process(records: Iterable[dict], *, metrics: list[str] | None = None, window
     out: dict[str, Any] = {
         "runs": len(measured),
         "statuses": dict(Counter(r.get("status") for r in measured)),
-        "unsuccessful": [{"run_id": r.get("run_id"), "status": r.get("status"), "exit_code": r.get("exit_code"),
-                          "signal": r.get("signal"), "error": r.get("error")} for r in bad],
+        "unsuccessful": [
+            {"run_id": r.get("run_id"), "status": r.get("status"), "exit_code": r.get("exit_code"), "signal": r.get("signal"), "error": r.get("error")}
+            for r in bad
+        ],
         "metrics": {},
     }
     for m in metrics or metric_names(ok):
@@ -64,8 +74,12 @@ def process(records: Iterable[dict], *, metrics: list[str] | None = None, window
         counts, edges = stats.histogram(used, histogram_bins) if used.size else ([], [])
         out["metrics"][m] = {
             "summary": stats.summarize(used, confidence).to_dict(),
-            "outliers": {"k": tukey_k, "fences": stats.tukey_fences(vals, tukey_k) if vals.size >= 4 else None,
-                         "flagged": flagged, "removed": outliers == "remove"},
+            "outliers": {
+                "k": tukey_k,
+                "fences": stats.tukey_fences(vals, tukey_k) if vals.size >= 4 else None,
+                "flagged": flagged,
+                "removed": outliers == "remove",
+            },
             "histogram": {"counts": counts, "edges": edges},
             "values": used.tolist(),
         }

@@ -40,10 +40,20 @@ class ConfigResult:
 
 
 class Runner:
-    def __init__(self, configs: Sequence[Configuration], stop: Bounded, *, meters: Sequence[Meter] | None = None,
-                 actions: Sequence[Action] = (), loggers: Sequence[Logger] = (), store: ResultStore | None = None,
-                 primary: str = "wall_s", shuffle_seed: int | None = None, env: dict | None = None,
-                 command: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        configs: Sequence[Configuration],
+        stop: Bounded,
+        *,
+        meters: Sequence[Meter] | None = None,
+        actions: Sequence[Action] = (),
+        loggers: Sequence[Logger] = (),
+        store: ResultStore | None = None,
+        primary: str = "wall_s",
+        shuffle_seed: int | None = None,
+        env: dict | None = None,
+        command: list[str] | None = None,
+    ) -> None:
         if not configs:
             raise ValueError("no configurations")
         names = [c.name for c in configs]
@@ -120,11 +130,24 @@ class Runner:
             a.after_run(self)
         p = outcome.process
         rid = f"{cfg.key}:{phase}:{index}" if phase == "measure" else f"{cfg.key}:{phase}:{self.session}:{index}"
-        rec = {"type": "run", "run_id": rid, "config": cfg.name, "config_key": cfg.key, "params": cfg.parameters.to_dict(),
-               "phase": phase, "index": index, "status": outcome.status,
-               "exit_code": p.exit_code if p else None, "signal": p.signal if p else None,
-               "error": outcome.error, "metrics": metrics, "info": outcome.info, "t_start": t0, "duration_s": dur,
-               "session": self.session}
+        rec = {
+            "type": "run",
+            "run_id": rid,
+            "config": cfg.name,
+            "config_key": cfg.key,
+            "params": cfg.parameters.to_dict(),
+            "phase": phase,
+            "index": index,
+            "status": outcome.status,
+            "exit_code": p.exit_code if p else None,
+            "signal": p.signal if p else None,
+            "error": outcome.error,
+            "metrics": metrics,
+            "info": outcome.info,
+            "t_start": t0,
+            "duration_s": dur,
+            "session": self.session,
+        }
         if self.store:
             self.store.append(rec)
         return rec
@@ -142,11 +165,20 @@ class Runner:
         before = self.env.get("snapshot") or environment.snapshot()
         self._resume()
         if self.store:
-            self.store.append({"type": "meta", "session": self.session, "time": time.time(), "env": self.env,
-                               "configs": [{"name": c.name, "key": c.key, "describe": c.implementation.describe(c.parameters),
-                                            "params": c.parameters.to_dict()} for c in self.configs],
-                               "stop": str(next(iter(self.results.values())).stop),
-                               "resumed": {n: cr.resumed_runs for n, cr in self.results.items() if cr.resumed_runs}})
+            self.store.append(
+                {
+                    "type": "meta",
+                    "session": self.session,
+                    "time": time.time(),
+                    "env": self.env,
+                    "configs": [
+                        {"name": c.name, "key": c.key, "describe": c.implementation.describe(c.parameters), "params": c.parameters.to_dict()}
+                        for c in self.configs
+                    ],
+                    "stop": str(next(iter(self.results.values())).stop),
+                    "resumed": {n: cr.resumed_runs for n, cr in self.results.items() if cr.resumed_runs},
+                }
+            )
         for lg in self.loggers:
             lg.on_start(self)
         for c in self.configs:
@@ -194,8 +226,9 @@ class Runner:
             self.warn(w)
         result = self.result(interrupted)
         if self.store:
-            self.store.append({"type": "end", "session": self.session, "interrupted": interrupted,
-                               "reasons": {n: cr.stop.reason for n, cr in self.results.items()}})
+            self.store.append(
+                {"type": "end", "session": self.session, "interrupted": interrupted, "reasons": {n: cr.stop.reason for n, cr in self.results.items()}}
+            )
             self.store.close()
         for lg in self.loggers:
             lg.on_finish(self, result)
@@ -204,14 +237,21 @@ class Runner:
         return result
 
     def result(self, interrupted: bool = False) -> dict[str, Any]:
-        out: dict[str, Any] = {"environment": self.env, "warnings": self.warnings, "interrupted": interrupted,
-                               "meters": [m.describe() for m in self.meters], "actions": [str(a) for a in self.actions],
-                               "primary_metric": self.primary, "configurations": {}}
+        out: dict[str, Any] = {
+            "environment": self.env,
+            "warnings": self.warnings,
+            "interrupted": interrupted,
+            "meters": [m.describe() for m in self.meters],
+            "actions": [str(a) for a in self.actions],
+            "primary_metric": self.primary,
+            "configurations": {},
+        }
         for name, cr in self.results.items():
             out["configurations"][name] = {
                 "describe": cr.config.implementation.describe(cr.config.parameters),
                 "params": cr.config.parameters.to_dict(),
-                "stop_condition": str(cr.stop), "stop_reason": cr.stop.reason or ("interrupted" if interrupted else ""),
+                "stop_condition": str(cr.stop),
+                "stop_reason": cr.stop.reason or ("interrupted" if interrupted else ""),
                 "resumed_runs": cr.resumed_runs,
                 "stats": processors.process(cr.records),
             }
@@ -224,8 +264,7 @@ class Runner:
 def compare_results(a: ConfigResult, b: ConfigResult, metric: str, confidence: float = 0.95) -> dict[str, Any]:
     va, vb = a.state.ok(metric), b.state.ok(metric)
     r = stats.compare(va, vb, confidence)
-    return {"metric": metric, "a": a.config.name, "b": b.config.name, **r.to_dict(),
-            "verdict": r.verdict(a.config.name, b.config.name)}
+    return {"metric": metric, "a": a.config.name, "b": b.config.name, **r.to_dict(), "verdict": r.verdict(a.config.name, b.config.name)}
 
 
 def make_stop(inner, max_runs: int = 1000, max_time_s: float | None = None, max_failures: int | None = 5) -> Bounded:

@@ -132,7 +132,7 @@ class CVWindow(StopCondition):
         v = s.ok(self.metric)
         if len(v) < self.window:
             return False
-        return stats.cv(v[-self.window:]) <= self.threshold
+        return stats.cv(v[-self.window :]) <= self.threshold
 
     def __str__(self):
         m = f"[{self.metric}]" if self.metric else ""

@@ -80,8 +80,11 @@ def build_agent(jdk: JDK, log=None) -> str:
             os.makedirs(out_dir, exist_ok=True)
             cc = os.environ.get("CC", "cc")
             inc = os.path.join(jdk.home, "include")
-            _run([cc, "-O2", "-shared", "-fPIC", "-Wall", f"-I{inc}", f"-I{os.path.join(inc, 'linux')}", "-o", so + ".tmp",
-                  AGENT_SRC, "-lpthread"], "the JVMTI agent", log=log)
+            _run(
+                [cc, "-O2", "-shared", "-fPIC", "-Wall", f"-I{inc}", f"-I{os.path.join(inc, 'linux')}", "-o", so + ".tmp", AGENT_SRC, "-lpthread"],
+                "the JVMTI agent",
+                log=log,
+            )
             os.replace(so + ".tmp", so)
     return so
 
@@ -122,8 +125,9 @@ def build_libs(jdk: JDK, log=None) -> LibBuild:
         done = os.path.join(out_dir, "BUILT")
         if not os.path.exists(done):
             if shutil.which("mvn") is None:
-                raise MobmemError("cannot build the Lucene/Xalan/PMD workloads: Maven ('mvn') not found; install it "
-                                  "(apt-get install maven) or use only the gcbench workload")
+                raise MobmemError(
+                    "cannot build the Lucene/Xalan/PMD workloads: Maven ('mvn') not found; install it (apt-get install maven) or use only the gcbench workload"
+                )
             shutil.rmtree(out_dir, ignore_errors=True)
             os.makedirs(out_dir)
             shutil.copy(os.path.join(WORKLOADS, "pom.xml"), out_dir)

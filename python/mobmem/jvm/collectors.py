@@ -30,8 +30,15 @@ COLLECTORS: dict[str, Collector] = {
     "Shenandoah": Collector("Shenandoah", ("-XX:+UseShenandoahGC",)),
     "Epsilon": Collector("Epsilon", ("-XX:+UnlockExperimentalVMOptions", "-XX:+UseEpsilonGC"), nogc=True),
 }
-_ALIASES = {c.lower(): c for c in COLLECTORS} | {"z": "ZGC", "nogc": "Epsilon", "g1gc": "G1", "serialgc": "Serial",
-                                                  "parallelgc": "Parallel", "shenandoahgc": "Shenandoah", "epsilongc": "Epsilon"}
+_ALIASES = {c.lower(): c for c in COLLECTORS} | {
+    "z": "ZGC",
+    "nogc": "Epsilon",
+    "g1gc": "G1",
+    "serialgc": "Serial",
+    "parallelgc": "Parallel",
+    "shenandoahgc": "Shenandoah",
+    "epsilongc": "Epsilon",
+}
 
 
 def get(name: str) -> Collector:

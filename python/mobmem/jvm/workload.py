@@ -45,17 +45,46 @@ class WorkloadSpec:
 
 
 WORKLOADS: dict[str, WorkloadSpec] = {
-    "gcbench": WorkloadSpec("gcbench", "GCBench binary trees (stretch 18, long-lived 16, 500k doubles, depths 4..16)",
-                            False, (), warmup=3, epsilon_heap_mb=3072, start_heap_mb=64, timeout_s=60),
-    "lusearch": WorkloadSpec("lusearch", "Apache Lucene 9.12.1: 3,000-document on-heap index, 2×150 queries",
-                             True, ("--docs", "3000", "--queries", "150", "--threads", "2"), warmup=2, epsilon_heap_mb=4096,
-                             start_heap_mb=128, timeout_s=120),
-    "xalan": WorkloadSpec("xalan", "Apache Xalan-J 2.7.3 XSLT: 8 catalogues × 600 items, 2 threads",
-                          True, ("--docs", "8", "--items", "600", "--threads", "2"), warmup=2, epsilon_heap_mb=4096,
-                          start_heap_mb=128, timeout_s=120),
-    "pmd": WorkloadSpec("pmd", "PMD 7.7.0 bestpractices rules over 6 Commons Lang 3.14.0 sources, 2 threads",
-                        True, ("--files", "6", "--threads", "2"), warmup=1, epsilon_heap_mb=6144, start_heap_mb=256,
-                        timeout_s=180),
+    "gcbench": WorkloadSpec(
+        "gcbench",
+        "GCBench binary trees (stretch 18, long-lived 16, 500k doubles, depths 4..16)",
+        False,
+        (),
+        warmup=3,
+        epsilon_heap_mb=3072,
+        start_heap_mb=64,
+        timeout_s=60,
+    ),
+    "lusearch": WorkloadSpec(
+        "lusearch",
+        "Apache Lucene 9.12.1: 3,000-document on-heap index, 2×150 queries",
+        True,
+        ("--docs", "3000", "--queries", "150", "--threads", "2"),
+        warmup=2,
+        epsilon_heap_mb=4096,
+        start_heap_mb=128,
+        timeout_s=120,
+    ),
+    "xalan": WorkloadSpec(
+        "xalan",
+        "Apache Xalan-J 2.7.3 XSLT: 8 catalogues × 600 items, 2 threads",
+        True,
+        ("--docs", "8", "--items", "600", "--threads", "2"),
+        warmup=2,
+        epsilon_heap_mb=4096,
+        start_heap_mb=128,
+        timeout_s=120,
+    ),
+    "pmd": WorkloadSpec(
+        "pmd",
+        "PMD 7.7.0 bestpractices rules over 6 Commons Lang 3.14.0 sources, 2 threads",
+        True,
+        ("--files", "6", "--threads", "2"),
+        warmup=1,
+        epsilon_heap_mb=6144,
+        start_heap_mb=256,
+        timeout_s=180,
+    ),
 }
 
 
@@ -67,15 +96,17 @@ def get_workload(name: str) -> WorkloadSpec:
 
 
 _TIMED = re.compile(r"^MOBMEM timed start_ns=(\d+) end_ns=(\d+) checksum=(-?\d+)", re.M)
-_OOM = re.compile(r"OutOfMemoryError|Too small (?:maximum|initial) heap|Could not reserve enough space|"
-                  r"Initial heap size set to a larger value|java heap space", re.I)
+_OOM = re.compile(
+    r"OutOfMemoryError|Too small (?:maximum|initial) heap|Could not reserve enough space|"
+    r"Initial heap size set to a larger value|java heap space",
+    re.I,
+)
 
 
 class JvmWorkloadRun(Implementation):
     name = "jvm-workload"
 
-    def __init__(self, jdk: JDK, *, measure: str = "auto", log=None, warmup: dict[str, int] | None = None,
-                 timeout_s: float | None = None) -> None:
+    def __init__(self, jdk: JDK, *, measure: str = "auto", log=None, warmup: dict[str, int] | None = None, timeout_s: float | None = None) -> None:
         if measure not in ("auto", "perf", "proc", "none"):
             raise MobmemError(f"measure must be auto, perf, proc or none, got {measure!r}")
         self.jdk = jdk
@@ -108,8 +139,13 @@ class JvmWorkloadRun(Implementation):
             raise MobmemError(f"heap size must be positive, got {heap} MB")
         if self._core is None:
             self.prepare([w.name])
-        argv = [self.jdk.java, *c.flags, *c.heap_flags(heap), "-XX:+ExitOnOutOfMemoryError",
-                f"-Xlog:gc,gc+phases:file={os.path.join(workdir, 'gc.log')}:timenanos"]
+        argv = [
+            self.jdk.java,
+            *c.flags,
+            *c.heap_flags(heap),
+            "-XX:+ExitOnOutOfMemoryError",
+            f"-Xlog:gc,gc+phases:file={os.path.join(workdir, 'gc.log')}:timenanos",
+        ]
         if self._agent:
             argv.append(f"-agentpath:{self._agent}=out={os.path.join(workdir, 'agent.json')},mode={self.measure}")
         if w.libs:
@@ -124,9 +160,14 @@ class JvmWorkloadRun(Implementation):
         return argv
 
     def describe(self, params: Parameters) -> dict:
-        return {"implementation": self.name, "jdk": self.jdk.to_dict(), "measure": self.measure,
-                "workload": params.get("workload"), "collector": params.get("collector"),
-                "heap_mb": self.heap_for(params) if "collector" in params else None}
+        return {
+            "implementation": self.name,
+            "jdk": self.jdk.to_dict(),
+            "measure": self.measure,
+            "workload": params.get("workload"),
+            "collector": params.get("collector"),
+            "heap_mb": self.heap_for(params) if "collector" in params else None,
+        }
 
     def run(self, params: Parameters, ctx: RunContext) -> RunOutcome:
         w = get_workload(params["workload"])
@@ -140,8 +181,7 @@ class JvmWorkloadRun(Implementation):
         timeout = float(params.get("timeout_s") or self.timeout_s or w.timeout_s)
         pr = run_process(argv, timeout=timeout, stdout=out_p, stderr=err_p)
         out = RunOutcome(pr.status, pr, error=pr.error)
-        out.metrics.update({"jvm_wall_s": pr.wall_ns / 1e9, "jvm_task_clock_s": pr.task_clock_s,
-                            "jvm_peak_rss_kb": float(pr.maxrss_kb)})
+        out.metrics.update({"jvm_wall_s": pr.wall_ns / 1e9, "jvm_task_clock_s": pr.task_clock_s, "jvm_peak_rss_kb": float(pr.maxrss_kb)})
         out.info["heap_mb"] = self.heap_for(params)
         stdout = open(out_p, encoding="utf-8", errors="replace").read() if os.path.exists(out_p) else ""
         if pr.status != "ok":
@@ -166,8 +206,7 @@ class JvmWorkloadRun(Implementation):
         gcl = os.path.join(ctx.workdir, "gc.log")
         g = parse_gc_log(gcl, (t0, t1)) if os.path.exists(gcl) else None
         if g:
-            out.metrics.update({"gc_pauses": float(g.count), "gc_pause_total_s": g.total_s, "gc_pause_max_s": g.max_s,
-                                "gc_alloc_stall_s": g.stall_total_s})
+            out.metrics.update({"gc_pauses": float(g.count), "gc_pause_total_s": g.total_s, "gc_pause_max_s": g.max_s, "gc_alloc_stall_s": g.stall_total_s})
         agent = None
         ap = os.path.join(ctx.workdir, "agent.json")
         if os.path.exists(ap):

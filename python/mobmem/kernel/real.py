@@ -100,23 +100,59 @@ MADV = {0: 4, 1: 20, 2: 21, 3: 3}  # trace advice code -> MADV_DONTNEED, COLD, P
 
 # Canonical counters printed and compared, in order.
 COUNTERS = (
-    "pgfault", "pgmajfault", "pswpin", "pswpout",
-    "pgscan_kswapd", "pgscan_direct", "pgsteal_kswapd", "pgsteal_direct",
-    "pgscan_anon", "pgscan_file", "pgsteal_anon", "pgsteal_file", "allocstall",
-    "workingset_refault_anon", "workingset_refault_file",
-    "workingset_activate_anon", "workingset_activate_file",
-    "workingset_restore_anon", "workingset_restore_file",
-    "workingset_activate", "workingset_restore",
-    "pgactivate", "pgdeactivate", "pgrefill", "pgrotated", "pgpgin", "pgpgout", "oom_kill",
+    "pgfault",
+    "pgmajfault",
+    "pswpin",
+    "pswpout",
+    "pgscan_kswapd",
+    "pgscan_direct",
+    "pgsteal_kswapd",
+    "pgsteal_direct",
+    "pgscan_anon",
+    "pgscan_file",
+    "pgsteal_anon",
+    "pgsteal_file",
+    "allocstall",
+    "workingset_refault_anon",
+    "workingset_refault_file",
+    "workingset_activate_anon",
+    "workingset_activate_file",
+    "workingset_restore_anon",
+    "workingset_restore_file",
+    "workingset_activate",
+    "workingset_restore",
+    "pgactivate",
+    "pgdeactivate",
+    "pgrefill",
+    "pgrotated",
+    "pgpgin",
+    "pgpgout",
+    "oom_kill",
 )
 # memory.stat keys that mean the same as the /proc/vmstat counter of that name
 _MEMCG_V1_SAME = ("pgfault", "pgmajfault", "workingset_refault_anon", "workingset_refault_file")
 _MEMCG_V2_SAME = (
-    "pgfault", "pgmajfault", "pswpin", "pswpout", "pgscan_kswapd", "pgscan_direct",
-    "pgsteal_kswapd", "pgsteal_direct", "pgscan_anon", "pgscan_file", "pgsteal_anon",
-    "pgsteal_file", "workingset_refault_anon", "workingset_refault_file",
-    "workingset_activate_anon", "workingset_activate_file", "workingset_restore_anon",
-    "workingset_restore_file", "pgactivate", "pgdeactivate", "pgrefill",
+    "pgfault",
+    "pgmajfault",
+    "pswpin",
+    "pswpout",
+    "pgscan_kswapd",
+    "pgscan_direct",
+    "pgsteal_kswapd",
+    "pgsteal_direct",
+    "pgscan_anon",
+    "pgscan_file",
+    "pgsteal_anon",
+    "pgsteal_file",
+    "workingset_refault_anon",
+    "workingset_refault_file",
+    "workingset_activate_anon",
+    "workingset_activate_file",
+    "workingset_restore_anon",
+    "workingset_restore_file",
+    "pgactivate",
+    "pgdeactivate",
+    "pgrefill",
 )
 
 
@@ -135,7 +171,7 @@ class _Interrupted(BaseException):
 # ----------------------------------------------------------------------------------------
 # The child program. Stdlib only, so it starts in ~20 ms and its interpreter is small; it is
 # also exec'd here (``_child_namespace``) so that the coordinator builds identical content.
-_CHILD_SRC = r'''
+_CHILD_SRC = r"""
 import os, sys, struct, mmap, random
 
 PAGE = 4096
@@ -235,7 +271,7 @@ def child_main():
 
 if __name__ == "__main__":
     child_main()
-'''
+"""
 
 
 def _child_namespace() -> dict:
@@ -304,8 +340,17 @@ def read_vmstat() -> dict[str, int]:
 
 
 def read_mm_stat() -> dict[str, int]:
-    names = ("orig_data_size", "compr_data_size", "mem_used_total", "mem_limit",
-             "mem_used_max", "same_pages", "pages_compacted", "huge_pages", "huge_pages_since")
+    names = (
+        "orig_data_size",
+        "compr_data_size",
+        "mem_used_total",
+        "mem_limit",
+        "mem_used_max",
+        "same_pages",
+        "pages_compacted",
+        "huge_pages",
+        "huge_pages_since",
+    )
     vals = _read(os.path.join(ZRAM, "mm_stat")).split()
     return {n: int(v) for n, v in zip(names, vals)}
 
@@ -351,7 +396,7 @@ def _write_swap_header(fd: int, size_bytes: int) -> None:
     struct.pack_into("<III", page, 1024, 1, npages - 1, 0)
     page[1036:1052] = uuid
     page[1052:1068] = b"mobmem".ljust(16, b"\0")
-    page[PAGE - 10:] = b"SWAPSPACE2"
+    page[PAGE - 10 :] = b"SWAPSPACE2"
     os.pwrite(fd, bytes(page), 0)
     os.fsync(fd)
 
@@ -411,11 +456,13 @@ def find_memory_cgroup(mounts_text: str | None = None, controllers=None) -> Cgro
         except OSError:
             return None
     if controllers is None:
+
         def controllers(mnt: str) -> list[str]:
             try:
                 return _read(os.path.join(mnt, "cgroup.controllers")).split()
             except OSError:
                 return []
+
     v1 = v2 = None
     for ln in mounts_text.splitlines():
         parts = ln.split()
@@ -619,7 +666,7 @@ class _Child:
 
 def _proc_faults(pid: int) -> tuple[int, int]:
     s = _read(f"/proc/{pid}/stat")
-    rest = s[s.rindex(")") + 2:].split()
+    rest = s[s.rindex(")") + 2 :].split()
     # fields after comm: state(3) ppid pgrp session tty tpgid flags minflt(10) cminflt majflt(12)
     return int(rest[7]), int(rest[9])
 
@@ -856,9 +903,14 @@ def _setup_and_replay(trace, trace_path, opts, info, notes, state, children, env
 
     # -- children: started, ready (bank + buffers built), then moved into the cgroup
     cfg_base = {
-        "bank_pages": BANK_PAGES, "ratio": float(ratio), "seed": CONTENT_SEED,
-        "file_ratio": FILE_RATIO, "file_seed": CONTENT_SEED + 1, "overhead": LZ4_OVERHEAD,
-        "max_batch": MAX_BATCH, "madv": MADV,
+        "bank_pages": BANK_PAGES,
+        "ratio": float(ratio),
+        "seed": CONTENT_SEED,
+        "file_ratio": FILE_RATIO,
+        "file_seed": CONTENT_SEED + 1,
+        "overhead": LZ4_OVERHEAD,
+        "max_batch": MAX_BATCH,
+        "madv": MADV,
         "file_advice": {"normal": 0, "random": 1, "sequential": 2}[opts.file_advice],
     }
     vmas_of: dict[int, dict] = {}
@@ -926,54 +978,59 @@ def _setup_and_replay(trace, trace_path, opts, info, notes, state, children, env
         pk["ratio"] = round(pk["orig_data_size"] / pk["compr_data_size"], 3) if pk["compr_data_size"] > 0 else None
         pk["stored_pages"] = pk["orig_data_size"] // PAGE
         zram["peak"] = pk
-    env.update({
-        "kernel": platform.release(),
-        "cpus": os.cpu_count(),
-        "cgroup_version": info.version,
-        "cgroup": cg,
-        "memory_limit_mib": trace.ram_mib,
-        "reclaim_path": "memcg limit reclaim (try_to_free_mem_cgroup_pages, run by the faulting task): no kswapd, no watermarks" if trace.ram_mib else "none (no ram limit: no reclaim expected)",
-        "zram_pool_charged_to_cgroup": False,
-        "lru": "multi-gen LRU" if _mglru_enabled() else "classic active/inactive two-list LRU (no MGLRU)",
-        "swappiness": swappiness_used,
-        "page_cluster": int(_read("/proc/sys/vm/page-cluster").strip()),
-        "file_read_ahead_kb": _read_ahead_kb(wd if os.path.isdir(wd) else WORK_PARENT),
-        "fault_around_bytes": _fault_around_bytes(),
-        "thp": _bracketed("/sys/kernel/mm/transparent_hugepage/enabled"),
-        "zswap": _read("/sys/module/zswap/parameters/enabled").strip() if os.path.exists("/sys/module/zswap/parameters/enabled") else "absent",
-        "swap": swap_desc,
-        "content": content_description(ratio),
-        "files_left_in_page_cache_after_evict": cached_left,
-        "time_scale": opts.time_scale,
-        "file_advice": opts.file_advice,
-        "tick_seconds_slept": round(slept, 3),
-        "setup_seconds": round(setup_s, 3),
-        "replay_seconds": round(replay_s, 3),
-        "run_seconds": round(time.monotonic() - t0, 3),
-        "processes": len(trace.procs),
-        "touched_pages": trace.n_touch_pages,
-        "counter_notes": {
-            "memcg": "the cgroup's memory.stat: only the replay's processes",
-            "vmstat": "global /proc/vmstat delta: includes other activity on the machine during the replay",
-            "pgscan_direct/pgsteal_direct (v1)": "memory cgroup limit reclaim is counted in the global pgscan_anon/pgscan_file (and pgsteal_*) but not in the global pgscan_direct/pgsteal_direct (those go to the memcg, which cgroup v1 does not show): derived as pgscan_anon + pgscan_file - pgscan_kswapd - pgscan_direct - pgscan_khugepaged - pgscan_proactive (+ the global pgscan_direct)",
-            "allocstall": "counts only global direct reclaim: memcg limit reclaim leaves it at 0",
-            "pgrefill": "the global counter leaves out memcg limit reclaim (counted only in the memcg, not shown by cgroup v1): 0 here; pgdeactivate is counted globally",
-            "pgpgin/pgpgout": "global vmstat: KiB read from / written to block devices (zram included)",
-        },
-        "notes": notes + opts._notes + [
-            "counters from /proc/vmstat are global: activity of other processes on the machine during the replay is included",
-            "a read touch of a never-written anonymous page maps the shared zero page (no memory used); the first write then faults again",
-            "file faults map up to 16 neighbouring page-cache pages (fault-around) and major file faults read ahead (read-around) unless the kernel is configured otherwise",
-            "page tables and other kernel memory of the children are charged to the cgroup",
-        ],
-    })
+    env.update(
+        {
+            "kernel": platform.release(),
+            "cpus": os.cpu_count(),
+            "cgroup_version": info.version,
+            "cgroup": cg,
+            "memory_limit_mib": trace.ram_mib,
+            "reclaim_path": "memcg limit reclaim (try_to_free_mem_cgroup_pages, run by the faulting task): no kswapd, no watermarks"
+            if trace.ram_mib
+            else "none (no ram limit: no reclaim expected)",
+            "zram_pool_charged_to_cgroup": False,
+            "lru": "multi-gen LRU" if _mglru_enabled() else "classic active/inactive two-list LRU (no MGLRU)",
+            "swappiness": swappiness_used,
+            "page_cluster": int(_read("/proc/sys/vm/page-cluster").strip()),
+            "file_read_ahead_kb": _read_ahead_kb(wd if os.path.isdir(wd) else WORK_PARENT),
+            "fault_around_bytes": _fault_around_bytes(),
+            "thp": _bracketed("/sys/kernel/mm/transparent_hugepage/enabled"),
+            "zswap": _read("/sys/module/zswap/parameters/enabled").strip() if os.path.exists("/sys/module/zswap/parameters/enabled") else "absent",
+            "swap": swap_desc,
+            "content": content_description(ratio),
+            "files_left_in_page_cache_after_evict": cached_left,
+            "time_scale": opts.time_scale,
+            "file_advice": opts.file_advice,
+            "tick_seconds_slept": round(slept, 3),
+            "setup_seconds": round(setup_s, 3),
+            "replay_seconds": round(replay_s, 3),
+            "run_seconds": round(time.monotonic() - t0, 3),
+            "processes": len(trace.procs),
+            "touched_pages": trace.n_touch_pages,
+            "counter_notes": {
+                "memcg": "the cgroup's memory.stat: only the replay's processes",
+                "vmstat": "global /proc/vmstat delta: includes other activity on the machine during the replay",
+                "pgscan_direct/pgsteal_direct (v1)": "memory cgroup limit reclaim is counted in the global pgscan_anon/pgscan_file (and pgsteal_*) but not in the global pgscan_direct/pgsteal_direct (those go to the memcg, which cgroup v1 does not show): derived as pgscan_anon + pgscan_file - pgscan_kswapd - pgscan_direct - pgscan_khugepaged - pgscan_proactive (+ the global pgscan_direct)",
+                "allocstall": "counts only global direct reclaim: memcg limit reclaim leaves it at 0",
+                "pgrefill": "the global counter leaves out memcg limit reclaim (counted only in the memcg, not shown by cgroup v1): 0 here; pgdeactivate is counted globally",
+                "pgpgin/pgpgout": "global vmstat: KiB read from / written to block devices (zram included)",
+            },
+            "notes": notes
+            + opts._notes
+            + [
+                "counters from /proc/vmstat are global: activity of other processes on the machine during the replay is included",
+                "a read touch of a never-written anonymous page maps the shared zero page (no memory used); the first write then faults again",
+                "file faults map up to 16 neighbouring page-cache pages (fault-around) and major file faults read ahead (read-around) unless the kernel is configured otherwise",
+                "page tables and other kernel memory of the children are charged to the cgroup",
+            ],
+        }
+    )
     return {
         "trace": trace_path,
         "vmstat": values,
         "sources": sources,
         "vmstat_global": vm_delta,
-        "memcg": {"delta": {k: v for k, v in mc_delta.items() if not k.startswith(("total_", "hierarchical_"))},
-                  "end": mc1},
+        "memcg": {"delta": {k: v for k, v in mc_delta.items() if not k.startswith(("total_", "hierarchical_"))}, "end": mc1},
         "meminfo": meminfo,
         "zram": zram,
         "kills": kills,
@@ -1017,7 +1074,7 @@ def _bracketed(path: str) -> str | None:
     except OSError:
         return None
     if "[" in s:
-        return s[s.index("[") + 1:s.index("]")]
+        return s[s.index("[") + 1 : s.index("]")]
     return s.strip()
 
 
@@ -1081,15 +1138,33 @@ def _cg_meminfo(mc: dict[str, int], version: int, usage: dict[str, int]) -> dict
     """A meminfo-like snapshot of the cgroup, in kB like /proc/meminfo."""
     kb = lambda b: int(b) // 1024  # noqa: E731
     if version == 1:
-        names = {"Active(anon)": "active_anon", "Inactive(anon)": "inactive_anon",
-                 "Active(file)": "active_file", "Inactive(file)": "inactive_file",
-                 "Unevictable": "unevictable", "Shmem": "shmem", "Mapped": "mapped_file",
-                 "Cached": "cache", "AnonPages": "rss", "SwapCached": "swapcached", "Dirty": "dirty"}
+        names = {
+            "Active(anon)": "active_anon",
+            "Inactive(anon)": "inactive_anon",
+            "Active(file)": "active_file",
+            "Inactive(file)": "inactive_file",
+            "Unevictable": "unevictable",
+            "Shmem": "shmem",
+            "Mapped": "mapped_file",
+            "Cached": "cache",
+            "AnonPages": "rss",
+            "SwapCached": "swapcached",
+            "Dirty": "dirty",
+        }
     else:
-        names = {"Active(anon)": "active_anon", "Inactive(anon)": "inactive_anon",
-                 "Active(file)": "active_file", "Inactive(file)": "inactive_file",
-                 "Unevictable": "unevictable", "Shmem": "shmem", "Mapped": "file_mapped",
-                 "Cached": "file", "AnonPages": "anon", "SwapCached": "swapcached", "Dirty": "file_dirty"}
+        names = {
+            "Active(anon)": "active_anon",
+            "Inactive(anon)": "inactive_anon",
+            "Active(file)": "active_file",
+            "Inactive(file)": "inactive_file",
+            "Unevictable": "unevictable",
+            "Shmem": "shmem",
+            "Mapped": "file_mapped",
+            "Cached": "file",
+            "AnonPages": "anon",
+            "SwapCached": "swapcached",
+            "Dirty": "file_dirty",
+        }
     out = {k: kb(mc[v]) for k, v in names.items() if v in mc}
     if "usage_bytes" in usage:
         out["MemUsed"] = kb(usage["usage_bytes"])
@@ -1176,7 +1251,10 @@ class _Spawner:
             p = self.trace.procs[self.next]
             popen = subprocess.Popen(
                 [sys.executable, "-I", "-S", "-c", _CHILD_SRC],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True, close_fds=True,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                start_new_session=True,
+                close_fds=True,
             )
             self.state["children"].append(popen.pid)
             _save_state(self.state)
@@ -1201,8 +1279,7 @@ class _Spawner:
         return c
 
 
-def _drive(trace, trace_path, spawner: "_Spawner", opts: RealOptions, before_exit=None,
-           sample=None) -> tuple[list[dict], float]:
+def _drive(trace, trace_path, spawner: "_Spawner", opts: RealOptions, before_exit=None, sample=None) -> tuple[list[dict], float]:
     """Execute the op list in order. Returns (kills, seconds slept).
 
     ``before_exit`` is called before every exit, ``sample`` after child batches (at most every
@@ -1241,12 +1318,16 @@ def _drive(trace, trace_path, spawner: "_Spawner", opts: RealOptions, before_exi
         """The child died while executing ops [i, j) (one batch): record where."""
         c.alive = False
         rc = c.popen.wait()
-        kills.append({
-            "pid": c.pid_trace, "name": c.name, "adj": adj_now.get(c.proc_index, 0),
-            "reason": f"killed by signal {-rc}" + (" (memcg OOM killer)" if rc == -signal.SIGKILL else "") if rc < 0 else f"exited with {rc}",
-            "line": int(line[i]),  # first line of the batch it was executing
-            "line_end": int(line[j - 1]),
-        })
+        kills.append(
+            {
+                "pid": c.pid_trace,
+                "name": c.name,
+                "adj": adj_now.get(c.proc_index, 0),
+                "reason": f"killed by signal {-rc}" + (" (memcg OOM killer)" if rc == -signal.SIGKILL else "") if rc < 0 else f"exited with {rc}",
+                "line": int(line[i]),  # first line of the batch it was executing
+                "line_end": int(line[j - 1]),
+            }
+        )
 
     def reap(i: int, j: int) -> None:
         """Notice children killed while another one ran ops [i, j) (the OOM killer's victim
@@ -1424,8 +1505,7 @@ def _print_table(report: dict, trace_path: str) -> None:
     )
 
 
-def replay_real(trace_path: str, as_json: bool = False, model: dict | None = None, *,
-                options: RealOptions | None = None) -> int:
+def replay_real(trace_path: str, as_json: bool = False, model: dict | None = None, *, options: RealOptions | None = None) -> int:
     """``mobmem kernel replay --real``: run, print (table or one JSON object), return the exit code.
 
     Prints ``skipped: <why>`` and returns 0 where the machine cannot do it; bad input or a

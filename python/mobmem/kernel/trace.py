@@ -281,11 +281,17 @@ def parse_trace(path: str | os.PathLike, text: str | None = None) -> Trace:
                 raise _err(spath, lineno, f"touch: unexpected '{rest[-1]}' (access mode is r or w)")
             if first + count > v.pages:
                 raise _err(
-                    spath, lineno,
+                    spath,
+                    lineno,
                     f"touch beyond the mapping: pages [{first}, {first + count}) of '{v.name}' which has {v.pages} pages",
                 )
-            ops.append(OP_TOUCH); flags.append(mode); procs_col.append(p.index); vmas_col.append(v.index)
-            a_col.append(first); b_col.append(count); line_col.append(lineno)
+            ops.append(OP_TOUCH)
+            flags.append(mode)
+            procs_col.append(p.index)
+            vmas_col.append(v.index)
+            a_col.append(first)
+            b_col.append(count)
+            line_col.append(lineno)
             seen_event = True
             continue
         if kw in _HEADER_KEYWORDS:
@@ -315,7 +321,7 @@ def parse_trace(path: str | os.PathLike, text: str | None = None) -> Trace:
                 if kind == "zram" and extra:
                     if len(extra) > 1 or not extra[0].startswith("ratio="):
                         raise _err(spath, lineno, f"swap zram: unexpected '{extra[-1]}' (only ratio=<float>)")
-                    rtok = extra[0][len("ratio="):]
+                    rtok = extra[0][len("ratio=") :]
                     try:
                         ratio = float(rtok)
                     except ValueError:
@@ -346,8 +352,13 @@ def parse_trace(path: str | os.PathLike, text: str | None = None) -> Trace:
             p = Proc(index=len(t.procs), pid=pid, name=tok[2], adj=adj, line=lineno)
             t.procs.append(p)
             live[pid] = p
-            ops.append(OP_PROC); flags.append(0); procs_col.append(p.index); vmas_col.append(-1)
-            a_col.append(adj); b_col.append(0); line_col.append(lineno)
+            ops.append(OP_PROC)
+            flags.append(0)
+            procs_col.append(p.index)
+            vmas_col.append(-1)
+            a_col.append(adj)
+            b_col.append(0)
+            line_col.append(lineno)
         elif kw == "map":
             if n < 5:
                 raise _err(spath, lineno, "map: expected 'map <pid> <vma> anon <pages>' or 'map <pid> <vma> file <file-name> <pages> [exec]'")
@@ -378,8 +389,13 @@ def parse_trace(path: str | os.PathLike, text: str | None = None) -> Trace:
                 raise _err(spath, lineno, f"map: unknown kind '{kind}' (anon or file)")
             t.vmas.append(v)
             vma_by[(p.index, name)] = v
-            ops.append(OP_MAP); flags.append(fl); procs_col.append(p.index); vmas_col.append(v.index)
-            a_col.append(v.pages); b_col.append(0); line_col.append(lineno)
+            ops.append(OP_MAP)
+            flags.append(fl)
+            procs_col.append(p.index)
+            vmas_col.append(v.index)
+            a_col.append(v.pages)
+            b_col.append(0)
+            line_col.append(lineno)
         elif kw == "madvise":
             if n != 6:
                 raise _err(spath, lineno, "madvise: expected 'madvise <pid> <vma> <first-page> <count> dontneed|cold|pageout|willneed'")
@@ -392,32 +408,53 @@ def parse_trace(path: str | os.PathLike, text: str | None = None) -> Trace:
                 raise _err(spath, lineno, f"madvise: unknown advice '{tok[5]}' (dontneed, cold, pageout or willneed)")
             if first + count > v.pages:
                 raise _err(
-                    spath, lineno,
+                    spath,
+                    lineno,
                     f"madvise beyond the mapping: pages [{first}, {first + count}) of '{v.name}' which has {v.pages} pages",
                 )
-            ops.append(OP_MADVISE); flags.append(adv); procs_col.append(p.index); vmas_col.append(v.index)
-            a_col.append(first); b_col.append(count); line_col.append(lineno)
+            ops.append(OP_MADVISE)
+            flags.append(adv)
+            procs_col.append(p.index)
+            vmas_col.append(v.index)
+            a_col.append(first)
+            b_col.append(count)
+            line_col.append(lineno)
         elif kw == "adj":
             if n != 3:
                 raise _err(spath, lineno, "adj: expected 'adj <pid> <int>'")
             p = proc_of(tok[1], lineno)
             adj = _adj(tok[2], spath, lineno)
-            ops.append(OP_ADJ); flags.append(0); procs_col.append(p.index); vmas_col.append(-1)
-            a_col.append(adj); b_col.append(0); line_col.append(lineno)
+            ops.append(OP_ADJ)
+            flags.append(0)
+            procs_col.append(p.index)
+            vmas_col.append(-1)
+            a_col.append(adj)
+            b_col.append(0)
+            line_col.append(lineno)
         elif kw == "tick":
             if n != 2:
                 raise _err(spath, lineno, "tick: expected 'tick <microseconds>'")
             us = _nonneg(tok[1], spath, lineno, "microseconds")
-            ops.append(OP_TICK); flags.append(0); procs_col.append(-1); vmas_col.append(-1)
-            a_col.append(us); b_col.append(0); line_col.append(lineno)
+            ops.append(OP_TICK)
+            flags.append(0)
+            procs_col.append(-1)
+            vmas_col.append(-1)
+            a_col.append(us)
+            b_col.append(0)
+            line_col.append(lineno)
         else:  # exit
             if n != 2:
                 raise _err(spath, lineno, "exit: expected 'exit <pid>'")
             p = proc_of(tok[1], lineno)
             del live[p.pid]
             exited[p.pid] = lineno
-            ops.append(OP_EXIT); flags.append(0); procs_col.append(p.index); vmas_col.append(-1)
-            a_col.append(0); b_col.append(0); line_col.append(lineno)
+            ops.append(OP_EXIT)
+            flags.append(0)
+            procs_col.append(p.index)
+            vmas_col.append(-1)
+            a_col.append(0)
+            b_col.append(0)
+            line_col.append(lineno)
 
     t.op = np.frombuffer(ops, dtype=np.uint8).copy()
     t.flag = np.frombuffer(flags, dtype=np.uint8).copy()
@@ -498,8 +535,6 @@ def same_trace(x: Trace, y: Trace) -> bool:
         return False
     if [(p.pid, p.name, p.adj) for p in x.procs] != [(p.pid, p.name, p.adj) for p in y.procs]:
         return False
-    if [(v.proc, v.name, v.kind, v.pages, v.file, v.exec) for v in x.vmas] != [
-        (v.proc, v.name, v.kind, v.pages, v.file, v.exec) for v in y.vmas
-    ]:
+    if [(v.proc, v.name, v.kind, v.pages, v.file, v.exec) for v in x.vmas] != [(v.proc, v.name, v.kind, v.pages, v.file, v.exec) for v in y.vmas]:
         return False
     return all(np.array_equal(getattr(x, c), getattr(y, c)) for c in ("op", "flag", "proc", "vma", "a", "b"))

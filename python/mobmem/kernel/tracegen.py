@@ -64,8 +64,7 @@ class _Writer:
         if mode == "w":
             self.write_pages += count
 
-    def touches(self, pid: int, vma: str, pages: np.ndarray, writes: np.ndarray | None = None,
-                counts: np.ndarray | None = None) -> None:
+    def touches(self, pid: int, vma: str, pages: np.ndarray, writes: np.ndarray | None = None, counts: np.ndarray | None = None) -> None:
         """Many touches at once (vectorised formatting)."""
         n = len(pages)
         if n == 0:
@@ -78,10 +77,7 @@ class _Writer:
             if writes is not None:
                 self.write_pages += int(np.count_nonzero(writes))
         else:
-            out = [
-                f"{prefix}{p} {m}" if c == 1 else f"{prefix}{p} {c} {m}"
-                for p, c, m in zip(pages.tolist(), counts.tolist(), modes.tolist())
-            ]
+            out = [f"{prefix}{p} {m}" if c == 1 else f"{prefix}{p} {c} {m}" for p, c, m in zip(pages.tolist(), counts.tolist(), modes.tolist())]
             self.touch_pages += int(counts.sum())
             if writes is not None:
                 self.write_pages += int(counts[writes].sum())
@@ -100,8 +96,14 @@ class _Writer:
     def close(self, **extra) -> dict:
         self.flush()
         self.f.close()
-        return {"path": self.path, "lines": self.lines, "touch_lines": self.touch_lines,
-                "touched_pages": self.touch_pages, "written_pages": self.write_pages, **extra}
+        return {
+            "path": self.path,
+            "lines": self.lines,
+            "touch_lines": self.touch_lines,
+            "touched_pages": self.touch_pages,
+            "written_pages": self.write_pages,
+            **extra,
+        }
 
 
 def _swap_line(swap: str, swap_mib: int, ratio: float | None) -> str:
@@ -130,9 +132,20 @@ def _zipf_pages(rng: np.random.Generator, n_pages: int, alpha: float, size: int)
 # ------------------------------------------------------------------------------------------
 # (1) sequential scan larger than RAM
 # ------------------------------------------------------------------------------------------
-def seq_scan(path, *, kind: str = "file", ram_mib: int = 64, size_mib: int = 96, passes: int = 3,
-             chunk_pages: int = 32, swap: str | None = None, swap_mib: int | None = None,
-             ratio: float | None = 3.0, tick_us: int = 0, seed: int = 1) -> dict:
+def seq_scan(
+    path,
+    *,
+    kind: str = "file",
+    ram_mib: int = 64,
+    size_mib: int = 96,
+    passes: int = 3,
+    chunk_pages: int = 32,
+    swap: str | None = None,
+    swap_mib: int | None = None,
+    ratio: float | None = 3.0,
+    tick_us: int = 0,
+    seed: int = 1,
+) -> dict:
     """One process scans a ``size_mib`` mapping (> ``ram_mib``) ``passes`` times, front to back.
 
     ``kind="file"``: a shared file mapping, read; default swap none. ``kind="anon"``: a private
@@ -169,9 +182,20 @@ def seq_scan(path, *, kind: str = "file", ram_mib: int = 64, size_mib: int = 96,
 # ------------------------------------------------------------------------------------------
 # (2) Zipf-hot anonymous working set under zram
 # ------------------------------------------------------------------------------------------
-def zipf_hot(path, *, ram_mib: int = 64, wss_mib: int = 96, touches: int = 500_000, alpha: float = 0.9,
-             write_frac: float = 0.3, swap_mib: int | None = None, ratio: float | None = 3.0,
-             tick_every: int = 0, tick_us: int = 1000, seed: int = 1) -> dict:
+def zipf_hot(
+    path,
+    *,
+    ram_mib: int = 64,
+    wss_mib: int = 96,
+    touches: int = 500_000,
+    alpha: float = 0.9,
+    write_frac: float = 0.3,
+    swap_mib: int | None = None,
+    ratio: float | None = 3.0,
+    tick_every: int = 0,
+    tick_us: int = 1000,
+    seed: int = 1,
+) -> dict:
     """An anonymous working set of ``wss_mib`` (> ``ram_mib``) under zram swap.
 
     All pages are written once (in order), then ``touches`` single-page touches with Zipf
@@ -191,7 +215,7 @@ def zipf_hot(path, *, ram_mib: int = 64, wss_mib: int = 96, touches: int = 500_0
     wr = rng.random(touches) < write_frac
     step = tick_every if tick_every > 0 else touches
     for s in range(0, touches, step):
-        w.touches(1, "heap", pg[s:s + step], wr[s:s + step])
+        w.touches(1, "heap", pg[s : s + step], wr[s : s + step])
         if tick_every > 0:
             w.line(f"tick {tick_us}")
     w.line("exit 1")
@@ -201,12 +225,28 @@ def zipf_hot(path, *, ram_mib: int = 64, wss_mib: int = 96, touches: int = 500_0
 # ------------------------------------------------------------------------------------------
 # (3) app switching with several processes
 # ------------------------------------------------------------------------------------------
-def app_switch(path, *, ram_mib: int = 256, swap: str = "zram", swap_mib: int = 512, ratio: float | None = 3.0,
-               apps: int = 6, switches: int = 30, touches: int = 300_000, heap_mib: tuple[int, int] = (24, 64),
-               code_mib: tuple[int, int] = (4, 12), res_mib: tuple[int, int] = (2, 8), alpha: float = 0.9,
-               write_frac: float = 0.25, burst: int = 2000, burst_tick_us: int = 16_000,
-               switch_tick_us: int = 200_000, system_mib: int = 24, pageout_cached: bool = False,
-               seed: int = 1) -> dict:
+def app_switch(
+    path,
+    *,
+    ram_mib: int = 256,
+    swap: str = "zram",
+    swap_mib: int = 512,
+    ratio: float | None = 3.0,
+    apps: int = 6,
+    switches: int = 30,
+    touches: int = 300_000,
+    heap_mib: tuple[int, int] = (24, 64),
+    code_mib: tuple[int, int] = (4, 12),
+    res_mib: tuple[int, int] = (2, 8),
+    alpha: float = 0.9,
+    write_frac: float = 0.25,
+    burst: int = 2000,
+    burst_tick_us: int = 16_000,
+    switch_tick_us: int = 200_000,
+    system_mib: int = 24,
+    pageout_cached: bool = False,
+    seed: int = 1,
+) -> dict:
     """A phone's app switching: a system process and ``apps`` apps, ``switches`` app switches.
 
     Each app has an anonymous heap (uniform in ``heap_mib``), an executable code file (``code_mib``)
@@ -235,13 +275,15 @@ def app_switch(path, *, ram_mib: int = 256, swap: str = "zram", swap_mib: int = 
     names = ["launcher", "chat", "browser", "maps", "camera", "music", "mail", "game", "social", "video"]
     spec = []
     for i in range(apps):
-        spec.append({
-            "pid": 100 + i,
-            "name": names[i % len(names)] + ("" if i < len(names) else str(i)),
-            "heap": int(rng.integers(heap_mib[0], heap_mib[1] + 1)) * PAGES_PER_MIB,
-            "code": int(rng.integers(code_mib[0], code_mib[1] + 1)) * PAGES_PER_MIB,
-            "res": int(rng.integers(res_mib[0], res_mib[1] + 1)) * PAGES_PER_MIB,
-        })
+        spec.append(
+            {
+                "pid": 100 + i,
+                "name": names[i % len(names)] + ("" if i < len(names) else str(i)),
+                "heap": int(rng.integers(heap_mib[0], heap_mib[1] + 1)) * PAGES_PER_MIB,
+                "code": int(rng.integers(code_mib[0], code_mib[1] + 1)) * PAGES_PER_MIB,
+                "res": int(rng.integers(res_mib[0], res_mib[1] + 1)) * PAGES_PER_MIB,
+            }
+        )
     # per-app popularity (fixed permutations): hot parts of heap/code/res
     perms = {}
     probs_cache: dict[int, np.ndarray] = {}
@@ -259,7 +301,7 @@ def app_switch(path, *, ram_mib: int = 256, swap: str = "zram", swap_mib: int = 
     # app sequence: Markov-ish: mostly recently used apps, sometimes a new one
     seq = []
     recent: list[int] = []
-    for k in range(switches + 1):
+    for _ in range(switches + 1):
         if recent and rng.random() < 0.6:
             cand = recent[1:4] if len(recent) > 1 else recent
             nxt = int(cand[int(rng.integers(0, len(cand)))])
@@ -279,7 +321,7 @@ def app_switch(path, *, ram_mib: int = 256, swap: str = "zram", swap_mib: int = 
             w.line(f"adj {pid} {adj}")
             adj_of[pid] = adj
 
-    for k, ai in enumerate(seq):
+    for ai in seq:
         s = spec[ai]
         pid = s["pid"]
         # background ranks
@@ -336,17 +378,28 @@ def app_switch(path, *, ram_mib: int = 256, swap: str = "zram", swap_mib: int = 
             w.line(f"tick {burst_tick_us}")
             done += n
         w.line(f"tick {switch_tick_us}")
-    return w.close(shape="app-switch", ram_mib=ram_mib, apps=apps, switches=switches, seed=seed,
-                   launched=len(launched))
+    return w.close(shape="app-switch", ram_mib=ram_mib, apps=apps, switches=switches, seed=seed, launched=len(launched))
 
 
 # ------------------------------------------------------------------------------------------
 # (4) large benchmark trace
 # ------------------------------------------------------------------------------------------
-def bench_large(path, *, touches: int = 10_000_000, ram_mib: int = 256, procs: int = 4,
-                wss_mib: int = 384, swap_mib: int = 768, ratio: float | None = 3.0, alpha: float = 0.8,
-                max_run: int = 16, write_frac: float = 0.2, switch_every: int = 50_000,
-                tick_us: int = 1000, seed: int = 1) -> dict:
+def bench_large(
+    path,
+    *,
+    touches: int = 10_000_000,
+    ram_mib: int = 256,
+    procs: int = 4,
+    wss_mib: int = 384,
+    swap_mib: int = 768,
+    ratio: float | None = 3.0,
+    alpha: float = 0.8,
+    max_run: int = 16,
+    write_frac: float = 0.2,
+    switch_every: int = 50_000,
+    tick_us: int = 1000,
+    seed: int = 1,
+) -> dict:
     """≥ ``touches`` page touches by ``procs`` processes whose anonymous working sets total
     ``wss_mib`` (> ``ram_mib``) under zram: memory pressure throughout.
 
@@ -356,7 +409,9 @@ def bench_large(path, *, touches: int = 10_000_000, ram_mib: int = 256, procs: i
     rng = np.random.default_rng(seed)
     per = wss_mib * PAGES_PER_MIB // procs
     n_obj = per // max_run
-    w = _Writer(path, f"benchmark: >= {touches} page touches, {procs} processes x {per // PAGES_PER_MIB} MiB anon, ram {ram_mib} MiB, zram {swap_mib} MiB, seed {seed}")
+    w = _Writer(
+        path, f"benchmark: >= {touches} page touches, {procs} processes x {per // PAGES_PER_MIB} MiB anon, ram {ram_mib} MiB, zram {swap_mib} MiB, seed {seed}"
+    )
     w.line(f"ram {ram_mib}")
     w.line(_swap_line("zram", swap_mib, ratio))
     for i in range(procs):

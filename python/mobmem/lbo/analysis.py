@@ -65,8 +65,9 @@ def _group(records: list[dict]):
     return g
 
 
-def compute(records: list[dict], metric_pairs: list[tuple[str, str, str]], *, n_boot: int = 2000,
-            confidence: float = 0.95, seed: int = DEFAULT_SEED) -> dict[str, Any]:
+def compute(
+    records: list[dict], metric_pairs: list[tuple[str, str, str]], *, n_boot: int = 2000, confidence: float = 0.95, seed: int = DEFAULT_SEED
+) -> dict[str, Any]:
     """Returns {"cells": [Cell…], "geomean": {...}, "metrics": [...], "multiples": [...]}"""
     g = _group(records)
     workloads = sorted({k[0] for k in g})
@@ -83,7 +84,7 @@ def compute(records: list[dict], metric_pairs: list[tuple[str, str, str]], *, n_
         metrics_present.append((total_m, stw_m, label))
         for w in workloads:
             # per-collector arrays of (total, distilled), and bootstrap replicates of their means
-            def arrays(key):
+            def arrays(key, total_m=total_m, stw_m=stw_m):
                 rs = [r for r in g.get(key, []) if r["status"] == "ok" and total_m in r["metrics"]]
                 t = np.array([r["metrics"][total_m] for r in rs], dtype=float)
                 s = np.array([r["metrics"].get(stw_m, 0.0) for r in rs], dtype=float)
@@ -134,8 +135,15 @@ def compute(records: list[dict], metric_pairs: list[tuple[str, str, str]], *, n_
                             cell.ci_low, cell.ci_high = (float(x) for x in np.nanpercentile(rep, [100 * alpha, 100 * (1 - alpha)]))
                     cells.append(cell)
     geo = geomeans(cells, confidence)
-    return {"cells": cells, "geomean": geo, "metrics": metrics_present, "multiples": multiples,
-            "workloads": workloads, "collectors": collectors, "nogc": sorted(nogc)}
+    return {
+        "cells": cells,
+        "geomean": geo,
+        "metrics": metrics_present,
+        "multiples": multiples,
+        "workloads": workloads,
+        "collectors": collectors,
+        "nogc": sorted(nogc),
+    }
 
 
 def geomeans(cells: list[Cell], confidence: float = 0.95) -> list[dict[str, Any]]:
@@ -150,8 +158,9 @@ def geomeans(cells: list[Cell], confidence: float = 0.95) -> list[dict[str, Any]
     for (metric, coll, mult), cs in by.items():
         good = [c for c in cs if math.isfinite(c.lbo)]
         if not good:
-            out.append({"metric": metric, "collector": coll, "multiple": mult, "lbo": None, "ci_low": None,
-                        "ci_high": None, "n_workloads": 0, "complete": False})
+            out.append(
+                {"metric": metric, "collector": coll, "multiple": mult, "lbo": None, "ci_low": None, "ci_high": None, "n_workloads": 0, "complete": False}
+            )
             continue
         lbo = float(np.exp(np.mean(np.log([c.lbo for c in good]))))
         reps = [c.replicates for c in good if c.replicates is not None and len(good) and np.isfinite(c.ci_low)]
@@ -159,8 +168,18 @@ def geomeans(cells: list[Cell], confidence: float = 0.95) -> list[dict[str, Any]
         if len(reps) == len(good):
             gm = np.exp(np.mean(np.log(np.vstack(reps)), axis=0))
             lo, hi = (float(x) for x in np.nanpercentile(gm, [100 * alpha, 100 * (1 - alpha)]))
-        out.append({"metric": metric, "collector": coll, "multiple": mult, "lbo": lbo, "ci_low": lo, "ci_high": hi,
-                    "n_workloads": len(good), "complete": {c.workload for c in good} == workloads})
+        out.append(
+            {
+                "metric": metric,
+                "collector": coll,
+                "multiple": mult,
+                "lbo": lbo,
+                "ci_low": lo,
+                "ci_high": hi,
+                "n_workloads": len(good),
+                "complete": {c.workload for c in good} == workloads,
+            }
+        )
     return out
 
 

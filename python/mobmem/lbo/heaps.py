@@ -48,8 +48,7 @@ class MinHeapResult:
         return {"min_heap_mb": self.min_heap_mb, "probes": self.probes}
 
 
-def find_min_heap(probe: Callable[[int], str], *, start_mb: int = 64, max_mb: int = 16384, tolerance: float = 0.02,
-                  crash_retries: int = 2) -> MinHeapResult:
+def find_min_heap(probe: Callable[[int], str], *, start_mb: int = 64, max_mb: int = 16384, tolerance: float = 0.02, crash_retries: int = 2) -> MinHeapResult:
     """Smallest heap (MB) for which ``probe(heap)`` returns "ok". ``probe`` returns "ok", "oom",
     "timeout" or "crash". Precision: within ``tolerance`` (relative) or 1 MB."""
     if start_mb < 1:

@@ -15,12 +15,12 @@ from __future__ import annotations
 import json
 import os
 import time
-from typing import Any, Callable
+from typing import Callable
 
 from mobmem.errors import MobmemError
 from mobmem.harness import environment
 from mobmem.harness.implementation import Configuration, Parameters
-from mobmem.harness.loggers import Logger, ProgressLogger
+from mobmem.harness.loggers import Logger
 from mobmem.harness.meters import Meter
 from mobmem.harness.runner import Runner
 from mobmem.harness.stop import Bounded, Fixed
@@ -29,8 +29,9 @@ from mobmem.lbo.backend import Backend
 from mobmem.lbo.heaps import find_min_heap, heap_multiples, heap_sizes_mb
 
 
-def min_heaps(backend: Backend, workloads: list[str], reference: str, out_dir: str | None,
-              given: dict[str, int] | None = None, log: Callable[[str], None] = print) -> dict[str, dict]:
+def min_heaps(
+    backend: Backend, workloads: list[str], reference: str, out_dir: str | None, given: dict[str, int] | None = None, log: Callable[[str], None] = print
+) -> dict[str, dict]:
     path = os.path.join(out_dir, "minheap.json") if out_dir else None
     cached: dict[str, dict] = {}
     if path and os.path.exists(path):
@@ -46,7 +47,7 @@ def min_heaps(backend: Backend, workloads: list[str], reference: str, out_dir: s
         else:
             t0 = time.monotonic()
             log(f"minimum heap of {w} with {reference}: bisecting…")
-            r = find_min_heap(lambda h: backend.probe_heap(w, reference, h), start_mb=backend.start_heap_mb(w))
+            r = find_min_heap(lambda h, w=w: backend.probe_heap(w, reference, h), start_mb=backend.start_heap_mb(w))
             out[w] = {**r.to_dict(), "reference": reference, "source": "bisection", "seconds": round(time.monotonic() - t0, 1)}
             log(f"minimum heap of {w} with {reference}: {r.min_heap_mb} MB ({len(r.probes)} probes)")
             cached[key] = out[w]
@@ -57,8 +58,7 @@ def min_heaps(backend: Backend, workloads: list[str], reference: str, out_dir: s
     return out
 
 
-def plan(backend: Backend, workloads: list[str], collectors: list[str], minheap: dict[str, dict], n: int, r: float,
-         sf: float = 1.0) -> list[Configuration]:
+def plan(backend: Backend, workloads: list[str], collectors: list[str], minheap: dict[str, dict], n: int, r: float, sf: float = 1.0) -> list[Configuration]:
     mults = heap_multiples(n, r, sf)
     impl = backend.implementation()
     configs = []
@@ -69,8 +69,7 @@ def plan(backend: Backend, workloads: list[str], collectors: list[str], minheap:
                 configs.append(Configuration(f"{w}/{c}", impl, Parameters(workload=w, collector=c, heap_mb=0, multiple=None)))
                 continue
             for m, h in zip(mults, sizes):
-                configs.append(Configuration(f"{w}/{c}/{m:.3f}", impl,
-                                             Parameters(workload=w, collector=c, heap_mb=h, multiple=round(m, 4))))
+                configs.append(Configuration(f"{w}/{c}/{m:.3f}", impl, Parameters(workload=w, collector=c, heap_mb=h, multiple=round(m, 4))))
     return configs
 
 
@@ -83,8 +82,7 @@ class _Quiet(Logger):
         self.done += 1
         now = time.monotonic()
         if record["status"] != "ok":
-            self.log(f"  {config.name} invocation {record['index'] + 1}: {record['status']} "
-                     f"({record['info'].get('failure', record.get('error') or '')})")
+            self.log(f"  {config.name} invocation {record['index'] + 1}: {record['status']} ({record['info'].get('failure', record.get('error') or '')})")
         if now - self.last > 30 or self.done == self.total:
             self.last = now
             el = now - self.t0
@@ -92,8 +90,17 @@ class _Quiet(Logger):
             self.log(f"  {self.done}/{self.total} invocations, {el / 60:.1f} min elapsed, ~{eta / 60:.1f} min left")
 
 
-def run_sweep(backend: Backend, configs: list[Configuration], invocations: int, out_dir: str, *, seed: int = 1,
-              command: list[str] | None = None, log: Callable[[str], None] = print, extra_env: dict | None = None) -> tuple[list[dict], dict]:
+def run_sweep(
+    backend: Backend,
+    configs: list[Configuration],
+    invocations: int,
+    out_dir: str,
+    *,
+    seed: int = 1,
+    command: list[str] | None = None,
+    log: Callable[[str], None] = print,
+    extra_env: dict | None = None,
+) -> tuple[list[dict], dict]:
     if invocations < 1:
         raise MobmemError(f"--invocations must be ≥ 1, got {invocations}")
     os.makedirs(out_dir, exist_ok=True)
@@ -105,8 +112,16 @@ def run_sweep(backend: Backend, configs: list[Configuration], invocations: int, 
     if done_before:
         log(f"resuming: {done_before} invocations already recorded in {store.path}")
     stop = Bounded(Fixed(invocations), max_runs=invocations, max_failures=None)
-    runner = Runner(configs, stop, meters=[Meter()], loggers=[_Quiet(len(configs) * invocations - done_before, log)],
-                    store=store, shuffle_seed=seed, env=env, command=command)
+    runner = Runner(
+        configs,
+        stop,
+        meters=[Meter()],
+        loggers=[_Quiet(len(configs) * invocations - done_before, log)],
+        store=store,
+        shuffle_seed=seed,
+        env=env,
+        command=command,
+    )
     result = runner.run()
     recs = [r for r in ResultStore(store.path).runs() if r.get("phase") == "measure"]
     keys = {c.key for c in configs}

@@ -96,8 +96,16 @@ def _call(fn, *args):
         raise MobmemError(str(e)) from None
 
 
-def run(app: str, collector: str | None = None, heap: str | None = None, seconds: float = 10.0, state: str = "fg",
-        device: str | None = None, settings: list[str] | None = None, policies: list[str] | None = None) -> dict:
+def run(
+    app: str,
+    collector: str | None = None,
+    heap: str | None = None,
+    seconds: float = 10.0,
+    state: str = "fg",
+    device: str | None = None,
+    settings: list[str] | None = None,
+    policies: list[str] | None = None,
+) -> dict:
     """Run one app's runtime and return the result dict (keys ``gcs``, ``summary``, ``oom``, ``log``…)."""
     from mobmem import _core
 
@@ -117,8 +125,9 @@ def run(app: str, collector: str | None = None, heap: str | None = None, seconds
     return _call(_core.runtime_run, [*dk, *uk], rt, app, [*app_settings(app), *ua], float(seconds), state, list(policies or []))
 
 
-def gcbench(collector: str | None = None, heap: str | None = None, device: str | None = None, settings: list[str] | None = None,
-            params: dict | None = None) -> dict:
+def gcbench(
+    collector: str | None = None, heap: str | None = None, device: str | None = None, settings: list[str] | None = None, params: dict | None = None
+) -> dict:
     """Run the simulated GCBench and return the result dict."""
     from mobmem import _core
 

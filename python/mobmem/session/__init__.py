@@ -110,9 +110,14 @@ def check_seed(seed: int | None) -> None:
         raise MobmemError(f"--seed must be within [0, 2^64), got {seed}")
 
 
-def run(scenario: str | os.PathLike, settings: Sequence[str] | Sequence[Pair] = (), seed: int | None = None,
-        system: str | None = None, systems_file: Path | None = None,
-        progress: Callable[[float, float], None] | None = None) -> dict:
+def run(
+    scenario: str | os.PathLike,
+    settings: Sequence[str] | Sequence[Pair] = (),
+    seed: int | None = None,
+    system: str | None = None,
+    systems_file: Path | None = None,
+    progress: Callable[[float, float], None] | None = None,
+) -> dict:
     """Run one session and return the result dict (see the module docstring).
 
     ``settings`` are ``key=value`` strings or pairs (the user's ``--set``); ``system`` a name from
@@ -139,14 +144,12 @@ def run(scenario: str | os.PathLike, settings: Sequence[str] | Sequence[Pair] = 
     return res
 
 
-def run_pairs(path: Path, overrides: list[Pair], seed: int | None,
-              progress: Callable[[float, float], None] | None = None) -> dict:
+def run_pairs(path: Path, overrides: list[Pair], seed: int | None, progress: Callable[[float, float], None] | None = None) -> dict:
     """The core call: ``overrides`` in order (later wins); ValueError → MobmemError."""
     from mobmem import _core
 
     try:
-        text = _core.session_run(_display(Path(path)), str(DATA), [(str(k), str(v)) for k, v in overrides], seed,
-                                 progress=progress)
+        text = _core.session_run(_display(Path(path)), str(DATA), [(str(k), str(v)) for k, v in overrides], seed, progress=progress)
     except ValueError as e:
         raise MobmemError(_clean_error(str(e))) from None
     except OverflowError:

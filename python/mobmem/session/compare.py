@@ -16,8 +16,6 @@ import os
 from pathlib import Path
 from typing import Callable
 
-from mobmem.errors import MobmemError
-
 #: Overall metrics in table order: key, label, format.
 METRICS = [
     ("hot_p50_ms", "hot launch p50 ms (all apps)", "{:.1f}"),
@@ -177,9 +175,17 @@ def _reusable(out: Path | None, scenario: Path, system: str, seed: int, user: li
     return s
 
 
-def run_matrix(scenario: Path, systems: list[str], seeds: list[int], user: list[str], jobs: int = 1,
-               out: Path | None = None, resume: bool = False, systems_file: Path | None = None,
-               progress: Callable[[str, int, dict, bool], None] | None = None) -> dict[tuple[str, int], dict]:
+def run_matrix(
+    scenario: Path,
+    systems: list[str],
+    seeds: list[int],
+    user: list[str],
+    jobs: int = 1,
+    out: Path | None = None,
+    resume: bool = False,
+    systems_file: Path | None = None,
+    progress: Callable[[str, int, dict, bool], None] | None = None,
+) -> dict[tuple[str, int], dict]:
     """Every (system, seed) run; results keyed by that pair. With ``out``, each run's files are
     written as soon as it finishes (``out/runs/SYSTEM/seed-N/``); with ``resume``, runs whose
     summary is already there (same scenario, system, seed, settings) are not redone.

@@ -129,8 +129,9 @@ def seeds_of(scenario: str, n: int) -> list[int]:
     return [base + i for i in range(n)]
 
 
-def run_suite(suite: list[tuple[str, tuple[str, ...]]], seeds: int, extra: list[str], jobs: int,
-              on_run: Callable[[str, int, str, dict], None] | None = None) -> dict:
+def run_suite(
+    suite: list[tuple[str, tuple[str, ...]]], seeds: int, extra: list[str], jobs: int, on_run: Callable[[str, int, str, dict], None] | None = None
+) -> dict:
     """Every (scenario, seed, grain) run of ``suite``; returns ``{scenario: {(seed, grain):
     numbers}}``. ``extra`` settings apply to every run (after the suite's)."""
     todo = []
@@ -214,8 +215,15 @@ def compare(results: dict) -> dict:
         counts = []
         for key, label in COUNTS:
             same = all(p[0]["counts"][key] == p[1]["counts"][key] for p in pairs)
-            counts.append({"count": key, "label": label, "object": sum(p[0]["counts"][key] for p in pairs),
-                           "unit": sum(p[1]["counts"][key] for p in pairs), "identical": same})
+            counts.append(
+                {
+                    "count": key,
+                    "label": label,
+                    "object": sum(p[0]["counts"][key] for p in pairs),
+                    "unit": sum(p[1]["counts"][key] for p in pairs),
+                    "identical": same,
+                }
+            )
         out[scenario] = {
             "seeds": seeds,
             "metrics": rows,
@@ -235,9 +243,7 @@ def compare(results: dict) -> dict:
 
 def markdown(cmp: dict, command: str) -> str:
     """The comparison as a Markdown table (one row per scenario and metric)."""
-    lines = [f"`{command}`", "",
-             "| scenario | metric | object grain (mean) | unit grain (mean) | difference | agrees |",
-             "|---|---|---:|---:|---:|:-:|"]
+    lines = [f"`{command}`", "", "| scenario | metric | object grain (mean) | unit grain (mean) | difference | agrees |", "|---|---|---:|---:|---:|:-:|"]
 
     def pct(x):
         return "—" if x is None else ("∞" if math.isinf(x) else f"{100 * x:+.2f} %")
@@ -247,9 +253,13 @@ def markdown(cmp: dict, command: str) -> str:
             lines.append(f"| {scenario} | {r['label']} | {r['object']:,.2f} | {r['unit']:,.2f} | {pct(r['rel_diff'])} | {'yes' if r['ok'] else 'NO'} |")
         yes = {True: "yes", False: "NO"}
         lines.append(f"| {scenario} | TTID per launch, worst launch | | | {pct(per['ttid_worst_launch_rel_diff'])} | {yes[per['ttid_per_launch_ok']]} |")
-        lines.append(f"| {scenario} | cached apps after each launch, worst point | | | {pct(per['cached_curve_worst_rel_diff'])} | {yes[per['cached_curve_ok']]} |")
+        lines.append(
+            f"| {scenario} | cached apps after each launch, worst point | | | {pct(per['cached_curve_worst_rel_diff'])} | {yes[per['cached_curve_ok']]} |"
+        )
         for c in per["counts"]:
-            lines.append(f"| {scenario} | {c['label']} (sum over seeds) | {c['object']:,} | {c['unit']:,} | | {'identical' if c['identical'] else 'DIFFERENT'} |")
+            lines.append(
+                f"| {scenario} | {c['label']} (sum over seeds) | {c['object']:,} | {c['unit']:,} | | {'identical' if c['identical'] else 'DIFFERENT'} |"
+            )
         w = per["wall_seconds"]
         lines.append(f"| {scenario} | runs with identical results | | | {per['identical_runs']} of {per['runs']} | |")
         lines.append(f"| {scenario} | wall s, all seeds | {w['object']:.1f} | {w['unit']:.1f} | ×{w['object'] / max(w['unit'], 1e-9):.2f} | |")

@@ -122,9 +122,19 @@ def kill_rows(res: dict) -> list[dict]:
         app, is_app = r.get("name"), False
         if i < len(kills) and abs(kills[i]["t_s"] - r["t_s"]) < 1e-6:
             app, is_app = kills[i]["app"], kills[i]["is_app"]
-        rows.append({"t_s": r["t_s"], "app": app, "is_app": is_app, "process": r.get("name"),
-                     "oom_score_adj": r.get("oom_score_adj"), "reason": r.get("reason"), "killer": r.get("killer"),
-                     "rss_kb": r.get("rss_kb"), "swap_kb": r.get("swap_kb")})
+        rows.append(
+            {
+                "t_s": r["t_s"],
+                "app": app,
+                "is_app": is_app,
+                "process": r.get("name"),
+                "oom_score_adj": r.get("oom_score_adj"),
+                "reason": r.get("reason"),
+                "killer": r.get("killer"),
+                "rss_kb": r.get("rss_kb"),
+                "swap_kb": r.get("swap_kb"),
+            }
+        )
     return rows
 
 

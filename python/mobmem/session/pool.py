@@ -38,8 +38,9 @@ def reporting() -> bool:
     return _QUEUE is not None
 
 
-def run_parallel(fn: Callable[[Any], Any], items: Iterable[Any], jobs: int, on_result: Callable[[Any], None],
-                 on_report: Callable[..., None] | None = None) -> None:
+def run_parallel(
+    fn: Callable[[Any], Any], items: Iterable[Any], jobs: int, on_result: Callable[[Any], None], on_report: Callable[..., None] | None = None
+) -> None:
     """``on_result(fn(item))`` for every item, ``fn`` in ``jobs`` spawned worker processes (``fn``
     must be importable), results in the order they finish."""
     import multiprocessing as mp

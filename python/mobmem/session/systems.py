@@ -67,7 +67,7 @@ def load(path: Path | None = None) -> dict[str, System]:
             raise MobmemError(f"{where}.description: missing (one line saying what the system models)")
         settings = entry.get("settings", [])
         if not isinstance(settings, list) or not all(isinstance(s, str) for s in settings):
-            raise MobmemError(f"{where}.settings: expected a list of \"key=value\" strings")
+            raise MobmemError(f'{where}.settings: expected a list of "key=value" strings')
         for s in settings:
             k, sep, v = s.partition("=")
             if not sep or not k.strip() or not v.strip():
@@ -126,7 +126,7 @@ def device_variables(scenario: Path, user: list[tuple[str, str]]) -> dict[str, s
     kern.update(((sc.get("system") or {}).get("kernel") or {}))
     for k, v in user:
         if k.startswith("kernel."):
-            kern[k[len("kernel."):]] = v
+            kern[k[len("kernel.") :]] = v
     ram = _num(kern.get("ram_mib"))
     if ram is None:
         return {}
@@ -146,6 +146,6 @@ def settings_for(name: str, scenario: Path, user: list[tuple[str, str]], path: P
         if _VAR.search(v):
             if variables is None:
                 variables = device_variables(scenario, user)
-            v = _VAR.sub(lambda m: variables.get(m.group(1), m.group(0)), v)
+            v = _VAR.sub(lambda m, variables=variables: variables.get(m.group(1), m.group(0)), v)
         out.append((k.strip(), v.strip()))
     return out

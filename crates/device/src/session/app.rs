@@ -138,7 +138,14 @@ struct Snap {
 
 impl Live {
     fn snap(&self) -> Snap {
-        Snap { t: self.rt.mutator.now, bd: self.rt.mutator.bd, idle: self.rt.mutator_idle_ns, wait: self.rt.stats.mutator_wait_ns, gcs: self.rt.records.len(), gc_cpu: self.rt.gc_cpu_ns() }
+        Snap {
+            t: self.rt.mutator.now,
+            bd: self.rt.mutator.bd,
+            idle: self.rt.mutator_idle_ns,
+            wait: self.rt.stats.mutator_wait_ns,
+            gcs: self.rt.records.len(),
+            gc_cpu: self.rt.gc_cpu_ns(),
+        }
     }
 
     fn breakdown_since(&self, s: &Snap, system_ns: Nanos) -> LaunchBreakdown {
@@ -170,7 +177,15 @@ impl Live {
 
     /// Fork the process from the zygote at `t`, attach its runtime (which finds the boot image
     /// and the zygote space inherited), and map its graphics buffers.
-    pub fn spawn(k: &mut Kernel, spec: &AppSpec, pid: u32, rcfg: mobmem_runtime::RuntimeConfig, policies: &[String], zygote: &super::system::Zygote, t: Nanos) -> Result<Self, String> {
+    pub fn spawn(
+        k: &mut Kernel,
+        spec: &AppSpec,
+        pid: u32,
+        rcfg: mobmem_runtime::RuntimeConfig,
+        policies: &[String],
+        zygote: &super::system::Zygote,
+        t: Nanos,
+    ) -> Result<Self, String> {
         let pi = k.fork_process(zygote.proc_idx, pid, &spec.name, crate::activity_manager::FOREGROUND_APP_ADJ, t).map_err(|e| e.to_string())?;
         let mut rt = Runtime::attach(k, pi, rcfg, t)?;
         rt.keep_log = false;
@@ -184,7 +199,22 @@ impl Live {
         let zygote_vma = k.vma_index(pi, mobmem_runtime::heap::ZYGOTE_SPACE_VMA).ok();
         let gfx_vma = if spec.graphics_pages > 0 { Some(k.map_anon(pi, "[anon:graphics]", spec.graphics_pages).map_err(|e| e.to_string())?) } else { None };
         let w = Workload::new(spec.workload.clone());
-        Ok(Self { pid, proc_idx: pi, rt, w, gfx_vma, gfx_pages: spec.graphics_pages, fw_vma, fw_pages: framework_pages, zygote_vma, zygote_pages: zygote.zygote_space_pages, visible: false, frozen: false, frames: FrameStats::default(), frame_no: 0 })
+        Ok(Self {
+            pid,
+            proc_idx: pi,
+            rt,
+            w,
+            gfx_vma,
+            gfx_pages: spec.graphics_pages,
+            fw_vma,
+            fw_pages: framework_pages,
+            zygote_vma,
+            zygote_pages: zygote.zygote_space_pages,
+            visible: false,
+            frozen: false,
+            frames: FrameStats::default(),
+            frame_no: 0,
+        })
     }
 
     pub fn alive(&self, k: &Kernel) -> bool {

@@ -205,7 +205,12 @@ fn synthetic_spec(name: &str, seed: u64) -> Result<AppSpec, String> {
     // background at 1/16 of it: estimate, background work is throttled as for popular apps).
     let sp = app::parse_synthetic(name)?;
     let rate = ((sp.footprint_bytes as f64 * sp.churn_share_per_s) as u64).max(sp.objsize);
-    let mut w = Workload::synthetic(&format!("synthetic:footprint={},objsize={},rate={rate},alloc_rate_bg={}", sp.footprint_bytes, sp.objsize, (rate / 16).max(sp.objsize)))?;
+    let mut w = Workload::synthetic(&format!(
+        "synthetic:footprint={},objsize={},rate={rate},alloc_rate_bg={}",
+        sp.footprint_bytes,
+        sp.objsize,
+        (rate / 16).max(sp.objsize)
+    ))?;
     w.name = name.into();
     w.seed = seed;
     Ok(AppSpec {
@@ -312,7 +317,12 @@ pub fn load(scenario_path: &str, data: &Path, overrides: &Settings, seed: Option
             "session.slice_ms" => options.slice_ns = parse_ms(k, v).map_err(bad)?,
             "session.sample_ms" => options.sample_ns = parse_ms(k, v).map_err(bad)?,
             "session.time_scale" => {
-                options.time_scale = v.trim().parse::<f64>().ok().filter(|x| *x > 0.0 && *x <= 100.0).ok_or_else(|| bad(format!("{k}: expected a factor within (0, 100], got {v:?}")))?
+                options.time_scale = v
+                    .trim()
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|x| *x > 0.0 && *x <= 100.0)
+                    .ok_or_else(|| bad(format!("{k}: expected a factor within (0, 100], got {v:?}")))?
             }
             _ if k.starts_with("kernel.") => kernel.push((k.clone(), v.clone())),
             _ if k.starts_with("session.") || k.starts_with("system.") => {

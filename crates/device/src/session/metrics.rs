@@ -223,7 +223,14 @@ pub fn result(s: &Session, wall_s: f64) -> Value {
     }
     let refaults = v.workingset_refault_anon + v.workingset_refault_file;
     let app_refaults: BTreeMap<&str, u64> = s.apps.iter().map(|a| (a.spec.name.as_str(), a.totals.refault_anon + a.totals.refault_file)).collect();
-    let sys_refaults: u64 = s.sys.iter().map(|p| { let st = &k.procs[p.proc_idx as usize].stats; st.refault_anon + st.refault_file }).sum();
+    let sys_refaults: u64 = s
+        .sys
+        .iter()
+        .map(|p| {
+            let st = &k.procs[p.proc_idx as usize].stats;
+            st.refault_anon + st.refault_file
+        })
+        .sum();
     let alive_max = alive_after.iter().copied().max().unwrap_or(0);
     let alive_mean = if alive_after.is_empty() { 0.0 } else { alive_after.iter().map(|&x| x as f64).sum::<f64>() / alive_after.len() as f64 };
     let evictions = v.pgsteal_kswapd + v.pgsteal_direct;

@@ -153,7 +153,12 @@ impl Session {
             self.kills_seen += 1;
             let app = self.proc_app.get(r.proc_idx as usize).copied().flatten();
             let name = app.map(|a| self.apps[a].spec.name.clone()).unwrap_or_else(|| r.name.clone());
-            self.event(r.time_ns, "kill", &name, format!("{} by {} (oom_score_adj {}, rss {} kB, swap {} kB)", r.reason, r.killer, r.oom_score_adj, r.rss_kb, r.swap_kb));
+            self.event(
+                r.time_ns,
+                "kill",
+                &name,
+                format!("{} by {} (oom_score_adj {}, rss {} kB, swap {} kB)", r.reason, r.killer, r.oom_score_adj, r.rss_kb, r.swap_kb),
+            );
         }
         for i in 0..self.apps.len() {
             let dead = match &self.apps[i].live {
@@ -531,12 +536,16 @@ pub fn script_totals(actions: &[Action]) -> (f64, f64) {
 /// in simulated ns since boot. The estimate is the boot time, plus the script's use and wait time
 /// ([`script_totals`], times `session.time_scale`), plus its launches at the mean time-to-display
 /// of those done so far (none before the first). An `Err` from it stops the session.
+/// A session's observer: called with (simulated now, estimated end) after slices; an `Err`
+/// stops the run.
+pub type Progress = Box<dyn FnMut(Nanos, Nanos) -> Result<(), String> + Send>;
+
 pub fn run_file_observed(
     scenario: &str,
     data: &std::path::Path,
     overrides: &inputs::Settings,
     seed: Option<u64>,
-    progress: Option<Box<dyn FnMut(Nanos, Nanos) -> Result<(), String> + Send>>,
+    progress: Option<Progress>,
 ) -> Result<Value, String> {
     let inp = inputs::load(scenario, data, overrides, seed).map_err(|e| e.to_string())?;
     let wall = std::time::Instant::now();
@@ -609,10 +618,16 @@ steps = [{ action = "use", seconds = 0.5 }, { action = "wait", seconds = 0.25 }]
         let path = file();
         let seen = Arc::new(Mutex::new(Vec::new()));
         let s2 = seen.clone();
-        let v = run_file_observed(&path, &data(), &vec![], None, Some(Box::new(move |now, end| {
-            s2.lock().unwrap().push((now, end));
-            Ok(())
-        })))
+        let v = run_file_observed(
+            &path,
+            &data(),
+            &vec![],
+            None,
+            Some(Box::new(move |now, end| {
+                s2.lock().unwrap().push((now, end));
+                Ok(())
+            })),
+        )
         .unwrap();
         let seen = seen.lock().unwrap();
         assert!(seen.len() > 10 && seen.windows(2).all(|w| w[0].0 < w[1].0), "{:?}", &seen[..5]);
@@ -629,10 +644,20 @@ steps = [{ action = "use", seconds = 0.5 }, { action = "wait", seconds = 0.25 }]
         }
         assert_eq!(plain, observed);
         let mut calls = 0;
-        let e = run_file_observed(&path, &data(), &vec![], None, Some(Box::new(move |_, _| {
-            calls += 1;
-            if calls == 3 { Err("stopped".into()) } else { Ok(()) }
-        })))
+        let e = run_file_observed(
+            &path,
+            &data(),
+            &vec![],
+            None,
+            Some(Box::new(move |_, _| {
+                calls += 1;
+                if calls == 3 {
+                    Err("stopped".into())
+                } else {
+                    Ok(())
+                }
+            })),
+        )
         .unwrap_err();
         assert_eq!(e, "stopped");
     }

@@ -13,10 +13,10 @@
 //! composition of app buffers (apps' graphics memory is counted in the apps).
 
 use super::inputs::{SysProcSpec, ZygoteSpec};
+use mobmem_engine::rng::Rng;
 use mobmem_engine::rng::{stream, Stream};
 use mobmem_engine::Nanos;
 use mobmem_kernel::{Kernel, Task};
-use mobmem_engine::rng::Rng;
 
 /// The activity period of system processes.
 pub const SYS_PERIOD_NS: Nanos = 100_000_000;

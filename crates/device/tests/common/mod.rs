@@ -52,4 +52,3 @@ pub fn away_and_back(bg: &[&str], other: &[&str]) -> String {
 pub fn launches(v: &Value) -> &Vec<Value> {
     v["launches"].as_array().unwrap()
 }
-

@@ -13,11 +13,11 @@ use super::{Cx, GcType};
 use crate::card_table::{CARDS_PER_PAGE, CARD_SIZE};
 use crate::config::TraceOrder;
 use crate::hooks::SurvivorInfo;
+use crate::object::prefetch;
 use crate::object::{flag, AppState, ObjId, SpaceId, NULL};
 use crate::space::region::{LIVE_UNKNOWN, REGION_SIZE};
 use crate::space::{RegionSpace, RegionState};
 use mobmem_engine::Nanos;
-use crate::object::prefetch;
 
 /// Depth recorded for objects first reached by a mutator (not through tracing from the roots).
 pub const DEPTH_UNKNOWN: u16 = u16::MAX;
@@ -293,7 +293,6 @@ pub fn copy_object(cx: &mut Cx, o: ObjId, depth: u16) {
         }
     }
 }
-
 
 /// Scan one gray object: read it, visit its reference fields.
 #[inline]

@@ -21,11 +21,21 @@ from mobmem.lbo.backend import Backend
 
 class JvmBackend(Backend):
     name = "jvm"
-    metric_pairs = [("wall_s", "wall_stw_s", "wall time"), ("task_clock_s", "task_clock_stw_s", "task clock"),
-                    ("cycles", "cycles_stw", "cycles"), ("instructions", "instructions_stw", "instructions")]
+    metric_pairs = [
+        ("wall_s", "wall_stw_s", "wall time"),
+        ("task_clock_s", "task_clock_stw_s", "task clock"),
+        ("cycles", "cycles_stw", "cycles"),
+        ("instructions", "instructions_stw", "instructions"),
+    ]
 
-    def __init__(self, jdk: str | None = None, measure: str = "auto", log: Callable[[str], None] | None = None,
-                 warmup: dict[str, int] | None = None, timeout_s: float | None = None) -> None:
+    def __init__(
+        self,
+        jdk: str | None = None,
+        measure: str = "auto",
+        log: Callable[[str], None] | None = None,
+        warmup: dict[str, int] | None = None,
+        timeout_s: float | None = None,
+    ) -> None:
         self.jdk = J.select(jdk)
         if self.jdk.major < 17:
             raise MobmemError(f"JDK {self.jdk.version} at {self.jdk.home} is too old: the workloads need JDK 17+")
@@ -81,9 +91,20 @@ class JvmBackend(Backend):
         return "crash"
 
     def environment(self) -> dict[str, Any]:
-        return {"jdk": self.jdk.to_dict(), "jdks_found": [j.to_dict() for j in J.discover()],
-                "collectors_supported": self.collectors(), "measure_mode": self.impl.measure,
-                "cache": os.environ.get("MOBMEM_CACHE") or "~/.cache/mobmem",
-                "workloads": {n: {"description": w.description, "args": list(w.args), "warmup": self.impl.warmup.get(n, w.warmup),
-                                  "epsilon_heap_mb": w.epsilon_heap_mb, "reads_max_heap": w.reads_max_heap}
-                              for n, w in WORKLOADS.items()}}
+        return {
+            "jdk": self.jdk.to_dict(),
+            "jdks_found": [j.to_dict() for j in J.discover()],
+            "collectors_supported": self.collectors(),
+            "measure_mode": self.impl.measure,
+            "cache": os.environ.get("MOBMEM_CACHE") or "~/.cache/mobmem",
+            "workloads": {
+                n: {
+                    "description": w.description,
+                    "args": list(w.args),
+                    "warmup": self.impl.warmup.get(n, w.warmup),
+                    "epsilon_heap_mb": w.epsilon_heap_mb,
+                    "reads_max_heap": w.reads_max_heap,
+                }
+                for n, w in WORKLOADS.items()
+            },
+        }

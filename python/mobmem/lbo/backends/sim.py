@@ -26,13 +26,14 @@ from mobmem.errors import MobmemError
 from mobmem.harness.implementation import Implementation, Parameters, RunContext, RunOutcome
 from mobmem.lbo.backend import Backend
 
-
 # Workloads: name -> (gcbench parameters, description). "gcbench" is the full benchmark of
 # design/evaluation.md; the smaller ones keep CI and quick looks fast.
 WORKLOADS: dict[str, tuple[dict[str, int], str]] = {
     "gcbench": ({}, "simulated GCBench: stretch depth 18, long-lived depth 16, depths 4..16 step 2"),
-    "gcbench-small": ({"stretch_depth": 14, "long_lived_depth": 12, "array_doubles": 50_000, "min_depth": 4, "max_depth": 12},
-                      "simulated GCBench at depth 14 (quick runs and CI)"),
+    "gcbench-small": (
+        {"stretch_depth": 14, "long_lived_depth": 12, "array_doubles": 50_000, "min_depth": 4, "max_depth": 12},
+        "simulated GCBench at depth 14 (quick runs and CI)",
+    ),
 }
 
 NOGC_HEAP_MB = 4096
@@ -59,12 +60,18 @@ class SimRun(Implementation):
         try:
             if is_app(wl):
                 # The app's object graph comes from the workload's own seeded stream (app.seed).
-                res = rtm.run(wl[4:], collector=collector, heap=f"{heap_mb}m", seconds=APP_SECONDS, state="fg",
-                              device=self.device, settings=[f"seed={seed}", f"app.seed={seed}"])
+                res = rtm.run(
+                    wl[4:],
+                    collector=collector,
+                    heap=f"{heap_mb}m",
+                    seconds=APP_SECONDS,
+                    state="fg",
+                    device=self.device,
+                    settings=[f"seed={seed}", f"app.seed={seed}"],
+                )
             else:
                 gparams, _ = WORKLOADS[wl]
-                res = rtm.gcbench(collector=collector, heap=f"{heap_mb}m", device=self.device,
-                                  settings=[f"seed={seed}"], params=gparams)
+                res = rtm.gcbench(collector=collector, heap=f"{heap_mb}m", device=self.device, settings=[f"seed={seed}"], params=gparams)
         except MobmemError as e:
             return RunOutcome(status="failed", error=str(e), info={"failure": "error"})
         s = res["summary"]
@@ -138,6 +145,10 @@ class SimBackend(Backend):
     def environment(self) -> dict[str, Any]:
         from mobmem import _core
 
-        return {"simulator": "mobmem runtime model", "device": self.impl.device, "debug_build": _core.debug_build(),
-                "workloads": {n: d for n, (_, d) in WORKLOADS.items()},
-                "app_workloads": f"app:SPEC, {APP_SECONDS:g} s in the foreground (fixed work: one unit per frame)"}
+        return {
+            "simulator": "mobmem runtime model",
+            "device": self.impl.device,
+            "debug_build": _core.debug_build(),
+            "workloads": {n: d for n, (_, d) in WORKLOADS.items()},
+            "app_workloads": f"app:SPEC, {APP_SECONDS:g} s in the foreground (fixed work: one unit per frame)",
+        }
