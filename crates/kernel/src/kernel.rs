@@ -391,6 +391,24 @@ impl Kernel {
         self.queue.peek_time()
     }
 
+    /// Earliest pending kernel event, `Nanos::MAX` if none.
+    #[inline]
+    pub fn next_event_at(&self) -> Nanos {
+        self.queue.peek_time().unwrap_or(Nanos::MAX)
+    }
+
+    /// The synchronisation step of every driver: a thread whose clock reached a pending kernel
+    /// event books its CPU and lets every event due by its clock happen. Returns whether it did.
+    #[inline]
+    pub fn sync(&mut self, t: &mut Task) -> bool {
+        if t.now < self.next_event_at() {
+            return false;
+        }
+        self.book_cpu(t);
+        self.advance_to(t.now);
+        true
+    }
+
     /// Run every kernel event due at or before `t`.
     pub fn advance_to(&mut self, t: Nanos) {
         while let Some((at, ev)) = self.queue.pop_until(t) {

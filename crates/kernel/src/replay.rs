@@ -76,7 +76,7 @@ pub fn run(k: &mut Kernel, trace: &Trace, check_every: u64) -> Result<ReplayStat
     let mut tasks: Vec<Task> = Vec::with_capacity(trace.procs.len());
     let mut stats = ReplayStats::default();
     let mut now: Nanos = 0;
-    let mut next_ev = k.next_event_time().unwrap_or(Nanos::MAX);
+    let mut next_ev = k.next_event_at();
     let mut cur: usize = usize::MAX; // task that ran last (its CPU is booked at sync points)
 
     macro_rules! sync {
@@ -85,12 +85,12 @@ pub fn run(k: &mut Kernel, trace: &Trace, check_every: u64) -> Result<ReplayStat
                 k.book_cpu(&mut tasks[cur]);
             }
             k.advance_to($t);
-            next_ev = k.next_event_time().unwrap_or(Nanos::MAX);
+            next_ev = k.next_event_at();
         }};
     }
 
     for (i, op) in trace.ops.iter().enumerate() {
-        next_ev = next_ev.min(k.next_event_time().unwrap_or(Nanos::MAX));
+        next_ev = next_ev.min(k.next_event_at());
         if now >= next_ev {
             sync!(now);
         }
@@ -132,10 +132,8 @@ pub fn run(k: &mut Kernel, trace: &Trace, check_every: u64) -> Result<ReplayStat
                 t.now = t.now.max(now);
                 for pg in first..first + count {
                     // Not the cached `next_ev`: the previous touch may have woken kswapd.
-                    if t.now >= k.next_event_time().unwrap_or(Nanos::MAX) {
-                        k.book_cpu(t);
-                        k.advance_to(t.now);
-                        next_ev = k.next_event_time().unwrap_or(Nanos::MAX);
+                    if k.sync(t) {
+                        next_ev = k.next_event_at();
                         if !k.procs[t.proc_idx as usize].alive {
                             break;
                         }

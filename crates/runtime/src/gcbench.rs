@@ -112,10 +112,7 @@ impl Bench<'_> {
 
     fn poll(&mut self) {
         self.rt.poll(self.k);
-        if self.rt.mutator.now >= self.k.next_event_time().unwrap_or(u64::MAX) {
-            self.k.book_cpu(&mut self.rt.mutator);
-            self.k.advance_to(self.rt.mutator.now);
-        }
+        self.k.sync(&mut self.rt.mutator);
     }
 }
 

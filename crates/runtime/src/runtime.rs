@@ -459,7 +459,7 @@ impl Runtime {
         let mut st = self.gc.take().unwrap();
         let mut c = self.collector.take().unwrap();
         let before = busy_ns(&self.mutator, self.mutator_idle_ns);
-        let next_ev = k.next_event_time().unwrap_or(Nanos::MAX);
+        let next_ev = k.next_event_at();
         {
             let mut cx = Cx { heap: &mut self.heap, k, t: &mut self.mutator, hooks: &mut self.hooks, st: &mut st, cfg: &self.cfg, gc_thread: false, next_ev };
             c.mutator_access(&mut cx, o);
@@ -735,7 +735,7 @@ impl Runtime {
                 st.phase_start_ns = self.gc_task.now;
                 st.phase_cpu_start = busy_ns(&self.gc_task, self.gc_idle_ns);
             }
-            let next_ev = k.next_event_time().unwrap_or(Nanos::MAX);
+            let next_ev = k.next_event_at();
             let host_t0 = self.host_timing.then(std::time::Instant::now);
             // A checkpoint runs on the mutator at its safepoint, unless it is idle (sleeping) or
             // blocked waiting for this collection: then the GC thread runs it on its behalf.

@@ -982,10 +982,7 @@ impl Workload {
 
     #[inline]
     fn sync(&mut self, rt: &mut Runtime, k: &mut Kernel) {
-        if rt.mutator.now >= k.next_event_time().unwrap_or(Nanos::MAX) {
-            k.book_cpu(&mut rt.mutator);
-            k.advance_to(rt.mutator.now);
-        }
+        k.sync(&mut rt.mutator);
     }
 
     /// Run the app until simulated time `until` (units of work at their period, the GC thread

@@ -350,7 +350,7 @@ impl Cx<'_> {
             self.heap.gc_cache.clear();
             self.k.book_cpu(self.t);
             self.k.advance_to(self.t.now);
-            self.next_ev = self.k.next_event_time().unwrap_or(Nanos::MAX);
+            self.next_ev = self.k.next_event_at();
         }
     }
 }
