@@ -7,7 +7,7 @@ import pytest
 from conftest_eval import load_cli
 from mobmem.errors import MobmemError
 from mobmem.lbo import analysis
-from mobmem.lbo.backend import get_backend
+from mobmem.lbo.backends import get_backend
 from mobmem.lbo.heaps import find_min_heap, heap_multiples, heap_sizes_mb
 from typer.testing import CliRunner
 

@@ -1,4 +1,4 @@
-//! The device, its apps and the user (issue 4) — inputs first.
+//! The device, its apps and the user — inputs first.
 //!
 //! This crate holds the validated input model of a simulated phone session: [`device`] and
 //! [`app`] profiles, [`scenario`] scripts, and the [`input`] machinery that reports a bad file as

@@ -1,4 +1,4 @@
-//! Whole-session properties of the simulator (issue 4's list): determinism, conservation,
+//! Whole-session properties of the simulator: determinism, conservation,
 //! hot launches faster than cold ones, swap keeps more apps cached, pressure slows hot launches
 //! by what their major faults cost, kills follow oom_score_adj order.
 //!

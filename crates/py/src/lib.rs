@@ -80,7 +80,7 @@ fn debug_build() -> bool {
     cfg!(debug_assertions)
 }
 
-// ---------------------------------------------------------------------- runtime (issue 3)
+// ---------------------------------------------------------------------- runtime
 
 /// Run one app's runtime on the device model for `seconds` after its start-up. `kernel` and
 /// `runtime` are (key, value) settings (device tables first, then calibration, then the user's);
@@ -162,7 +162,7 @@ fn runtime_setting_keys() -> (Vec<&'static str>, Vec<&'static str>, Vec<(&'stati
     )
 }
 
-// ---------------------------------------------------------------------- sessions (issue 4)
+// ---------------------------------------------------------------------- sessions
 
 /// Run a scenario file on the simulated phone. `data_dir` holds devices/, apps/, system.toml
 /// and runtime_costs.toml; `overrides` are the user's `--set` pairs; `seed` replaces the

@@ -7,7 +7,7 @@
 //!   objects under concurrent copying with device-default heap sizing (young collections, id
 //!   recycling and page touches included).
 //!
-//! Goals (issue 3): ≥ 50 M references/s, ≥ 30 M allocations/s in release builds.
+//! Goals: ≥ 50 M references/s, ≥ 30 M allocations/s in release builds.
 
 use crate::config::{CollectorKind, RuntimeConfig};
 use crate::gc::{GcCause, GcType};

@@ -1,4 +1,4 @@
-//! mobmem's ART-like managed runtime (issue 3).
+//! mobmem's ART-like managed runtime.
 //!
 //! The folder reads like `art/runtime/gc/`: [`object`] (objects: word, header and info arrays indexed by stable ids;
 //! [`cell`]: the compact storage of allocation units in the unit grain),

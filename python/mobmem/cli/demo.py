@@ -1,4 +1,4 @@
-"""``mobmem demo``: the README's main job (issue 4).
+"""``mobmem demo``: the README's main job.
 
 On the Pixel-3-class phone with stock Android (``cc`` collector, lmkd PSI, the device's swap),
 runs the two short versions of the field's standard experiments, side by side in two worker

@@ -4,7 +4,7 @@ and the wall-clock ratio of model replay to real-kernel replay of the same trace
 The benchmark trace (≥ 10 million touches by several processes whose anonymous working sets
 exceed RAM, under zram) is generated deterministically into a cache directory. Model throughput
 is touches replayed / replay wall time (parse time excluded, reported separately), on one core.
-Goal (issue 2): ≥ 20 million touches per second.
+Goal: ≥ 20 million touches per second.
 """
 
 from __future__ import annotations

@@ -59,7 +59,7 @@ def _parse_min_heaps(s: Optional[str]) -> dict[str, int]:
 
 
 def _backend(name, jdk, measure, log, warmup, timeout):
-    from mobmem.lbo.backend import get_backend
+    from mobmem.lbo.backends import get_backend
 
     if name.strip().lower() == "jvm":
         wu = None

@@ -1,4 +1,4 @@
-"""``mobmem runtime …``: the ART-like managed runtime model (issue 3).
+"""``mobmem runtime …``: the ART-like managed runtime model.
 
 - ``mobmem runtime run --app PROFILE_OR_SYNTHETIC --collector NAME --heap SIZE
   --seconds N [--state fg|bg] [--device NAME] [--json]`` — one app's runtime on the device model:

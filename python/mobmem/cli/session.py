@@ -1,5 +1,5 @@
 """``mobmem run`` / ``mobmem compare`` / ``mobmem scenarios`` / ``mobmem systems`` and
-``mobmem bench session``: user sessions on the simulated phone (issue 4; docs/sessions.md).
+``mobmem bench session``: user sessions on the simulated phone (docs/sessions.md).
 
 - ``mobmem run SCENARIO [--system NAME] [--set key=value]… [--seed N] [--out DIR] [--json]`` —
   one session: tables of launches and their breakdowns, launch statistics, cached apps, kills,

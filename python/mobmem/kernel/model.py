@@ -12,8 +12,9 @@ import json
 from pathlib import Path
 
 from mobmem.errors import MobmemError
+from mobmem.paths import DEVICES
 
-DEVICES_DIR = Path(__file__).resolve().parent.parent / "data" / "devices"
+DEVICES_DIR = DEVICES
 
 
 def device_names() -> list[str]:

@@ -3,9 +3,9 @@
 A back end knows its collectors and workloads, prepares them (builds, caches), gives the harness
 an :class:`~mobmem.harness.implementation.Implementation` that runs one invocation from parameters
 ``{workload, collector, heap_mb}``, says which metrics it reports as (total, stop-the-world)
-pairs, and can probe a heap size for the minimum-heap search. ``get_backend("jvm")`` is the real
-JVM back end; ``get_backend("sim")`` will be the simulator's once the managed runtime (issue 3)
-exists — until then it fails with a clear message. Left out: remote back ends.
+pairs, and can probe a heap size for the minimum-heap search. The back ends themselves and
+:func:`~mobmem.lbo.backends.get_backend` live in :mod:`mobmem.lbo.backends`. Left out: remote
+back ends.
 """
 
 from __future__ import annotations
@@ -13,7 +13,6 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any, Callable
 
-from mobmem.errors import MobmemError
 from mobmem.harness.implementation import Implementation
 
 
@@ -55,16 +54,3 @@ class Backend(ABC):
 
     def environment(self) -> dict[str, Any]:
         return {}
-
-
-def get_backend(name: str, **kw) -> Backend:
-    n = name.strip().lower()
-    if n == "jvm":
-        from mobmem.lbo.backends.jvm import JvmBackend
-
-        return JvmBackend(**kw)
-    if n == "sim":
-        from mobmem.lbo.backends.sim import SimBackend
-
-        return SimBackend(**kw)
-    raise MobmemError(f"unknown LBO back end {name!r}: use jvm or sim")

@@ -1,4 +1,4 @@
-"""The runtime model (issue 3) seen from Python: run an app's runtime or GCBench on a device model.
+"""The runtime model seen from Python: run an app's runtime or GCBench on a device model.
 
 Settings are layered as in the Rust core: model defaults ← device profile ([kernel] and [runtime]
 tables of ``python/mobmem/data/devices/NAME.toml``) ← the calibration file
@@ -14,10 +14,10 @@ from pathlib import Path
 
 from mobmem import catalog
 from mobmem.errors import MobmemError
+from mobmem.paths import RUNTIME_APPS_FILE, RUNTIME_COSTS_FILE
 
-DATA = Path(__file__).resolve().parent.parent / "data"
-COSTS_FILE = DATA / "runtime_costs.toml"
-APPS_FILE = DATA / "runtime_apps.toml"
+COSTS_FILE = RUNTIME_COSTS_FILE
+APPS_FILE = RUNTIME_APPS_FILE
 
 
 def _toml(path: Path) -> dict:

@@ -1,4 +1,4 @@
-"""User sessions on the simulated phone (issue 4) seen from Python.
+"""User sessions on the simulated phone seen from Python.
 
 A *session* runs a scenario script (``python/mobmem/data/scenarios/*.toml``; schema in
 ``crates/device/src/scenario.rs``) on a device model from boot to the last step, in the Rust core
@@ -26,9 +26,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from mobmem.errors import MobmemError
-
-DATA = Path(__file__).resolve().parent.parent / "data"
-SCENARIOS = DATA / "scenarios"
+from mobmem.paths import DATA, SCENARIOS
 
 #: Keys of a result that vary from run to run of the same inputs (everything else is deterministic).
 NONDETERMINISTIC = ("wall_seconds", "sim_speed")

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mobmem.errors import MobmemError
+from mobmem.paths import DEVICES, SYSTEMS_FILE
 
-SYSTEMS_FILE = Path(__file__).resolve().parent.parent / "data" / "systems.toml"
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 _VAR = re.compile(r"\$\{([a-z_]+)\}")
 VARIABLES = ("ram_mib", "zram_mib")
@@ -113,12 +113,10 @@ def device_variables(scenario: Path, user: list[tuple[str, str]]) -> dict[str, s
     core then reports what is wrong with them."""
     import tomllib
 
-    from mobmem.session import DATA
-
     try:
         with Path(scenario).open("rb") as f:
             sc = tomllib.load(f)
-        with (DATA / "devices" / f"{sc['device']}.toml").open("rb") as f:
+        with (DEVICES / f"{sc['device']}.toml").open("rb") as f:
             dev = tomllib.load(f)
     except (OSError, KeyError, TypeError, ValueError):
         return {}
