@@ -52,8 +52,8 @@
 //! page-table pages. A page mlocked by the parent stays mlocked while the parent maps it
 //! (the parent's munlock, unmap or COW break unlocks it); a child's read never mlocks a shared page.
 
-use crate::kernel::{Kernel, KernelError};
 use crate::mm::{Mapping, MappingKind, Pte};
+use crate::mmzone::{Kernel, KernelError};
 use crate::page::{pg, NO_PFN};
 use crate::task::Task;
 use mobmem_engine::Nanos;

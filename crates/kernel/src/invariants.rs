@@ -15,8 +15,8 @@
 //!   per-process zero-page counts agree with the page tables.
 
 use crate::config::{LruMode, ReclaimScope};
-use crate::kernel::Kernel;
 use crate::mm::MappingKind;
+use crate::mmzone::Kernel;
 use crate::page::{lru, pg, NO_PFN, NO_SLOT};
 
 impl Kernel {

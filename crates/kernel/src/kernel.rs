@@ -1,141 +1,30 @@
-//! The kernel model's state and its clock: one `Kernel` per simulated device.
+//! The kernel model's construction, process/VMA API and clock: one `Kernel` per simulated device.
 //!
-//! Mechanisms live in their own modules as `impl Kernel` blocks (`memory` for faults,
-//! `page_alloc` for allocation and watermarks, `vmscan` for reclaim and kswapd, `workingset` for
-//! refaults, `madvise`, `psi`, `lmkd`, `oom_kill`); this module holds the state they share, the
-//! process/VMA API, and the event loop that runs kernel threads (kswapd, lmkd, the reaper,
-//! writeback completion, the time-series sampler) between the callers' operations.
+//! The state is declared in `mmzone`; mechanisms live in their own modules as `impl Kernel`
+//! blocks (`memory` for faults, `page_alloc` for allocation and watermarks, `vmscan` for reclaim
+//! and kswapd, `workingset` for refaults, `madvise`, `psi`, `lmkd`, `oom_kill`); this module
+//! builds the state, offers the process/VMA API, and runs the event loop that runs kernel
+//! threads (kswapd, lmkd, the reaper, writeback completion, the time-series sampler) between the
+//! callers' operations.
 //!
 //! Time: callers run threads with their own clocks (`Task::now`); before a thread acts at time
-//! `t`, the caller runs `advance_to(t)` so that every kernel event due by `t` has happened.
+//! `t`, the caller runs `advance_to(t)` (or `sync`) so that every kernel event due by `t` has
+//! happened.
 
 use crate::config::{KernelConfig, LruMode, ReclaimScope, SwapKind};
-use crate::lmkd::{self, KillPolicy, KillRecord};
+use crate::lmkd;
 use crate::lru::LruLists;
 use crate::madvise::HintRegistry;
 use crate::mm::{Mapping, MappingKind, ProcStats, Process, Vma};
-use crate::page::{lru, Frames, Pfn};
-use crate::page_alloc::Watermarks;
-use crate::psi::Psi;
-use crate::series::Series;
+pub use crate::mmzone::{Event, Kernel, KernelError, ProcUsage, EXTRA_THREAD_BASE, FIRST_USER_THREAD, KSWAPD_THREAD, LMKD_THREAD};
+use crate::mmzone::{KillRecord, KswapdState, ScanBalance, Series, Watermarks};
+use crate::page::{lru, Frames};
+use crate::psi_types::Psi;
 use crate::swap::SwapDevice;
 use crate::task::Task;
-use crate::vmscan::{KswapdState, ScanBalance};
 use crate::vmstat::VmStat;
 use mobmem_engine::{CpuSet, EventQueue, Nanos, ThreadId};
 use std::collections::HashMap;
-
-/// Thread ids of kernel threads; process threads start at `FIRST_USER_THREAD`.
-pub const KSWAPD_THREAD: ThreadId = 0;
-pub const LMKD_THREAD: ThreadId = 1;
-pub const FIRST_USER_THREAD: ThreadId = 2;
-/// Extra threads (`Kernel::new_thread`) are numbered from here.
-pub const EXTRA_THREAD_BASE: ThreadId = 1 << 20;
-
-#[derive(Debug)]
-pub enum Event {
-    /// One kswapd reclaim batch.
-    Kswapd,
-    /// Writeback of these frames (with their generations) completes.
-    WritebackDone(Vec<(Pfn, u32)>),
-    /// lmkd wakes (PSI trigger or poll timer).
-    Lmkd,
-    /// A killed process's memory is released.
-    Reap(u32),
-    /// Take a time-series sample.
-    Sample,
-}
-
-/// An error from a kernel operation on behalf of a caller.
-#[derive(Debug, thiserror::Error, PartialEq)]
-pub enum KernelError {
-    #[error("no process with pid {0}")]
-    NoProcess(u32),
-    #[error("process {0} already exists")]
-    ProcessExists(u32),
-    #[error("process {pid} has no mapping named {vma:?}")]
-    NoVma { pid: u32, vma: String },
-    #[error("mapping {vma:?} of process {pid} already exists")]
-    VmaExists { pid: u32, vma: String },
-    #[error("pages [{first}, {end}) are beyond mapping {vma:?} of {npages} pages")]
-    BeyondVma { vma: String, first: u64, end: u64, npages: u32 },
-    #[error("file {name:?} is mapped as {pages} pages here but has {existing} pages")]
-    FileSize { name: String, pages: u32, existing: u32 },
-    #[error("{0}")]
-    Invalid(String),
-}
-
-/// A process's memory in pages (see `Kernel::proc_usage`).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct ProcUsage {
-    /// Resident anon pages mapped (RSS anon, `MM_ANONPAGES`): private ones plus the COW-shared
-    /// pages this process still maps after fork.
-    pub anon: u64,
-    /// Mapped file pages.
-    pub file: u64,
-    /// Proportional set size: each page divided by its number of mappers.
-    pub pss: f64,
-    /// The anon part of `pss` (summed over every process it equals the resident anon pages).
-    pub pss_anon: f64,
-    /// Swapped anon pages mapped (`MM_SWAPENTS`), COW-shared ones included.
-    pub swap: u64,
-    /// Of `anon`, pages shared copy-on-write with other processes (not freed if this one dies).
-    pub anon_shared: u64,
-    /// Of `swap`, swapped pages shared copy-on-write with other processes.
-    pub swap_shared: u64,
-}
-
-pub struct Kernel {
-    pub cfg: KernelConfig,
-    pub frames: Frames,
-    pub lru: LruLists,
-    pub mappings: Vec<Mapping>,
-    pub files: HashMap<String, u32>,
-    pub vmas: Vec<Vma>,
-    pub procs: Vec<Process>,
-    pub pid_index: HashMap<u32, u32>,
-    pub swap: SwapDevice,
-    pub wmark: Watermarks,
-    pub vmstat: VmStat,
-    /// workingset: `lruvec->nonresident_age` (`inactive_age` before 5.9).
-    pub nonresident_age: u64,
-    /// File refaults seen by the last reclaim cycle (`target_lruvec->refaults`), for
-    /// may_deactivate / inactive_list_is_low.
-    pub snapshot_refaults_file: u64,
-    pub balance: ScanBalance,
-    pub kswapd: KswapdState,
-    pub psi: Psi,
-    pub cpus: CpuSet,
-    pub queue: EventQueue<Event>,
-    /// Time of the last processed event.
-    pub now: Nanos,
-    pub killer: Option<Box<dyn KillPolicy>>,
-    pub lmkd_scheduled: bool,
-    pub kills: Vec<KillRecord>,
-    pub hints: HintRegistry,
-    /// zsmalloc pool pages taken from RAM.
-    pub zram_pool_pages: u64,
-    /// Pool frames (so they can be returned).
-    pub zram_pool_frames: Vec<Pfn>,
-    /// Memory-cgroup charge in pages (scope = memcg).
-    pub memcg_charged: u64,
-    /// Global allocation counter giving each allocated frame a unique generation.
-    pub alloc_gen: u32,
-    pub series: Series,
-    /// Ops skipped because their process had been killed.
-    pub ops_after_kill: u64,
-    /// Writeback started by the current reclaim call, completed by one event.
-    pub pending_writeback: Vec<(Pfn, u32)>,
-    /// When the flash device finishes the writes queued so far.
-    pub flash_busy_until: Nanos,
-    /// Completion times of the queued `WritebackDone` events (for reclaim throttling).
-    pub writeback_due: Vec<Nanos>,
-    /// The last direct reclaim stopped because of writeback congestion.
-    pub reclaim_congested: bool,
-    /// Quantile table of zram compressed sizes.
-    pub zram_sizes: crate::zram::SizeTable,
-    next_extra_thread: ThreadId,
-}
 
 impl Kernel {
     pub fn new(cfg: KernelConfig) -> Result<Self, KernelError> {

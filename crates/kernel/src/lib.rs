@@ -5,7 +5,9 @@
 //! path), [`vmscan`] (reclaim, kswapd), [`workingset`] (refaults), [`swap`] and [`zram`],
 //! [`madvise`], [`fork`] (fork and copy-on-write sharing), [`psi`], [`lmkd`], [`oom_kill`],
 //! [`vmstat`] (counters), plus the trace format
-//! ([`trace`]) and its replayer ([`replay`]). [`kernel`] holds the shared state and the event loop.
+//! ([`trace`]) and its replayer ([`replay`]). [`mmzone`] (and [`psi_types`]) declare the shared
+//! state every mechanism works on; [`kernel`] builds it and runs the event loop. No module imports
+//! one above it: the state is at the bottom, mechanisms over it, the event loop on top.
 //! See each module's documentation for what it models and what it leaves out.
 
 pub mod config;
@@ -17,10 +19,12 @@ pub mod lru;
 pub mod madvise;
 pub mod memory;
 pub mod mm;
+pub mod mmzone;
 pub mod oom_kill;
 pub mod page;
 pub mod page_alloc;
 pub mod psi;
+pub mod psi_types;
 pub mod replay;
 pub mod report;
 pub mod series;

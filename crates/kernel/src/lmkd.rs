@@ -17,49 +17,11 @@
 //!
 //! Left out: lmkd's memcg/per-app limits, swap-utilisation rule, the process-group kill timing.
 
-use crate::kernel::{Event, Kernel};
+use crate::mmzone::{Event, Kernel};
+pub use crate::mmzone::{KillPolicy, KillRecord};
 use crate::page::lru;
 use crate::page_alloc::WmarkLevel;
 use mobmem_engine::Nanos;
-use serde::Serialize;
-
-/// A recorded kill.
-#[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct KillRecord {
-    pub time_ns: u64,
-    pub pid: u32,
-    #[serde(skip)]
-    pub proc_idx: u32,
-    pub name: String,
-    pub oom_score_adj: i32,
-    pub min_score_adj: i32,
-    pub reason: String,
-    pub killer: String,
-    /// Resident memory the kill frees: private anon + mapped file (pages shared copy-on-write
-    /// with other processes excluded).
-    pub rss_kb: u64,
-    /// Swap the kill frees (private swapped pages).
-    pub swap_kb: u64,
-    /// Resident anon the victim shared copy-on-write with other processes (not freed).
-    pub shared_kb: u64,
-    pub reaped_ns: Option<u64>,
-}
-
-/// A policy that removes processes under memory pressure.
-pub trait KillPolicy: Send {
-    fn name(&self) -> &'static str;
-    /// The first timer wake-up, for policies that poll from boot.
-    fn first_poll(&self) -> Option<Nanos> {
-        None
-    }
-    /// Woken by PSI triggers.
-    fn psi_triggered(&self) -> bool {
-        false
-    }
-    /// Run at `now`; returns the next timer wake-up it wants.
-    fn run(&mut self, k: &mut Kernel, now: Nanos) -> Option<Nanos>;
-    fn on_reaped(&mut self, _k: &Kernel, _proc_idx: u32) {}
-}
 
 type Ctor = fn() -> Box<dyn KillPolicy>;
 
@@ -261,7 +223,7 @@ impl Kernel {
         let next = p.run(self, now);
         self.killer = Some(p);
         // lmkd's own work is small; it still takes a core briefly.
-        self.cpus.run(crate::kernel::LMKD_THREAD, now, 20_000);
+        self.cpus.run(crate::mmzone::LMKD_THREAD, now, 20_000);
         if let Some(t) = next {
             self.lmkd_scheduled = true;
             self.queue.push(t.max(now + 1), Event::Lmkd);

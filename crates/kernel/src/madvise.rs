@@ -16,14 +16,19 @@
 //!
 //! Left out: MADV_FREE (lazy free), MADV_REMOVE, hugepage advice.
 
-use crate::kernel::{Kernel, KernelError};
 use crate::mm::Pte;
+pub use crate::mmzone::{HintRegistry, MadviseHint};
+use crate::mmzone::{Kernel, KernelError};
 use crate::page::{lru, pg, Pfn, NO_PFN};
 use crate::task::Task;
 
-/// A custom madvise hint applied to pages [first, first+count) of a VMA.
-pub trait MadviseHint: Send {
-    fn apply(&self, k: &mut Kernel, t: &mut Task, vma: u32, first: u32, count: u32);
+impl HintRegistry {
+    /// The registry with the built-in hints.
+    pub fn with_builtins() -> Self {
+        let mut r = Self::empty();
+        r.register("hot", Box::new(HotHint));
+        r
+    }
 }
 
 /// Fleet's "hot" hint: pages become referenced and move to the head of their active list.
@@ -49,30 +54,6 @@ impl MadviseHint for HotHint {
                 k.vmstat.pgactivate += 1;
             }
         }
-    }
-}
-
-/// Named custom hints.
-pub struct HintRegistry {
-    hints: Vec<(String, Box<dyn MadviseHint>)>,
-}
-
-impl HintRegistry {
-    pub fn with_builtins() -> Self {
-        let mut r = Self { hints: Vec::new() };
-        r.register("hot", Box::new(HotHint));
-        r
-    }
-    pub fn register(&mut self, name: &str, h: Box<dyn MadviseHint>) {
-        self.hints.retain(|(n, _)| n != name);
-        self.hints.push((name.into(), h));
-    }
-    pub fn names(&self) -> Vec<String> {
-        self.hints.iter().map(|(n, _)| n.clone()).collect()
-    }
-    fn take(&mut self, name: &str) -> Option<(String, Box<dyn MadviseHint>)> {
-        let i = self.hints.iter().position(|(n, _)| n == name)?;
-        Some(self.hints.swap_remove(i))
     }
 }
 

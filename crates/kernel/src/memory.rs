@@ -21,8 +21,8 @@
 //! swap readahead (Android sets page-cluster 0; the setting is read but only 0 is modelled).
 
 use crate::config::SwapKind;
-use crate::kernel::Kernel;
 use crate::mm::{MappingKind, Pte, PTE_HOT};
+use crate::mmzone::Kernel;
 use crate::page::{lru, pg, Pfn, NO_PFN, NO_SLOT};
 use crate::task::Task;
 

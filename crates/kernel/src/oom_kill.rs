@@ -3,7 +3,7 @@
 //! chosen). The OOM reaper frees the victim's memory at once.
 //! Left out: page-table pages in the badness, `oom_kill_allocating_task`, memcg OOM groups.
 
-use crate::kernel::Kernel;
+use crate::mmzone::Kernel;
 use crate::task::Task;
 
 impl Kernel {

@@ -12,55 +12,14 @@
 //! fault in Linux.
 //! Left out: zones/lowmem reserves, high-order allocations and compaction, per-CPU page lists.
 
-use crate::config::{KernelConfig, LruMode, ReclaimScope};
-use crate::kernel::{Event, Kernel};
+use crate::config::{LruMode, ReclaimScope};
+pub use crate::mmzone::{int_sqrt, Watermarks, WmarkLevel};
+use crate::mmzone::{Event, Kernel};
 use crate::page::{lru, Pfn};
 use crate::task::Task;
-use serde::Serialize;
 
 /// MAX_RECLAIM_RETRIES in mm/internal.h.
 pub const MAX_RECLAIM_RETRIES: u32 = 16;
-
-#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
-pub struct Watermarks {
-    pub min_free_kbytes: u64,
-    pub min: u64,
-    pub low: u64,
-    pub high: u64,
-}
-
-pub fn int_sqrt(x: u64) -> u64 {
-    if x == 0 {
-        return 0;
-    }
-    let mut r = (x as f64).sqrt() as u64;
-    while r * r > x {
-        r -= 1;
-    }
-    while (r + 1) * (r + 1) <= x {
-        r += 1;
-    }
-    r
-}
-
-impl Watermarks {
-    pub fn compute(cfg: &KernelConfig, managed: u64) -> Self {
-        let min_free_kbytes = if cfg.min_free_kbytes > 0 { cfg.min_free_kbytes } else { int_sqrt(managed * 4 * 16).clamp(128, 262_144) };
-        let min = min_free_kbytes / 4;
-        let tmp = (min / 4).max(managed * cfg.watermark_scale_factor / 10_000);
-        let extra = cfg.extra_free_kbytes / 4;
-        Self { min_free_kbytes, min, low: min + tmp + extra, high: min + 2 * tmp + extra }
-    }
-}
-
-/// Which watermark free memory is below (lmkd's `get_lowest_watermark`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum WmarkLevel {
-    BelowMin,
-    BelowLow,
-    BelowHigh,
-    AboveHigh,
-}
 
 impl Kernel {
     pub fn nr_free(&self) -> u64 {

@@ -1,7 +1,7 @@
 //! Snapshots of the kernel for output: meminfo, per-process memory, and the JSON result.
 
-use crate::kernel::Kernel;
 use crate::mm::MappingKind;
+use crate::mmzone::Kernel;
 use crate::page::{lru, pg, NO_SLOT};
 use crate::vmstat::{MemInfo, ProcMem};
 use serde_json::{json, Map, Value};

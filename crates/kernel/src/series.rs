@@ -1,28 +1,9 @@
 //! Time series of the kernel state, sampled at a fixed simulated interval (struct of arrays).
 
-use crate::kernel::Kernel;
+use crate::mmzone::Kernel;
+pub use crate::mmzone::Series;
 use crate::page::lru;
 use mobmem_engine::Nanos;
-use serde::Serialize;
-
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct Series {
-    pub time_ms: Vec<f64>,
-    pub free_kb: Vec<u64>,
-    pub active_anon_kb: Vec<u64>,
-    pub inactive_anon_kb: Vec<u64>,
-    pub active_file_kb: Vec<u64>,
-    pub inactive_file_kb: Vec<u64>,
-    pub zram_pool_kb: Vec<u64>,
-    pub swap_used_kb: Vec<u64>,
-    pub psi_some_total_us: Vec<u64>,
-    pub psi_full_total_us: Vec<u64>,
-    pub pgscan_kswapd: Vec<u64>,
-    pub pgscan_direct: Vec<u64>,
-    pub workingset_refault_anon: Vec<u64>,
-    pub workingset_refault_file: Vec<u64>,
-    pub procs_alive: Vec<u64>,
-}
 
 impl Kernel {
     pub(crate) fn sample(&mut self, now: Nanos) {

@@ -29,56 +29,15 @@
 //! policy that lets only kswapd write file pages, lumpy/compaction-driven reclaim.
 
 use crate::config::{KernelSemantics, ReclaimScope, SwapKind};
-use crate::kernel::{Event, Kernel, KSWAPD_THREAD};
 use crate::mm::Pte;
+use crate::mmzone::{Event, Kernel, KSWAPD_THREAD};
+pub use crate::mmzone::{KswapdState, ScanBalance, DEF_PRIORITY};
 use crate::page::{lru, pg, Pfn, NO_PFN, NO_SLOT};
 use crate::page_alloc::MAX_RECLAIM_RETRIES;
 use crate::task::Task;
 use mobmem_engine::Nanos;
 
 pub const SWAP_CLUSTER_MAX: u64 = 32;
-pub const DEF_PRIORITY: i32 = 12;
-
-/// Reclaim-cost bookkeeping for scan balance.
-#[derive(Clone, Debug, Default)]
-pub struct ScanBalance {
-    /// ≥ 5.9: `lruvec->anon_cost`, `lruvec->file_cost`.
-    pub anon_cost: u64,
-    pub file_cost: u64,
-    /// < 5.9: `reclaim_stat.recent_scanned/rotated[anon, file]`.
-    pub recent_scanned: [u64; 2],
-    pub recent_rotated: [u64; 2],
-}
-
-/// kswapd's progress through `balance_pgdat`.
-#[derive(Clone, Debug, Default)]
-pub struct KswapdState {
-    pub awake: bool,
-    /// Consecutive runs that reclaimed nothing (`pgdat->kswapd_failures`).
-    pub failures: u32,
-    pub priority: i32,
-    pub in_pass: bool,
-    pub nr: [u64; 4],
-    pub targets: [u64; 4],
-    pub proportional: bool,
-    pub pass_scanned: u64,
-    pub pass_reclaimed: u64,
-    pub run_reclaimed: u64,
-    pub target: u64,
-    pub may_deactivate: [bool; 2],
-    pub cpu_ns: Nanos,
-    pub wakeups: u64,
-}
-
-impl KswapdState {
-    pub fn start_run(&mut self) {
-        self.priority = DEF_PRIORITY;
-        self.in_pass = false;
-        self.run_reclaimed = 0;
-        self.wakeups += 1;
-    }
-}
-
 /// `struct scan_control`.
 #[derive(Clone, Debug)]
 pub struct ScanControl {

@@ -12,8 +12,8 @@
 //! Left out: shadow-node reclaim (`workingset_nodereclaim` stays 0), per-memcg ages.
 
 use crate::config::LruMode;
-use crate::kernel::Kernel;
 use crate::mm::Pte;
+use crate::mmzone::Kernel;
 use crate::page::{lru, pg, Pfn};
 
 impl Kernel {

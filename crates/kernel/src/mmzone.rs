@@ -1,0 +1,310 @@
+//! The kernel's shared state, like `include/linux/mmzone.h` and `mm_types.h`: the [`Kernel`]
+//! struct (one memory node: frames, LRU lists, mappings, processes, swap, watermarks, kswapd's
+//! state, counters, the event queue), the events its threads run, and the interfaces policies
+//! implement over it ([`KillPolicy`], [`MadviseHint`]).
+//!
+//! Only types live here; every mechanism is a module of its own with `impl Kernel` blocks over
+//! this state (`memory`, `page_alloc`, `vmscan`, `workingset`, `madvise`, `psi`, `lmkd`,
+//! `oom_kill`, `series`), and `kernel` holds construction, the process/VMA API and the event loop.
+//! No module below imports a mechanism, so the crate's modules form no import cycle.
+
+use crate::config::KernelConfig;
+use crate::lru::LruLists;
+use crate::mm::{Mapping, Process, Vma};
+use crate::page::{Frames, Pfn};
+use crate::psi_types::Psi;
+use crate::swap::SwapDevice;
+use crate::task::Task;
+use crate::vmstat::VmStat;
+use mobmem_engine::{CpuSet, EventQueue, Nanos, ThreadId};
+use serde::Serialize;
+use std::collections::HashMap;
+
+/// Thread ids of kernel threads; process threads start at `FIRST_USER_THREAD`.
+pub const KSWAPD_THREAD: ThreadId = 0;
+pub const LMKD_THREAD: ThreadId = 1;
+pub const FIRST_USER_THREAD: ThreadId = 2;
+/// Extra threads (`Kernel::new_thread`) are numbered from here.
+pub const EXTRA_THREAD_BASE: ThreadId = 1 << 20;
+
+#[derive(Debug)]
+pub enum Event {
+    /// One kswapd reclaim batch.
+    Kswapd,
+    /// Writeback of these frames (with their generations) completes.
+    WritebackDone(Vec<(Pfn, u32)>),
+    /// lmkd wakes (PSI trigger or poll timer).
+    Lmkd,
+    /// A killed process's memory is released.
+    Reap(u32),
+    /// Take a time-series sample.
+    Sample,
+}
+
+/// An error from a kernel operation on behalf of a caller.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum KernelError {
+    #[error("no process with pid {0}")]
+    NoProcess(u32),
+    #[error("process {0} already exists")]
+    ProcessExists(u32),
+    #[error("process {pid} has no mapping named {vma:?}")]
+    NoVma { pid: u32, vma: String },
+    #[error("mapping {vma:?} of process {pid} already exists")]
+    VmaExists { pid: u32, vma: String },
+    #[error("pages [{first}, {end}) are beyond mapping {vma:?} of {npages} pages")]
+    BeyondVma { vma: String, first: u64, end: u64, npages: u32 },
+    #[error("file {name:?} is mapped as {pages} pages here but has {existing} pages")]
+    FileSize { name: String, pages: u32, existing: u32 },
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// A process's memory in pages (see `Kernel::proc_usage`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ProcUsage {
+    /// Resident anon pages mapped (RSS anon, `MM_ANONPAGES`): private ones plus the COW-shared
+    /// pages this process still maps after fork.
+    pub anon: u64,
+    /// Mapped file pages.
+    pub file: u64,
+    /// Proportional set size: each page divided by its number of mappers.
+    pub pss: f64,
+    /// The anon part of `pss` (summed over every process it equals the resident anon pages).
+    pub pss_anon: f64,
+    /// Swapped anon pages mapped (`MM_SWAPENTS`), COW-shared ones included.
+    pub swap: u64,
+    /// Of `anon`, pages shared copy-on-write with other processes (not freed if this one dies).
+    pub anon_shared: u64,
+    /// Of `swap`, swapped pages shared copy-on-write with other processes.
+    pub swap_shared: u64,
+}
+
+pub struct Kernel {
+    pub cfg: KernelConfig,
+    pub frames: Frames,
+    pub lru: LruLists,
+    pub mappings: Vec<Mapping>,
+    pub files: HashMap<String, u32>,
+    pub vmas: Vec<Vma>,
+    pub procs: Vec<Process>,
+    pub pid_index: HashMap<u32, u32>,
+    pub swap: SwapDevice,
+    pub wmark: Watermarks,
+    pub vmstat: VmStat,
+    /// workingset: `lruvec->nonresident_age` (`inactive_age` before 5.9).
+    pub nonresident_age: u64,
+    /// File refaults seen by the last reclaim cycle (`target_lruvec->refaults`), for
+    /// may_deactivate / inactive_list_is_low.
+    pub snapshot_refaults_file: u64,
+    pub balance: ScanBalance,
+    pub kswapd: KswapdState,
+    pub psi: Psi,
+    pub cpus: CpuSet,
+    pub queue: EventQueue<Event>,
+    /// Time of the last processed event.
+    pub now: Nanos,
+    pub killer: Option<Box<dyn KillPolicy>>,
+    pub lmkd_scheduled: bool,
+    pub kills: Vec<KillRecord>,
+    pub hints: HintRegistry,
+    /// zsmalloc pool pages taken from RAM.
+    pub zram_pool_pages: u64,
+    /// Pool frames (so they can be returned).
+    pub zram_pool_frames: Vec<Pfn>,
+    /// Memory-cgroup charge in pages (scope = memcg).
+    pub memcg_charged: u64,
+    /// Global allocation counter giving each allocated frame a unique generation.
+    pub alloc_gen: u32,
+    pub series: Series,
+    /// Ops skipped because their process had been killed.
+    pub ops_after_kill: u64,
+    /// Writeback started by the current reclaim call, completed by one event.
+    pub pending_writeback: Vec<(Pfn, u32)>,
+    /// When the flash device finishes the writes queued so far.
+    pub flash_busy_until: Nanos,
+    /// Completion times of the queued `WritebackDone` events (for reclaim throttling).
+    pub writeback_due: Vec<Nanos>,
+    /// The last direct reclaim stopped because of writeback congestion.
+    pub reclaim_congested: bool,
+    /// Quantile table of zram compressed sizes.
+    pub zram_sizes: crate::zram::SizeTable,
+    pub(crate) next_extra_thread: ThreadId,
+}
+
+// ------------------------------------------------------------------ page_alloc: zone watermarks
+
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+pub struct Watermarks {
+    pub min_free_kbytes: u64,
+    pub min: u64,
+    pub low: u64,
+    pub high: u64,
+}
+
+pub fn int_sqrt(x: u64) -> u64 {
+    if x == 0 {
+        return 0;
+    }
+    let mut r = (x as f64).sqrt() as u64;
+    while r * r > x {
+        r -= 1;
+    }
+    while (r + 1) * (r + 1) <= x {
+        r += 1;
+    }
+    r
+}
+
+impl Watermarks {
+    pub fn compute(cfg: &KernelConfig, managed: u64) -> Self {
+        let min_free_kbytes = if cfg.min_free_kbytes > 0 { cfg.min_free_kbytes } else { int_sqrt(managed * 4 * 16).clamp(128, 262_144) };
+        let min = min_free_kbytes / 4;
+        let tmp = (min / 4).max(managed * cfg.watermark_scale_factor / 10_000);
+        let extra = cfg.extra_free_kbytes / 4;
+        Self { min_free_kbytes, min, low: min + tmp + extra, high: min + 2 * tmp + extra }
+    }
+}
+
+/// Which watermark free memory is below (lmkd's `get_lowest_watermark`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum WmarkLevel {
+    BelowMin,
+    BelowLow,
+    BelowHigh,
+    AboveHigh,
+}
+
+// ------------------------------------------------------------------ vmscan: kswapd and scan balance
+
+pub const DEF_PRIORITY: i32 = 12;
+
+/// Reclaim-cost bookkeeping for scan balance.
+#[derive(Clone, Debug, Default)]
+pub struct ScanBalance {
+    /// ≥ 5.9: `lruvec->anon_cost`, `lruvec->file_cost`.
+    pub anon_cost: u64,
+    pub file_cost: u64,
+    /// < 5.9: `reclaim_stat.recent_scanned/rotated[anon, file]`.
+    pub recent_scanned: [u64; 2],
+    pub recent_rotated: [u64; 2],
+}
+
+/// kswapd's progress through `balance_pgdat`.
+#[derive(Clone, Debug, Default)]
+pub struct KswapdState {
+    pub awake: bool,
+    /// Consecutive runs that reclaimed nothing (`pgdat->kswapd_failures`).
+    pub failures: u32,
+    pub priority: i32,
+    pub in_pass: bool,
+    pub nr: [u64; 4],
+    pub targets: [u64; 4],
+    pub proportional: bool,
+    pub pass_scanned: u64,
+    pub pass_reclaimed: u64,
+    pub run_reclaimed: u64,
+    pub target: u64,
+    pub may_deactivate: [bool; 2],
+    pub cpu_ns: Nanos,
+    pub wakeups: u64,
+}
+
+impl KswapdState {
+    pub fn start_run(&mut self) {
+        self.priority = DEF_PRIORITY;
+        self.in_pass = false;
+        self.run_reclaimed = 0;
+        self.wakeups += 1;
+    }
+}
+
+// ------------------------------------------------------------------ series: the sampled timeline
+
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Series {
+    pub time_ms: Vec<f64>,
+    pub free_kb: Vec<u64>,
+    pub active_anon_kb: Vec<u64>,
+    pub inactive_anon_kb: Vec<u64>,
+    pub active_file_kb: Vec<u64>,
+    pub inactive_file_kb: Vec<u64>,
+    pub zram_pool_kb: Vec<u64>,
+    pub swap_used_kb: Vec<u64>,
+    pub psi_some_total_us: Vec<u64>,
+    pub psi_full_total_us: Vec<u64>,
+    pub pgscan_kswapd: Vec<u64>,
+    pub pgscan_direct: Vec<u64>,
+    pub workingset_refault_anon: Vec<u64>,
+    pub workingset_refault_file: Vec<u64>,
+    pub procs_alive: Vec<u64>,
+}
+
+// ------------------------------------------------------------------ lmkd: kill records and policies
+
+/// A recorded kill.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct KillRecord {
+    pub time_ns: u64,
+    pub pid: u32,
+    #[serde(skip)]
+    pub proc_idx: u32,
+    pub name: String,
+    pub oom_score_adj: i32,
+    pub min_score_adj: i32,
+    pub reason: String,
+    pub killer: String,
+    /// Resident memory the kill frees: private anon + mapped file (pages shared copy-on-write
+    /// with other processes excluded).
+    pub rss_kb: u64,
+    /// Swap the kill frees (private swapped pages).
+    pub swap_kb: u64,
+    /// Resident anon the victim shared copy-on-write with other processes (not freed).
+    pub shared_kb: u64,
+    pub reaped_ns: Option<u64>,
+}
+
+/// A policy that removes processes under memory pressure.
+pub trait KillPolicy: Send {
+    fn name(&self) -> &'static str;
+    /// The first timer wake-up, for policies that poll from boot.
+    fn first_poll(&self) -> Option<Nanos> {
+        None
+    }
+    /// Woken by PSI triggers.
+    fn psi_triggered(&self) -> bool {
+        false
+    }
+    /// Run at `now`; returns the next timer wake-up it wants.
+    fn run(&mut self, k: &mut Kernel, now: Nanos) -> Option<Nanos>;
+    fn on_reaped(&mut self, _k: &Kernel, _proc_idx: u32) {}
+}
+
+// ------------------------------------------------------------------ madvise: custom hints
+
+/// A custom madvise hint applied to pages [first, first+count) of a VMA.
+pub trait MadviseHint: Send {
+    fn apply(&self, k: &mut Kernel, t: &mut Task, vma: u32, first: u32, count: u32);
+}
+
+/// Named custom hints.
+pub struct HintRegistry {
+    hints: Vec<(String, Box<dyn MadviseHint>)>,
+}
+
+impl HintRegistry {
+    pub fn empty() -> Self {
+        Self { hints: Vec::new() }
+    }
+    pub fn register(&mut self, name: &str, h: Box<dyn MadviseHint>) {
+        self.hints.retain(|(n, _)| n != name);
+        self.hints.push((name.into(), h));
+    }
+    pub fn names(&self) -> Vec<String> {
+        self.hints.iter().map(|(n, _)| n.clone()).collect()
+    }
+    pub(crate) fn take(&mut self, name: &str) -> Option<(String, Box<dyn MadviseHint>)> {
+        let i = self.hints.iter().position(|(n, _)| n == name)?;
+        Some(self.hints.swap_remove(i))
+    }
+}

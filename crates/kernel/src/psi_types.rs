@@ -1,0 +1,149 @@
+//! The state of pressure stall information (`include/linux/psi_types.h`): the 1 ms buckets of
+//! stalled time over a 1 s window, totals and running averages. The accounting that feeds it and
+//! the triggers lmkd waits on are in `psi`.
+
+use mobmem_engine::Nanos;
+use serde::Serialize;
+
+pub const BUCKET_NS: Nanos = 1_000_000;
+const NBUCKETS: u64 = 1000;
+const AVG_PERIOD_NS: Nanos = 2_000_000_000;
+
+#[derive(Clone, Debug)]
+pub struct Psi {
+    some: Vec<u32>,
+    full: Vec<u32>,
+    /// Newest bucket index seen; buckets (head-999..=head) are the window.
+    head: u64,
+    win_some: u64,
+    win_full: u64,
+    pub some_total_ns: u64,
+    pub full_total_ns: u64,
+    pub avg10: [f64; 2],
+    pub avg60: [f64; 2],
+    avg_next: Nanos,
+    avg_last_total: [u64; 2],
+    /// Last time a trigger fired (a trigger fires at most once per window).
+    pub last_trigger: Option<Nanos>,
+}
+
+#[derive(Clone, Copy, Debug, Serialize, Default, PartialEq)]
+pub struct PsiSnapshot {
+    pub some_avg10: f64,
+    pub some_avg60: f64,
+    pub some_total_us: u64,
+    pub full_avg10: f64,
+    pub full_avg60: f64,
+    pub full_total_us: u64,
+}
+
+impl Default for Psi {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Psi {
+    pub fn new() -> Self {
+        Self {
+            some: vec![0; NBUCKETS as usize],
+            full: vec![0; NBUCKETS as usize],
+            head: 0,
+            win_some: 0,
+            win_full: 0,
+            some_total_ns: 0,
+            full_total_ns: 0,
+            avg10: [0.0; 2],
+            avg60: [0.0; 2],
+            avg_next: AVG_PERIOD_NS,
+            avg_last_total: [0; 2],
+            last_trigger: None,
+        }
+    }
+
+    /// Move the window's newest bucket to `b`, expiring buckets that fall out.
+    fn advance_bucket(&mut self, b: u64) {
+        if b <= self.head {
+            return;
+        }
+        let steps = (b - self.head).min(NBUCKETS);
+        for k in 1..=steps {
+            let i = ((self.head + k) % NBUCKETS) as usize;
+            self.win_some -= self.some[i] as u64;
+            self.win_full -= self.full[i] as u64;
+            self.some[i] = 0;
+            self.full[i] = 0;
+        }
+        self.head = b;
+    }
+
+    /// Advance the window to time `now`.
+    pub fn advance(&mut self, now: Nanos) {
+        self.advance_bucket(now / BUCKET_NS);
+    }
+
+    /// A stall of `dur` starting at `start`; `full` for user tasks.
+    pub fn record(&mut self, start: Nanos, dur: Nanos, full: bool) {
+        let end = start + dur;
+        if end > 0 {
+            self.advance_bucket((end - 1) / BUCKET_NS);
+        }
+        let mut t = start;
+        while t < end {
+            let b = t / BUCKET_NS;
+            let bend = ((b + 1) * BUCKET_NS).min(end);
+            let d = (bend - t) as u32;
+            let in_window = b + NBUCKETS > self.head;
+            let i = (b % NBUCKETS) as usize;
+            let room_s = if in_window { BUCKET_NS as u32 - self.some[i] } else { d };
+            let s_add = d.min(room_s);
+            self.some_total_ns += s_add as u64;
+            if in_window {
+                self.some[i] += s_add;
+                self.win_some += s_add as u64;
+            }
+            if full {
+                let room_f = if in_window { BUCKET_NS as u32 - self.full[i] } else { d };
+                let f_add = d.min(room_f);
+                self.full_total_ns += f_add as u64;
+                if in_window {
+                    self.full[i] += f_add;
+                    self.win_full += f_add as u64;
+                }
+            }
+            t = bend;
+        }
+    }
+
+    /// Stall time (some, full) within the last second (up to the newest bucket).
+    pub fn window(&self) -> (Nanos, Nanos) {
+        (self.win_some, self.win_full)
+    }
+
+    /// Advance the running averages to `now` (every 2 s, like `update_averages`).
+    pub fn update_averages(&mut self, now: Nanos) {
+        while self.avg_next <= now {
+            let totals = [self.some_total_ns, self.full_total_ns];
+            let e10 = (-2.0f64 / 10.0).exp();
+            let e60 = (-2.0f64 / 60.0).exp();
+            for (k, &total) in totals.iter().enumerate() {
+                let pct = (100.0 * (total - self.avg_last_total[k]) as f64 / AVG_PERIOD_NS as f64).min(100.0);
+                self.avg10[k] = self.avg10[k] * e10 + pct * (1.0 - e10);
+                self.avg60[k] = self.avg60[k] * e60 + pct * (1.0 - e60);
+                self.avg_last_total[k] = total;
+            }
+            self.avg_next += AVG_PERIOD_NS;
+        }
+    }
+
+    pub fn snapshot(&self) -> PsiSnapshot {
+        PsiSnapshot {
+            some_avg10: self.avg10[0],
+            some_avg60: self.avg60[0],
+            some_total_us: self.some_total_ns / 1000,
+            full_avg10: self.avg10[1],
+            full_avg60: self.avg60[1],
+            full_total_us: self.full_total_ns / 1000,
+        }
+    }
+}
