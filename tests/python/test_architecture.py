@@ -90,3 +90,76 @@ def test_the_package_has_no_import_cycle():
     g = import_graph()
     assert len(g) > 50 and g["mobmem.session"]  # the graph was read
     assert cycles(g) == []
+
+
+# ------------------------------------------------------------------------------------ Rust crates
+
+CRATES = PKG.parent / "crates"
+
+
+def rust_module_graph(src: Path) -> dict[str, set[str]]:
+    """module path (``gc::mark_sweep``) → the crate's modules it names (``crate::…``, ``super::…``,
+    or a child module ``child::…`` of its own), tests and comments left out."""
+    import re
+
+    mods: dict[str, Path] = {}
+    for p in src.rglob("*.rs"):
+        parts = p.relative_to(src).with_suffix("").parts
+        if parts[-1] == "mod":
+            parts = parts[:-1]
+        if parts in (("lib",), ("main",)):
+            continue
+        mods["::".join(parts)] = p
+    ident = r"[a-z_][a-z0-9_]*"
+    item = r"[A-Za-z_][A-Za-z0-9_]*"
+    edges: dict[str, set[str]] = {m: set() for m in mods}
+    for m, p in mods.items():
+        text = p.read_text()
+        text = text.split("#[cfg(test)]")[0]
+        text = re.sub(r"//[^\n]*", "", text)
+        parent = m.rpartition("::")[0]
+        own = m  # children of m are m::child
+
+        def add(path: list[str], m=m) -> None:
+            for k in range(len(path), 0, -1):
+                t = "::".join(path[:k])
+                if t in mods:
+                    if t != m:
+                        edges[m].add(t)
+                    return
+
+        for base, rest in re.findall(rf"\b(crate|super|{ident})::((?:{ident}::)*{item}|\{{[^}}]*\}})", text):
+            prefix = {"crate": [], "super": parent.split("::") if parent else []}.get(base)
+            if prefix is None:
+                prefix = (own.split("::") + [base]) if f"{own}::{base}" in mods else None
+                if prefix is None:
+                    continue
+            groups = [g.strip() for g in rest.strip("{}").split(",")] if rest.startswith("{") else [rest]
+            for g in groups:
+                if g:
+                    add(prefix + [x for x in g.split("::") if x and x != "self"] if g != "self" else prefix)
+    return edges
+
+
+def test_rust_module_graph_sees_child_and_super_references(tmp_path):
+    src = tmp_path / "src"
+    (src / "gc").mkdir(parents=True)
+    (src / "lib.rs").write_text("pub mod gc;\npub mod heap;\n")
+    (src / "heap.rs").write_text("use crate::gc::record::GcType;\n")
+    (src / "gc" / "mod.rs").write_text("pub mod ms;\npub mod record;\npub mod registry;\npub trait Collector {}\n")
+    (src / "gc" / "registry.rs").write_text("fn create() { super::ms::MarkSweep; }\n")
+    (src / "gc" / "ms.rs").write_text("use super::{record::GcType, Collector};\nuse crate::heap::Heap;\n")
+    (src / "gc" / "record.rs").write_text("// crate::heap is only mentioned in a comment\n")
+    g = rust_module_graph(src)
+    assert g == {"heap": {"gc::record"}, "gc": set(), "gc::registry": {"gc::ms"}, "gc::ms": {"gc", "gc::record", "heap"}, "gc::record": set()}
+    assert cycles(g) == []
+    # a parent that names its child's items, and a child that uses its parent: a cycle
+    (src / "gc" / "mod.rs").write_text("pub mod ms;\npub mod record;\npub mod registry;\npub trait Collector {}\nfn f() { ms::MarkSweep; }\n")
+    (src / "gc" / "record.rs").write_text("use crate::heap::Heap;\n")
+    assert sorted(cycles(rust_module_graph(src))) == [["gc", "gc::ms"], ["gc::record", "heap"]]
+
+
+def test_no_crate_has_a_module_cycle():
+    found = {c.name: cycles(rust_module_graph(c / "src")) for c in sorted(CRATES.iterdir()) if (c / "src").is_dir()}
+    assert set(found) >= {"engine", "kernel", "runtime", "device"}
+    assert {k: v for k, v in found.items() if v} == {}

@@ -10,7 +10,7 @@ fn main() {
     let full = rest.iter().any(|a| a == "--full");
     let overrides: Vec<(String, String)> = rest.into_iter().filter_map(|a| a.split_once('=').map(|(k, v)| (k.to_string(), v.to_string()))).collect();
     let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python/mobmem/data");
-    match mobmem_device::session::run_file(&path, &data, &overrides, None) {
+    match mobmem_device::session::run::run_file(&path, &data, &overrides, None) {
         Ok(v) => {
             let mut v = v;
             if let Some(o) = v.as_object_mut().filter(|_| !full) {

@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 /// kernel_semantics: [..], settings: {kernel: [..], runtime: [..], app: [..], session: [..]}}`.
 pub fn catalog() -> Value {
     let collectors: Vec<Value> = mobmem_runtime::config::COLLECTORS.iter().map(|c| json!({ "name": c.name, "aliases": c.aliases, "help": c.help })).collect();
-    let policies: Vec<Value> = mobmem_runtime::hooks::POLICIES.iter().map(|(n, h, _)| json!({ "name": n, "help": h })).collect();
+    let policies: Vec<Value> = mobmem_runtime::policies::POLICIES.iter().map(|(n, h, _)| json!({ "name": n, "help": h })).collect();
     let lmkd: Vec<Value> = mobmem_kernel::lmkd::POLICIES.iter().map(|(n, h, _)| json!({ "name": n, "help": h })).collect();
     json!({
         "collectors": collectors,

@@ -7,7 +7,7 @@
 
 mod common;
 use common::*;
-use mobmem_device::session::run_file;
+use mobmem_device::session::run::run_file;
 use serde_json::Value;
 
 #[test]

@@ -356,7 +356,7 @@ impl Kernel {
             self.frames.flags[fi] |= pg::DIRTY;
         }
         let c = &self.cfg.costs;
-        let io = c.flash_read_ns + nread.saturating_sub(1) * 4096 * 1_000_000_000 / c.flash_read_bw;
+        let io = c.flash_read_ns + nread.saturating_sub(1) * crate::page::PAGE_SIZE * 1_000_000_000 / c.flash_read_bw;
         let ns = c.major_fault_overhead_ns + io;
         t.cpu(c.major_fault_overhead_ns);
         t.now += io;
@@ -453,7 +453,7 @@ impl Kernel {
         if self.pure_lru() {
             return;
         }
-        let n = (self.cfg.fault_around_bytes / 4096) as u32;
+        let n = (self.cfg.fault_around_bytes / crate::page::PAGE_SIZE) as u32;
         if n <= 1 {
             return;
         }

@@ -11,6 +11,8 @@
 //! ZONE_NORMAL, NUMA.
 
 pub type Pfn = u32;
+/// Bytes per page (4 KiB base pages; the only page size modelled).
+pub const PAGE_SIZE: u64 = 4096;
 pub const NO_PFN: Pfn = u32::MAX;
 pub const NO_SLOT: u32 = u32::MAX;
 

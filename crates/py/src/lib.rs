@@ -158,7 +158,7 @@ fn runtime_setting_keys() -> (Vec<&'static str>, Vec<&'static str>, Vec<(&'stati
     (
         mobmem_runtime::RuntimeConfig::KEYS.to_vec(),
         mobmem_runtime::workload::AppProfile::KEYS.to_vec(),
-        mobmem_runtime::hooks::POLICIES.iter().map(|(n, d, _)| (*n, *d)).collect(),
+        mobmem_runtime::policies::POLICIES.iter().map(|(n, d, _)| (*n, *d)).collect(),
     )
 }
 
@@ -197,8 +197,9 @@ fn session_run(py: Python<'_>, scenario: String, data_dir: String, overrides: Pa
             msg
         })
     };
-    let r =
-        py.allow_threads(|| mobmem_device::session::run_file_observed(&scenario, std::path::Path::new(&data_dir), &overrides, seed, Some(Box::new(observer))));
+    let r = py.allow_threads(|| {
+        mobmem_device::session::run::run_file_observed(&scenario, std::path::Path::new(&data_dir), &overrides, seed, Some(Box::new(observer)))
+    });
     if let Some(e) = stopped.lock().unwrap().take() {
         return Err(e);
     }

@@ -46,9 +46,6 @@
 //! with [`CardTable::objects_on_cards`] — the role of ART's `ModUnionTable` / `RememberedSet`
 //! (cards of one space remembered apart from the main table).
 
-use crate::heap::Heap;
-use crate::object::{ObjId, SpaceId};
-
 /// source: ART `CardTable::kCardShift` = 7.
 pub const CARD_SHIFT: u32 = 7;
 /// source: ART `CardTable::kCardSize` = 128 bytes.
@@ -82,10 +79,10 @@ impl CardTable {
         Self { cards: vec![CARD_CLEAN; base[3]], base }
     }
 
-    /// A second table with the geometry of `heap`'s (for a policy's own remembered set).
-    pub fn for_heap(heap: &Heap) -> Self {
-        let b = heap.cards.base;
-        Self::new([(b[1] - b[0]) as u64 * CARD_SIZE, (b[2] - b[1]) as u64 * CARD_SIZE, (b[3] - b[2]) as u64 * CARD_SIZE])
+    /// The bytes of each collected space this table covers (its geometry).
+    pub fn space_bytes(&self) -> [u64; 3] {
+        let b = self.base;
+        [(b[1] - b[0]) as u64 * CARD_SIZE, (b[2] - b[1]) as u64 * CARD_SIZE, (b[3] - b[2]) as u64 * CARD_SIZE]
     }
 
     pub fn len(&self) -> usize {
@@ -130,17 +127,6 @@ impl CardTable {
     #[inline(always)]
     pub fn mark(&mut self, c: usize) {
         self.cards[c] = CARD_DIRTY;
-    }
-
-    /// Mark the card of object `o` (a collected-space object of `heap`); returns the card.
-    pub fn mark_object(&mut self, heap: &Heap, o: ObjId) -> Option<usize> {
-        let sp = heap.objs.space(o) as usize;
-        if sp >= SpaceId::Zygote as usize {
-            return None;
-        }
-        let c = self.index(sp, heap.objs.addr(o));
-        self.mark(c);
-        Some(c)
     }
 
     pub fn clear_range(&mut self, lo: usize, hi: usize) {
@@ -195,17 +181,6 @@ impl CardTable {
     /// Cards in `[lo, hi)` whose value is at least `min_age`.
     pub fn count_at_least(&self, lo: usize, hi: usize, min_age: u8) -> u64 {
         self.cards[lo..hi].iter().filter(|&&b| b >= min_age).count() as u64
-    }
-
-    /// Objects of `heap` starting on cards of this table whose value is at least `min_age`
-    /// (appended to `out`, in address order): a policy's second card table turned into extra
-    /// roots.
-    pub fn objects_on_cards(&self, heap: &Heap, min_age: u8, out: &mut Vec<ObjId>) {
-        let mut c = 0;
-        while let Some(d) = self.next_card(c, self.cards.len(), min_age) {
-            heap.objects_on_card(d, out);
-            c = d + 1;
-        }
     }
 
     /// Age every card (see [`CardTable::age_range`]); for a policy's own table at a collection.

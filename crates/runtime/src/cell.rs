@@ -25,7 +25,7 @@
 //! objects, or on a heap whose spaces exceed 4 GiB (addresses are 32-bit offsets here), are
 //! allocated as general objects.
 
-use crate::object::{ObjId, NULL};
+use crate::mirror::{ObjId, NULL};
 use mobmem_engine::Nanos;
 
 /// Tag bit of a cell object's id: `CELL_BIT | slot`, the index of its record in the arena.
@@ -235,7 +235,7 @@ impl Cells {
         let mut n = 0;
         for i in h.first..h.first + h.n as u32 {
             let c = &mut self.obj[i as usize];
-            if c.flags & crate::object::flag::LIVE != 0 {
+            if c.flags & crate::mirror::flag::LIVE != 0 {
                 c.flags = 0;
                 n += 1;
             }
@@ -251,7 +251,7 @@ impl Cells {
     #[inline]
     pub fn free(&mut self, o: ObjId) {
         let i = slot_of(o);
-        debug_assert!(self.obj[i].flags & crate::object::flag::LIVE != 0, "double free of cell object {o:#x}");
+        debug_assert!(self.obj[i].flags & crate::mirror::flag::LIVE != 0, "double free of cell object {o:#x}");
         self.obj[i].flags = 0;
         self.count -= 1;
         let u = self.obj[i].unit;
@@ -268,7 +268,7 @@ impl Cells {
         self.unit
             .iter()
             .filter(|h| h.live > 0)
-            .flat_map(move |h| (h.first..h.first + h.n as u32).filter(move |&i| self.obj[i as usize].flags & crate::object::flag::LIVE != 0).map(id))
+            .flat_map(move |h| (h.first..h.first + h.n as u32).filter(move |&i| self.obj[i as usize].flags & crate::mirror::flag::LIVE != 0).map(id))
     }
 
     /// Units in use (for reports and host-memory accounting).
@@ -285,7 +285,7 @@ impl Cells {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::object::flag;
+    use crate::mirror::flag;
 
     #[test]
     fn ids_units_and_implied_references() {

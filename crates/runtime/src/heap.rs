@@ -909,3 +909,34 @@ impl Iterator for CardObjects<'_> {
         Some(o)
     }
 }
+
+/// A policy's own card table over this heap (its geometry, its objects): the card table itself
+/// knows nothing of the heap.
+impl CardTable {
+    /// A second table with the geometry of `heap`'s (for a policy's own remembered set).
+    pub fn for_heap(heap: &Heap) -> Self {
+        Self::new(heap.cards.space_bytes())
+    }
+
+    /// Mark the card of object `o` (a collected-space object of `heap`); returns the card.
+    pub fn mark_object(&mut self, heap: &Heap, o: ObjId) -> Option<usize> {
+        let sp = heap.objs.space(o) as usize;
+        if sp >= SpaceId::Zygote as usize {
+            return None;
+        }
+        let c = self.index(sp, heap.objs.addr(o));
+        self.mark(c);
+        Some(c)
+    }
+
+    /// Objects of `heap` starting on cards of this table whose value is at least `min_age`
+    /// (appended to `out`, in address order): a policy's second card table turned into extra
+    /// roots.
+    pub fn objects_on_cards(&self, heap: &Heap, min_age: u8, out: &mut Vec<ObjId>) {
+        let mut c = 0;
+        while let Some(d) = self.next_card(c, self.len(), min_age) {
+            heap.objects_on_card(d, out);
+            c = d + 1;
+        }
+    }
+}

@@ -24,6 +24,7 @@ pub mod gc;
 pub mod gcbench;
 pub mod heap;
 pub mod hooks;
+pub mod mirror;
 pub mod object;
 pub mod oracle;
 pub mod policies;

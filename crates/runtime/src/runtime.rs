@@ -130,9 +130,9 @@ impl Runtime {
         heap.objs.threads = (gc_task.thread, mutator.thread);
         let target = cfg.heap.start_size.min(cfg.heap.limit());
         let concurrent_start = if kind.concurrent() { initial_concurrent_start(target) } else { u64::MAX };
-        let next_gc_type = if cfg.generational && gc::create(kind).supports_sticky() { GcType::Sticky } else { GcType::Full };
+        let next_gc_type = if cfg.generational && gc::registry::create(kind).supports_sticky() { GcType::Sticky } else { GcType::Full };
         Ok(Self {
-            collector: Some(gc::create(kind)),
+            collector: Some(gc::registry::create(kind)),
             collector_kind: kind,
             gc: None,
             mutator,
@@ -172,7 +172,7 @@ impl Runtime {
 
     /// Install a named policy from the registry.
     pub fn install_policy(&mut self, name: &str) -> Result<(), String> {
-        crate::hooks::install(name, &mut self.hooks, &mut self.heap)?;
+        crate::policies::install(name, &mut self.hooks, &mut self.heap)?;
         self.refresh_mutator_class();
         Ok(())
     }
@@ -541,9 +541,9 @@ impl Runtime {
 
     fn switch_collector(&mut self, c: CollectorKind) {
         if c != self.collector_kind && self.gc.is_none() {
-            self.collector = Some(gc::create(c));
+            self.collector = Some(gc::registry::create(c));
             self.collector_kind = c;
-            if !gc::create(c).supports_sticky() {
+            if !gc::registry::create(c).supports_sticky() {
                 self.next_gc_type = GcType::Full;
             }
             if !c.concurrent() {

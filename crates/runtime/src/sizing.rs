@@ -12,7 +12,7 @@
 //! kMinConcurrentRemainingBytes = 128 KiB, kMaxConcurrentRemainingBytes = 512 KiB).
 
 use crate::config::HeapConfig;
-use crate::gc::GcType;
+use crate::gc::record::GcType;
 
 pub const MIN_CONCURRENT_REMAINING: u64 = 128 << 10;
 pub const MAX_CONCURRENT_REMAINING: u64 = 512 << 10;

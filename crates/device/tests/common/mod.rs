@@ -2,7 +2,7 @@
 //! shipped data.
 #![allow(dead_code)]
 
-use mobmem_device::session::run_file;
+use mobmem_device::session::run::run_file;
 use serde_json::Value;
 use std::path::PathBuf;
 

@@ -33,9 +33,14 @@ pub struct Compaction {
     pub to_release: Vec<u32>,
 }
 
-pub struct MarkCompact;
+/// The collector owns the state of a compaction in progress (between the flip and the end of
+/// the compaction phase).
+#[derive(Default)]
+pub struct MarkCompact {
+    compaction: Option<Compaction>,
+}
 
-fn compaction_flip(cx: &mut Cx) {
+fn compaction_flip(cx: &mut Cx) -> Compaction {
     cx.t.cpu(cx.heap.costs.suspend_ns);
     cx.heap.revoke_tlab();
     cx.heap.retire_evac_regions();
@@ -142,20 +147,19 @@ fn compaction_flip(cx: &mut Cx) {
     }
     cx.st.rec.roots += h.roots.len() as u64;
     cx.t.cpu(h.roots.len() as u64 * h.costs.root_ns);
-    cx.st.compaction = Some(Compaction { entries, page_first, page_done: vec![false; pages], next_page: 0, dest_end, to_release });
     cx.st.barrier = true;
+    Compaction { entries, page_first, page_done: vec![false; pages], next_page: 0, dest_end, to_release }
 }
 
 /// Move the objects whose new address starts in destination page `p`.
-fn compact_page(cx: &mut Cx, p: u32) {
-    let c = cx.st.compaction.as_mut().unwrap();
+fn compact_page(cx: &mut Cx, c: &mut Compaction, p: u32) {
     if c.page_done[p as usize] {
         return;
     }
     c.page_done[p as usize] = true;
     let (a, b) = (c.page_first[p as usize] as usize, c.page_first[p as usize + 1] as usize);
     for j in a..b {
-        let (o, old) = cx.st.compaction.as_ref().unwrap().entries[j];
+        let (o, old) = c.entries[j];
         let size = cx.heap.objs.size(o);
         let new = cx.heap.objs.addr(o);
         let swapped = cx.heap.objs.flags(o) & crate::object::flag::SWAPPED != 0;
@@ -180,8 +184,7 @@ fn compact_page(cx: &mut Cx, p: u32) {
     }
 }
 
-fn finish_compaction(cx: &mut Cx) {
-    let c = cx.st.compaction.take().unwrap();
+fn finish_compaction(cx: &mut Cx, c: Compaction) {
     for &r in &c.to_release {
         // Only regions still free (a mutator may have taken one since the flip).
         if cx.heap.regions.state[r as usize] == RegionState::Free && cx.cfg.release_regions_at_gc {
@@ -234,27 +237,21 @@ impl Collector for MarkCompact {
                 true
             }
             PhaseId::CompactFlip => {
-                compaction_flip(cx);
+                self.compaction = Some(compaction_flip(cx));
                 true
             }
             PhaseId::ConcurrentCompact => {
-                loop {
-                    let c = cx.st.compaction.as_ref().unwrap();
-                    if c.next_page as usize >= c.page_done.len() {
-                        break;
-                    }
+                let c = self.compaction.as_mut().expect("compaction phase without a flip");
+                while (c.next_page as usize) < c.page_done.len() {
                     let p = c.next_page;
-                    cx.st.compaction.as_mut().unwrap().next_page += 1;
-                    compact_page(cx, p);
+                    c.next_page += 1;
+                    compact_page(cx, c, p);
                     cx.sync_kernel();
-                    if cx.t.now >= until {
-                        let c = cx.st.compaction.as_ref().unwrap();
-                        if (c.next_page as usize) < c.page_done.len() {
-                            return false;
-                        }
+                    if cx.t.now >= until && (c.next_page as usize) < c.page_done.len() {
+                        return false;
                     }
                 }
-                finish_compaction(cx);
+                finish_compaction(cx, self.compaction.take().unwrap());
                 true
             }
             _ => unreachable!("phase {phase:?} is not part of mark-compact"),
@@ -262,7 +259,7 @@ impl Collector for MarkCompact {
     }
     /// A mutator touching an object whose destination page is not compacted yet compacts it.
     fn mutator_access(&mut self, cx: &mut Cx, o: ObjId) {
-        let Some(c) = cx.st.compaction.as_ref() else { return };
+        let Some(c) = self.compaction.as_mut() else { return };
         if cx.heap.objs.space(o) != SpaceId::Main as u8 {
             return;
         }
@@ -272,7 +269,7 @@ impl Collector for MarkCompact {
         }
         let p = (a / PAGE) as u32;
         if !c.page_done[p as usize] {
-            compact_page(cx, p);
+            compact_page(cx, c, p);
         }
     }
 }

@@ -3,6 +3,9 @@
 
 use std::collections::BTreeMap;
 
+/// Bytes per page of every space (the kernel model's page size).
+pub const PAGE: u64 = mobmem_kernel::page::PAGE_SIZE;
+
 #[derive(Clone, Debug)]
 pub struct PageExtents {
     /// first page → length, of free extents.

@@ -9,7 +9,7 @@
 //! brackets are 8/16-byte steps up to 128/512 B then 1 KiB and 2 KiB; simplified). Run sizes:
 //! 1 page for brackets ≤ 512 B, otherwise enough pages for 8 slots (estimate).
 
-use super::{PageExtents, PAGE};
+use super::extents::{PageExtents, PAGE};
 
 pub const NUM_BRACKETS: usize = 32 + 5;
 

@@ -3,7 +3,7 @@
 //! its own page-aligned pages; never moved; a freed object's pages are returned to the kernel at
 //! once (ART unmaps / madvises them).
 
-use super::{PageExtents, PAGE};
+use super::extents::{PageExtents, PAGE};
 
 #[derive(Clone, Debug)]
 pub struct LargeObjectSpace {

@@ -8,10 +8,7 @@ pub mod freelist;
 pub mod large_object;
 pub mod region;
 
-pub use extents::PageExtents;
+pub use extents::{PageExtents, PAGE};
 pub use freelist::FreeListSpace;
 pub use large_object::LargeObjectSpace;
 pub use region::{RegionSpace, RegionState, REGION_SIZE};
-
-/// Page size of the kernel model.
-pub const PAGE: u64 = 4096;

@@ -1,0 +1,127 @@
+//! What a session records as it runs, for the result to report: the event log ([`Event`]), the
+//! phone's time series ([`Sample`]) and each app's totals ([`AppTotals`]).
+
+use super::app::{FrameStats, Live};
+use mobmem_engine::Nanos;
+use mobmem_kernel::Kernel;
+use serde::Serialize;
+
+/// A line of the event log.
+#[derive(Clone, Debug, Serialize)]
+pub struct Event {
+    pub t_s: f64,
+    pub kind: &'static str,
+    pub app: String,
+    pub detail: String,
+}
+
+/// A time-series sample of the phone.
+#[derive(Clone, Debug, Serialize)]
+pub struct Sample {
+    pub t_s: f64,
+    pub free_mib: f64,
+    pub anon_mib: f64,
+    pub file_mib: f64,
+    pub unevictable_mib: f64,
+    pub swap_used_mib: f64,
+    pub zram_pool_mib: f64,
+    pub alive_apps: u32,
+    pub cached_apps: u32,
+    pub psi_some_avg10: f64,
+    pub psi_full_avg10: f64,
+    pub pgscan_kswapd: u64,
+    pub pgscan_direct: u64,
+    pub allocstall: u64,
+    pub workingset_refault: u64,
+}
+
+impl Sample {
+    pub fn take(k: &Kernel, now: Nanos, alive: u32, cached: u32) -> Self {
+        use mobmem_kernel::page::lru;
+        let mib = |pages: u64| pages as f64 / 256.0;
+        let l = &k.lru.len;
+        let v = &k.vmstat;
+        Self {
+            t_s: now as f64 / 1e9,
+            free_mib: mib(k.frames.nr_free()),
+            anon_mib: mib(l[lru::ACTIVE_ANON as usize] + l[lru::INACTIVE_ANON as usize]),
+            file_mib: mib(l[lru::ACTIVE_FILE as usize] + l[lru::INACTIVE_FILE as usize]),
+            unevictable_mib: mib(l[lru::UNEVICTABLE as usize]),
+            swap_used_mib: mib(k.swap.nr_used()),
+            zram_pool_mib: mib(k.zram_pool_pages),
+            alive_apps: alive,
+            cached_apps: cached,
+            psi_some_avg10: k.psi.avg10[0],
+            psi_full_avg10: k.psi.avg10[1],
+            pgscan_kswapd: v.pgscan_kswapd,
+            pgscan_direct: v.pgscan_direct,
+            allocstall: v.allocstall,
+            workingset_refault: v.workingset_refault_anon + v.workingset_refault_file,
+        }
+    }
+}
+
+/// An app's counters summed over its process incarnations.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct AppTotals {
+    pub incarnations: u32,
+    pub frames: FrameStats,
+    pub gc_count: u64,
+    pub gc_sticky: u64,
+    pub gc_full: u64,
+    pub gc_pause_total_ms: f64,
+    pub gc_pause_max_ms: f64,
+    pub gc_cpu_ms: f64,
+    pub gc_pages_touched: u64,
+    pub gc_objects_touched: u64,
+    /// Objects the collections marked and copied (evacuated or compacted), mutator copies included.
+    pub gc_objects_marked: u64,
+    pub gc_objects_copied: u64,
+    pub gc_major_faults: u64,
+    pub mutator_cpu_ms: f64,
+    /// Java objects and bytes the app's workload allocated (the simulator's per-object work).
+    pub objects_allocated: u64,
+    pub bytes_allocated: u64,
+    pub trims: u64,
+    pub transitions: u64,
+    pub refault_anon: u64,
+    pub refault_file: u64,
+    pub majflt: u64,
+    pub swapin: u64,
+    pub java_ooms: u32,
+    pub alive_at_end: bool,
+}
+
+impl AppTotals {
+    pub fn absorb(&mut self, l: &Live, k: &Kernel) {
+        self.incarnations += 1;
+        self.frames.add(&l.frames);
+        let rt = &l.rt;
+        for r in &rt.records {
+            self.gc_count += 1;
+            match r.gc_type {
+                "sticky" => self.gc_sticky += 1,
+                _ => self.gc_full += 1,
+            }
+            self.gc_pause_total_ms += r.pause_total_ns as f64 / 1e6;
+            self.gc_pause_max_ms = self.gc_pause_max_ms.max(r.pause_max_ns as f64 / 1e6);
+            self.gc_pages_touched += r.gc_pages_touched;
+            self.gc_objects_touched += r.gc_objects_touched;
+            self.gc_objects_marked += r.objects_marked;
+            self.gc_objects_copied += r.objects_copied;
+        }
+        self.gc_cpu_ms += rt.gc_cpu_ns() as f64 / 1e6;
+        let g = &rt.gc_task.bd;
+        self.gc_major_faults += g.major_faults_zram + g.major_faults_flash_swap + g.major_faults_file;
+        self.mutator_cpu_ms += rt.mutator_cpu_ns() as f64 / 1e6;
+        self.objects_allocated += l.w.stats.objects_allocated;
+        self.bytes_allocated += l.w.stats.bytes_allocated;
+        self.trims += rt.stats.trims;
+        self.transitions += rt.stats.transitions;
+        let st = &k.procs[l.proc_idx as usize].stats;
+        self.refault_anon += st.refault_anon;
+        self.refault_file += st.refault_file;
+        self.majflt += st.majflt;
+        self.swapin += st.swapin;
+    }
+}
