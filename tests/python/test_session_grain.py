@@ -94,3 +94,20 @@ def test_the_grain_cannot_be_set():
         [sys.executable, "-m", "mobmem", "bench", "grain", "--scenario", TINY, "--set", "runtime.grain=unit"], capture_output=True, text=True, cwd=ROOT
     )
     assert p.returncode != 0 and "the grain is what this command varies" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_metrics_are_read_from_a_real_result():
+    """Every compared number comes from the result's own fields (none defaults to zero)."""
+    import pytest
+    from mobmem import session
+
+    res = session.run(TINY, ["kernel.ram_mib=1024", "session.time_scale=0.2"])
+    m = grain.metrics(res)["metrics"]
+    assert m["refault_anon"] == res["refaults"]["anon"] and m["refault_file"] == res["refaults"]["file"]
+    assert m["pgmajfault"] == res["vmstat"]["pgmajfault"] > 0
+    assert m["gc_count"] == res["gc"]["count"] > 0
+    assert set(m) == {k for k, _ in grain.METRICS}
+    broken = dict(res)
+    del broken["refaults"]
+    with pytest.raises(KeyError):
+        grain.metrics(broken)

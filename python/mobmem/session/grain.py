@@ -41,8 +41,8 @@ TOLERANCE = 0.03
 METRICS = [
     ("pswpin", "swap-ins (pswpin)"),
     ("pswpout", "swap-outs (pswpout)"),
-    ("refault_anon", "workingset_refault_anon"),
-    ("refault_file", "workingset_refault_file"),
+    ("refault_anon", "anon refaults (workingset)"),
+    ("refault_file", "file refaults (workingset)"),
     ("pgmajfault", "major faults (pgmajfault)"),
     ("allocstall", "direct reclaims (allocstall)"),
     ("gc_pages_touched", "GC pages touched"),
@@ -60,26 +60,25 @@ COUNTS = [
 
 
 def metrics(res: dict) -> dict:
-    """The compared numbers of one run, and the per-launch TTIDs and cached-apps curve."""
-    vm = res.get("vmstat", {})
-    gc = res.get("gc", {})
-    launches = res.get("launches", [])
-    ttids = [float(l["ttid_ms"]) for l in launches]
+    """The compared numbers of one run, and the per-launch TTIDs and cached-apps curve. Every
+    number is read from a key the session result has (a missing key is an error, not a zero)."""
+    vm, gc, swap, refaults = res["vmstat"], res["gc"], res["swap"], res["refaults"]
+    ttids = [float(l["ttid_ms"]) for l in res["launches"]]
     out = {
-        "pswpin": float(res.get("swap", {}).get("pswpin", 0)),
-        "pswpout": float(res.get("swap", {}).get("pswpout", 0)),
-        "refault_anon": float(vm.get("workingset_refault_anon", 0)),
-        "refault_file": float(vm.get("workingset_refault_file", 0)),
-        "pgmajfault": float(vm.get("pgmajfault", 0)),
-        "allocstall": float(res.get("direct_reclaims", 0)),
-        "gc_pages_touched": float(gc.get("gc_pages_touched", 0)),
-        "gc_count": float(gc.get("count", 0)),
+        "pswpin": float(swap["pswpin"]),
+        "pswpout": float(swap["pswpout"]),
+        "refault_anon": float(refaults["anon"]),
+        "refault_file": float(refaults["file"]),
+        "pgmajfault": float(vm["pgmajfault"]),
+        "allocstall": float(res["direct_reclaims"]),
+        "gc_pages_touched": float(gc["gc_pages_touched"]),
+        "gc_count": float(gc["count"]),
         "ttid_mean_ms": sum(ttids) / len(ttids) if ttids else 0.0,
-        "kills": float(len(res.get("kill_records", []))),
-        "cached_mean": float(res.get("cached_apps", {}).get("mean") or 0.0),
+        "kills": float(len(res["kill_records"])),
+        "cached_mean": float(res["cached_apps"]["mean"] or 0.0),
     }
-    counts = {k: int(gc.get(k, -1)) for k, _ in COUNTS}
-    curve = [float(x) for x in res.get("cached_apps", {}).get("alive_after_launch", [])]
+    counts = {k: int(gc[k]) for k, _ in COUNTS}
+    curve = [float(x) for x in res["cached_apps"]["alive_after_launch"]]
     return {"metrics": out, "counts": counts, "ttids": ttids, "cached_curve": curve}
 
 
