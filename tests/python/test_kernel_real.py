@@ -25,6 +25,8 @@ import mobmem  # noqa: E402
 from mobmem.errors import MobmemError  # noqa: E402
 from mobmem.kernel import real as rk  # noqa: E402
 from mobmem.kernel import trace as tr  # noqa: E402
+from mobmem.kernel.real import replayer  # noqa: E402
+from mobmem.kernel.real.host import _proc_swaps as proc_swaps  # noqa: E402
 
 
 def _why_not() -> str | None:
@@ -36,7 +38,7 @@ def _why_not() -> str | None:
         return "no memory cgroup"
     if not os.path.isdir(rk.ZRAM):
         return "no /dev/zram0"
-    if "/dev/zram0" in rk._proc_swaps() or open(os.path.join(rk.ZRAM, "disksize")).read().strip() != "0":
+    if "/dev/zram0" in proc_swaps() or open(os.path.join(rk.ZRAM, "disksize")).read().strip() != "0":
         return "/dev/zram0 is in use"
     return None
 
@@ -62,7 +64,7 @@ exit 10
 def _assert_clean():
     ok, why = rk.machine_is_clean()
     assert ok, why
-    assert "/dev/zram0" not in rk._proc_swaps()
+    assert "/dev/zram0" not in proc_swaps()
 
 
 @pytest.fixture
@@ -81,7 +83,7 @@ def test_skipped_without_root(monkeypatch, anon_trace, capsys):
 
 def test_skipped_without_memory_cgroup(monkeypatch, anon_trace, capsys):
     monkeypatch.setattr(os, "geteuid", lambda: 0)
-    monkeypatch.setattr(rk, "find_memory_cgroup", lambda: None)
+    monkeypatch.setattr(replayer, "find_memory_cgroup", lambda: None)
     assert rk.replay_real(anon_trace) == 0
     assert capsys.readouterr().out.startswith("skipped: no memory cgroup controller")
 
@@ -257,7 +259,7 @@ def _spawn_long_replay(tmp_path, extra: str = ""):
     # wait until the replay is in its long tick: the zram swap is on and the child is in the cgroup
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        if "/dev/zram0" in rk._proc_swaps():
+        if "/dev/zram0" in proc_swaps():
             try:
                 st = json.load(open(rk.STATE_FILE))
                 cg = st.get("cgroup")

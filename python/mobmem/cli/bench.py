@@ -164,6 +164,14 @@ _opts = dict(
 )
 
 
+def _harness_options(given: dict) -> dict:
+    """The harness options of a command's arguments (every key of ``_opts`` but the output flag);
+    ``--json`` implies ``--quiet``."""
+    out = {k: given[k] for k in _opts if k != "json_flag"}
+    out["quiet"] = given["quiet"] or given["json_flag"]
+    return out
+
+
 def _emit(result, json_flag, metric, quiet=False):
     if json_flag:
         from mobmem.harness.store import _default
@@ -210,25 +218,7 @@ def run_cmd(
     runner = _build(
         [argv],
         ["cmd"],
-        stop=stop,
-        max_runs=max_runs,
-        max_time=max_time,
-        max_failures=max_failures,
-        warmup=warmup,
-        timeout=timeout,
-        metric=metric,
-        perf_events=perf_events,
-        results=results,
-        csv_path=csv_path,
-        json_out=json_out,
-        quiet=quiet or json_flag,
-        cpus=cpus,
-        cooldown=cooldown,
-        sleep=sleep,
-        sysfs=sysfs,
-        gc_log=gc_log,
-        show_output=show_output,
-        shuffle_seed=shuffle_seed,
+        **_harness_options(locals()),
         command_line=["mobmem", "bench", "run"] + sys.argv[3:] if len(sys.argv) > 3 else ["mobmem", "bench", "run", "--", *argv],
     )
     result = runner.run()
@@ -273,25 +263,7 @@ def compare_cmd(
     runner = _build(
         [a, b],
         ["A", "B"],
-        stop=stop,
-        max_runs=max_runs,
-        max_time=max_time,
-        max_failures=max_failures,
-        warmup=warmup,
-        timeout=timeout,
-        metric=metric,
-        perf_events=perf_events,
-        results=results,
-        csv_path=csv_path,
-        json_out=json_out,
-        quiet=quiet or json_flag,
-        cpus=cpus,
-        cooldown=cooldown,
-        sleep=sleep,
-        sysfs=sysfs,
-        gc_log=gc_log,
-        show_output=show_output,
-        shuffle_seed=shuffle_seed,
+        **_harness_options(locals()),
         command_line=["mobmem", "bench", "compare", "--", *a, ":::", *b],
     )
     result = runner.run()
