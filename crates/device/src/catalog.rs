@@ -14,7 +14,8 @@ use serde_json::{json, Value};
 /// help}], lmkd: [{name, help}], madvise: {advice: [..], hints: [..]}, lru_modes: [..],
 /// kernel_semantics: [..], settings: {kernel: [..], runtime: [..], app: [..], session: [..]}}`.
 pub fn catalog() -> Value {
-    let collectors: Vec<Value> = mobmem_runtime::config::COLLECTORS.iter().map(|c| json!({ "name": c.name, "aliases": c.aliases, "help": c.help })).collect();
+    let collectors: Vec<Value> =
+        mobmem_runtime::CollectorKind::all().into_iter().map(|k| k.info()).map(|c| json!({ "name": c.name, "aliases": c.aliases, "help": c.help })).collect();
     let policies: Vec<Value> = mobmem_runtime::policies::POLICIES.iter().map(|(n, h, _)| json!({ "name": n, "help": h })).collect();
     let lmkd: Vec<Value> = mobmem_kernel::lmkd::POLICIES.iter().map(|(n, h, _)| json!({ "name": n, "help": h })).collect();
     json!({

@@ -7,88 +7,179 @@ use crate::costs::RuntimeCosts;
 use mobmem_engine::Nanos;
 use serde::Serialize;
 
-/// Collector names (the registry in [`crate::gc`] maps them to implementations).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub enum CollectorKind {
-    NoGc,
-    SemiSpace,
-    ConcurrentCopying,
-    ConcurrentMarkCompact,
-    /// Concurrent mark-sweep with sticky collections (generational CMS; ART's CMS collector type).
-    MarkSweep,
-    /// The same with on-the-fly root scanning (roots at a per-thread checkpoint, no initial pause).
-    MarkSweepOtf,
+/// A collector: a handle into the collector catalogue ([`COLLECTORS`], then the collectors
+/// registered at run time with `gc::registry::register`). It carries the heap-layout properties
+/// the hot paths test, so reading them needs no lookup; everything else is in its
+/// [`CollectorInfo`] ([`CollectorKind::info`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct CollectorKind {
+    id: u16,
+    layout: u8,
 }
 
-/// A collector's entry in the catalogue: its name, the other names it is accepted under, and
-/// one line of help.
+/// A collector's entry in the catalogue: its name, the other names it is accepted under, one line
+/// of help, and the heap layout it needs.
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct CollectorInfo {
-    #[serde(skip)]
-    pub kind: CollectorKind,
     pub name: &'static str,
     pub aliases: &'static [&'static str],
     pub help: &'static str,
+    /// The heap's main space is a region space (else a free-list space).
+    pub uses_regions: bool,
+    /// Mutators keep half of the regions free for evacuation.
+    pub copy_reserve: bool,
+    /// Collections run concurrently with the mutators (a concurrent start threshold applies).
+    pub concurrent: bool,
+    /// It collects at all (false for the no-GC baseline: no collections, no transition GC).
+    pub collects: bool,
 }
 
-/// Every collector: the one list the command lines, scenario files and settings use.
+impl CollectorInfo {
+    const fn builtin(
+        name: &'static str,
+        aliases: &'static [&'static str],
+        uses_regions: bool,
+        copy_reserve: bool,
+        concurrent: bool,
+        help: &'static str,
+    ) -> Self {
+        Self { name, aliases, help, uses_regions, copy_reserve, concurrent, collects: true }
+    }
+}
+
+/// The built-in collectors, in the order of their constructors in `gc::registry`.
 pub const COLLECTORS: &[CollectorInfo] = &[
-    CollectorKind::info_const(
-        CollectorKind::ConcurrentCopying,
+    CollectorInfo::builtin(
         "cc",
         &["concurrent-copying"],
+        true,
+        true,
+        true,
         "concurrent copying (ART's default since Android 8): region space, read barrier, sticky and full collections",
     ),
-    CollectorKind::info_const(
-        CollectorKind::ConcurrentMarkCompact,
+    CollectorInfo::builtin(
         "cmc",
         &["mark-compact"],
+        true,
+        false,
+        true,
         "concurrent mark-compact: sliding compaction, a mutator touching a page not yet compacted compacts it (as with userfaultfd); full collections only",
     ),
-    CollectorKind::info_const(
-        CollectorKind::MarkSweep,
+    CollectorInfo::builtin(
         "ms",
         &["cms", "mark-sweep", "gcms", "generational-cms"],
+        false,
+        false,
+        true,
         "concurrent mark-sweep with sticky collections (ART's generational CMS)",
     ),
-    CollectorKind::info_const(
-        CollectorKind::MarkSweepOtf,
+    CollectorInfo::builtin(
         "ms-otf",
         &["cms-otf", "mark-sweep-otf"],
+        false,
+        false,
+        true,
         "mark-sweep with on-the-fly root scanning (roots at a per-thread checkpoint, no initial pause)",
     ),
-    CollectorKind::info_const(CollectorKind::SemiSpace, "ss", &["semispace"], "stop-the-world semi-space copying: every allocated region evacuated"),
-    CollectorKind::info_const(CollectorKind::NoGc, "nogc", &["none"], "no collection: allocation beyond the heap is out of memory (the LBO baseline)"),
+    CollectorInfo::builtin("ss", &["semispace"], true, true, false, "stop-the-world semi-space copying: every allocated region evacuated"),
+    CollectorInfo {
+        collects: false,
+        ..CollectorInfo::builtin("nogc", &["none"], true, false, false, "no collection: allocation beyond the heap is out of memory (the LBO baseline)")
+    },
 ];
 
+/// Collectors registered at run time (after the built-in ones).
+static REGISTERED: std::sync::RwLock<Vec<&'static CollectorInfo>> = std::sync::RwLock::new(Vec::new());
+
+const REGIONS: u8 = 1;
+const COPY_RESERVE: u8 = 2;
+const CONCURRENT: u8 = 4;
+const COLLECTS: u8 = 8;
+
+#[allow(non_upper_case_globals)]
 impl CollectorKind {
-    const fn info_const(kind: CollectorKind, name: &'static str, aliases: &'static [&'static str], help: &'static str) -> CollectorInfo {
-        CollectorInfo { kind, name, aliases, help }
+    pub const ConcurrentCopying: Self = Self::builtin(0);
+    pub const ConcurrentMarkCompact: Self = Self::builtin(1);
+    /// Concurrent mark-sweep with sticky collections (generational CMS; ART's CMS collector type).
+    pub const MarkSweep: Self = Self::builtin(2);
+    /// The same with on-the-fly root scanning (roots at a per-thread checkpoint, no initial pause).
+    pub const MarkSweepOtf: Self = Self::builtin(3);
+    pub const SemiSpace: Self = Self::builtin(4);
+    pub const NoGc: Self = Self::builtin(5);
+
+    const fn layout(i: &CollectorInfo) -> u8 {
+        (i.uses_regions as u8 * REGIONS) | (i.copy_reserve as u8 * COPY_RESERVE) | (i.concurrent as u8 * CONCURRENT) | (i.collects as u8 * COLLECTS)
+    }
+    const fn builtin(id: usize) -> Self {
+        Self { id: id as u16, layout: Self::layout(&COLLECTORS[id]) }
+    }
+    /// Every collector, built-in ones first, in catalogue order.
+    pub fn all() -> Vec<Self> {
+        let n = COLLECTORS.len() + REGISTERED.read().unwrap().len();
+        (0..n).map(|id| Self { id: id as u16, layout: Self::layout(Self::info_of(id)) }).collect()
+    }
+    fn info_of(id: usize) -> &'static CollectorInfo {
+        match COLLECTORS.get(id) {
+            Some(i) => i,
+            None => REGISTERED.read().unwrap()[id - COLLECTORS.len()],
+        }
     }
     /// The collectors' names, in catalogue order.
     pub fn names() -> Vec<&'static str> {
-        COLLECTORS.iter().map(|c| c.name).collect()
+        Self::all().into_iter().map(|k| k.short()).collect()
     }
     /// A collector by name or alias.
     pub fn parse(s: &str) -> Option<Self> {
-        COLLECTORS.iter().find(|c| c.name == s || c.aliases.contains(&s)).map(|c| c.kind)
+        Self::all().into_iter().find(|k| k.info().name == s || k.info().aliases.contains(&s))
     }
     pub fn info(self) -> &'static CollectorInfo {
-        COLLECTORS.iter().find(|c| c.kind == self).expect("every collector kind has a catalogue entry")
+        Self::info_of(self.id as usize)
     }
     pub fn short(self) -> &'static str {
         self.info().name
     }
+    /// Position in the catalogue (the collector registry's index).
+    pub fn id(self) -> usize {
+        self.id as usize
+    }
     /// Whether the heap's main space is a region space (else a free-list space).
+    #[inline]
     pub fn uses_regions(self) -> bool {
-        !matches!(self, Self::MarkSweep | Self::MarkSweepOtf)
+        self.layout & REGIONS != 0
     }
     /// Whether mutators keep half of the regions free for evacuation.
+    #[inline]
     pub fn copy_reserve(self) -> bool {
-        matches!(self, Self::ConcurrentCopying | Self::SemiSpace)
+        self.layout & COPY_RESERVE != 0
     }
+    #[inline]
     pub fn concurrent(self) -> bool {
-        matches!(self, Self::ConcurrentCopying | Self::ConcurrentMarkCompact | Self::MarkSweep | Self::MarkSweepOtf)
+        self.layout & CONCURRENT != 0
+    }
+    /// Whether it collects at all (the no-GC baseline does not).
+    #[inline]
+    pub fn collects(self) -> bool {
+        self.layout & COLLECTS != 0
+    }
+    /// Add a collector to the catalogue; its name and aliases must be new. Only the collector
+    /// registry calls this (with the constructor it keeps under the same id).
+    pub(crate) fn register_info(info: CollectorInfo) -> Result<Self, String> {
+        let mut reg = REGISTERED.write().unwrap();
+        let taken = |n: &str| COLLECTORS.iter().chain(reg.iter().copied()).any(|c| c.name == n || c.aliases.contains(&n));
+        if let Some(n) = std::iter::once(&info.name).chain(info.aliases).find(|n| taken(n)) {
+            return Err(format!("collector name {n:?} is already taken"));
+        }
+        let id = COLLECTORS.len() + reg.len();
+        let layout = Self::layout(&info);
+        reg.push(Box::leak(Box::new(info)));
+        Ok(Self { id: id as u16, layout })
+    }
+}
+
+/// Results name a collector by its catalogue name.
+impl Serialize for CollectorKind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.short())
     }
 }
 

@@ -324,7 +324,7 @@ impl Runtime {
         } else if new > self.limit() {
             true
         } else {
-            !(self.collector_kind.concurrent() || grow || self.collector_kind == CollectorKind::NoGc)
+            !(self.collector_kind.concurrent() || grow || !self.collector_kind.collects())
         }
     }
 
@@ -349,7 +349,7 @@ impl Runtime {
                 return Ok(o);
             }
         }
-        if self.collector_kind != CollectorKind::NoGc {
+        if self.collector_kind.collects() {
             let first = self.next_gc_type;
             let mut kinds = vec![first];
             if first != GcType::Full {
@@ -526,7 +526,7 @@ impl Runtime {
         self.state = state;
         match state {
             AppState::Background => {
-                if self.cfg.transition_gc && self.collector_kind != CollectorKind::NoGc {
+                if self.cfg.transition_gc && self.collector_kind.collects() {
                     self.pending_transition = Some(self.mutator.now + self.cfg.transition_delay_ns);
                 }
             }
@@ -626,7 +626,7 @@ impl Runtime {
     }
 
     fn start_gc_at(&mut self, k: &mut Kernel, cause: GcCause, ty: GcType, t: Nanos) {
-        if self.gc.is_some() || self.collector_kind == CollectorKind::NoGc {
+        if self.gc.is_some() || !self.collector_kind.collects() {
             return;
         }
         let c = self.collector.as_ref().unwrap();

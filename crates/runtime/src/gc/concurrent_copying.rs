@@ -16,16 +16,12 @@
 //! which thread copied each object.
 
 use super::{trace, Collector, Cx, GcCause, GcType, PhaseId};
-use crate::config::CollectorKind;
 use crate::object::ObjId;
 use mobmem_engine::Nanos;
 
 pub struct ConcurrentCopying;
 
 impl Collector for ConcurrentCopying {
-    fn kind(&self) -> CollectorKind {
-        CollectorKind::ConcurrentCopying
-    }
     fn name(&self, t: GcType) -> &'static str {
         match t {
             GcType::Sticky => "young concurrent copying",

@@ -13,7 +13,6 @@
 
 use super::mark_sweep::{concurrent_mark, remark, start_marking};
 use super::{trace, Collector, Cx, GcType, PhaseId};
-use crate::config::CollectorKind;
 use crate::object::{ObjId, SpaceId};
 use crate::space::region::{REGION_PAGES, REGION_SIZE};
 use crate::space::{RegionState, PAGE};
@@ -200,9 +199,6 @@ fn finish_compaction(cx: &mut Cx, c: Compaction) {
 }
 
 impl Collector for MarkCompact {
-    fn kind(&self) -> CollectorKind {
-        CollectorKind::ConcurrentMarkCompact
-    }
     fn name(&self, _: GcType) -> &'static str {
         "concurrent mark compact"
     }

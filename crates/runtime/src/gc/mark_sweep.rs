@@ -18,7 +18,6 @@
 
 use super::{sticky_mark_sweep, trace, Collector, Cx, GcType, PhaseId};
 use crate::card_table::CARD_DIRTY;
-use crate::config::CollectorKind;
 use mobmem_engine::Nanos;
 
 pub struct MarkSweep;
@@ -68,9 +67,6 @@ pub fn sweep(cx: &mut Cx, until: Nanos) -> bool {
 }
 
 impl Collector for MarkSweep {
-    fn kind(&self) -> CollectorKind {
-        CollectorKind::MarkSweep
-    }
     fn name(&self, t: GcType) -> &'static str {
         match t {
             GcType::Sticky => sticky_mark_sweep::NAME,

@@ -19,7 +19,6 @@
 
 use super::mark_sweep::{concurrent_mark, remark, sweep};
 use super::{sticky_mark_sweep, trace, Collector, Cx, GcType, PhaseId};
-use crate::config::CollectorKind;
 use mobmem_engine::Nanos;
 
 pub struct MarkSweepOtf;
@@ -36,9 +35,6 @@ fn roots_checkpoint(cx: &mut Cx) {
 }
 
 impl Collector for MarkSweepOtf {
-    fn kind(&self) -> CollectorKind {
-        CollectorKind::MarkSweepOtf
-    }
     fn name(&self, t: GcType) -> &'static str {
         match t {
             GcType::Sticky => sticky_mark_sweep::NAME,

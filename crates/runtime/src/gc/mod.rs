@@ -33,7 +33,7 @@ pub mod trace;
 
 pub use record::{GcCause, GcRecord, GcType, PhaseId, PhaseKind, PhaseRecord};
 
-use crate::config::{CollectorKind, RuntimeConfig, TraceOrder};
+use crate::config::{RuntimeConfig, TraceOrder};
 use crate::heap::Heap;
 use crate::hooks::Hooks;
 use crate::object::ObjId;
@@ -168,7 +168,6 @@ impl Cx<'_> {
 
 /// A collector: its plan per collection kind and its phases.
 pub trait Collector: Send {
-    fn kind(&self) -> CollectorKind;
     /// ART's name in GC log lines ("concurrent copying", "young concurrent copying"…).
     fn name(&self, gc_type: GcType) -> &'static str;
     fn supports_sticky(&self) -> bool;

@@ -2,15 +2,11 @@
 //! LBO baseline: it has no GC cost at all, only the mutator's.
 
 use super::{Collector, Cx, GcType, PhaseId};
-use crate::config::CollectorKind;
 use mobmem_engine::Nanos;
 
 pub struct NoGc;
 
 impl Collector for NoGc {
-    fn kind(&self) -> CollectorKind {
-        CollectorKind::NoGc
-    }
     fn name(&self, _: GcType) -> &'static str {
         "no-op"
     }

@@ -4,15 +4,11 @@
 //! footprint). One pause: roots, trace and copy (depth-first by default), reclaim.
 
 use super::{trace, Collector, Cx, GcType, PhaseId};
-use crate::config::CollectorKind;
 use mobmem_engine::Nanos;
 
 pub struct SemiSpace;
 
 impl Collector for SemiSpace {
-    fn kind(&self) -> CollectorKind {
-        CollectorKind::SemiSpace
-    }
     fn name(&self, _: GcType) -> &'static str {
         "semispace"
     }
