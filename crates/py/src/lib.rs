@@ -206,9 +206,20 @@ fn session_run(py: Python<'_>, scenario: String, data_dir: String, overrides: Pa
     r.map(|v| v.to_string()).map_err(PyValueError::new_err)
 }
 
+/// The memory sizes a session of `scenario` would boot with (device ← scenario ← `overrides`):
+/// `(ram_mib, swap kind, swap_mib)`. Raises ValueError for bad inputs (as `session_run` would).
+#[pyfunction]
+#[pyo3(signature = (scenario, data_dir, overrides=Vec::new()))]
+fn session_memory(scenario: String, data_dir: String, overrides: Pairs) -> PyResult<(u64, String, u64)> {
+    let cfg = mobmem_device::session::run::kernel_config(&scenario, std::path::Path::new(&data_dir), &overrides).map_err(PyValueError::new_err)?;
+    let swap = format!("{:?}", cfg.swap).to_lowercase();
+    Ok((cfg.ram_pages / 256, swap, cfg.swap_pages / 256))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(replay_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(session_memory, m)?)?;
     m.add_function(wrap_pyfunction!(check_trace, m)?)?;
     m.add_function(wrap_pyfunction!(kernel_setting_keys, m)?)?;
     m.add_function(wrap_pyfunction!(debug_build, m)?)?;

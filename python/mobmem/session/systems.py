@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mobmem.errors import MobmemError
-from mobmem.paths import DEVICES, SYSTEMS_FILE
+from mobmem.paths import SYSTEMS_FILE
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
 _VAR = re.compile(r"\$\{([a-z_]+)\}")
@@ -100,38 +100,21 @@ def parse_names(spec: str, path: Path | None = None) -> list[str]:
     return names
 
 
-def _num(v) -> float | None:
-    try:
-        return float(str(v).strip().strip('"'))
-    except ValueError:
-        return None
-
-
 def device_variables(scenario: Path, user: list[tuple[str, str]]) -> dict[str, str]:
     """``ram_mib`` and ``zram_mib`` of the scenario's device (device ← scenario [system.kernel]
-    ← the user's kernel.* settings). Empty when the scenario or its device cannot be read: the
-    core then reports what is wrong with them."""
-    import tomllib
+    ← the user's kernel.* settings, layered by the core as a session would). ``zram_mib`` is the
+    device's zram size, or half its RAM when it has none. Empty when the scenario or its device
+    cannot be read: the core then reports what is wrong with them."""
+    from mobmem import _core
+    from mobmem.paths import DATA
 
+    kernel = [(k, v) for k, v in user if k.startswith("kernel.")]
     try:
-        with Path(scenario).open("rb") as f:
-            sc = tomllib.load(f)
-        with (DEVICES / f"{sc['device']}.toml").open("rb") as f:
-            dev = tomllib.load(f)
-    except (OSError, KeyError, TypeError, ValueError):
+        ram, swap, swap_mib = _core.session_memory(str(scenario), str(DATA), kernel)
+    except (ValueError, OSError):
         return {}
-    kern = {k: v for k, v in dev.get("kernel", {}).items()}
-    kern.update(((sc.get("system") or {}).get("kernel") or {}))
-    for k, v in user:
-        if k.startswith("kernel."):
-            kern[k[len("kernel.") :]] = v
-    ram = _num(kern.get("ram_mib"))
-    if ram is None:
-        return {}
-    swap = str(kern.get("swap", "")).strip('"')
-    own = _num(kern.get("swap_mib"))
-    zram = own if swap == "zram" and own else ram / 2
-    return {"ram_mib": str(int(ram)), "zram_mib": str(int(zram))}
+    zram = swap_mib if swap == "zram" and swap_mib else ram // 2
+    return {"ram_mib": str(ram), "zram_mib": str(zram)}
 
 
 def settings_for(name: str, scenario: Path, user: list[tuple[str, str]], path: Path | None = None) -> list[tuple[str, str]]:

@@ -73,6 +73,14 @@ pub fn run_file_observed(
     Ok(metrics::result(&s, wall.elapsed().as_secs_f64()))
 }
 
+/// The kernel configuration a session of `scenario` would boot with (device ← scenario
+/// `[system.kernel]` ← `overrides`), without running it: what named systems resolve their
+/// `${ram_mib}`-style variables against.
+pub fn kernel_config(scenario: &str, data: &std::path::Path, overrides: &inputs::Settings) -> Result<mobmem_kernel::KernelConfig, String> {
+    let inp = inputs::load(scenario, data, overrides, None).map_err(|e| e.to_string())?;
+    mobmem_runtime::sim::kernel_config(&inp.kernel)
+}
+
 #[cfg(test)]
 mod observer_tests {
     use super::*;
