@@ -690,6 +690,53 @@ def bench_grain(
         raise typer.Exit(1)
 
 
+def bench_identical(
+    save: Optional[Path] = typer.Option(None, "--save", help="Run the fixed set and save each result (wall-clock fields left out) to this directory."),
+    check: Optional[Path] = typer.Option(None, "--check", help="Run the fixed set and compare each result with the one saved in this directory."),
+    scenario: List[str] = typer.Option([], "--scenario", help="Instead of the fixed set, this scenario with its own settings (repeatable)."),
+    jobs: int = typer.Option(os.cpu_count() or 1, "--jobs", help="Runs at a time, in worker processes (results do not depend on it)."),
+) -> None:
+    """Check that a change of the simulator leaves results bit-identical: --save DIR before the
+    change, --check DIR after it. The fixed set covers every collector but the no-GC baseline, memory pressure, zram,
+    breadth-first tracing and a runtime policy on the demos at a tenth of their length. --check
+    exits 1 and names the first differing fields of each run that changed."""
+    from mobmem import session
+    from mobmem.session import identity
+
+    if (save is None) == (check is None):
+        raise MobmemError("give exactly one of --save DIR and --check DIR")
+    if not 1 <= jobs <= 64:
+        raise MobmemError(f"--jobs must be within [1, 64], got {jobs}")
+    if check is not None and not check.is_dir():
+        raise MobmemError(f"--check {check}: no such directory (save the reference first with --save)")
+    runs = [(Path(s).stem, str(session.resolve_scenario(s)), ()) for s in scenario] if scenario else identity.RUNS
+    from mobmem.cli.progress import RunsProgress, wanted
+
+    bar = RunsProgress("bench identical", len(runs), wanted(False))
+
+    def on_run(label: str) -> None:
+        bar.advance()
+        bar.log(f"[{bar.done}/{len(runs)}] {label}")
+
+    try:
+        with bar:
+            results = identity.record(runs, jobs, on_run)
+    except KeyboardInterrupt:
+        raise Interrupted(f"bench identical after {bar.done} of {len(runs)} runs; nothing written") from None
+    if save is not None:
+        identity.save(save, results)
+        console.print(f"saved {len(results)} results to {save}", highlight=False)
+        return
+    diff = identity.differences(check, results)
+    for label in results:
+        console.print(f"{label}: {'identical' if label not in diff else 'DIFFERENT'}", highlight=False)
+        for d in diff.get(label, []):
+            console.print(f"    {d}", highlight=False)
+    console.print(f"{len(results) - len(diff)} of {len(results)} runs identical to {check}", highlight=False)
+    if diff:
+        raise typer.Exit(1)
+
+
 def _pct(x: Optional[float]) -> str:
     if x is None:
         return "—"
@@ -707,3 +754,4 @@ def register_bench(bench_app: typer.Typer) -> None:
     """Add ``mobmem bench session`` to the bench group."""
     bench_app.command("session")(bench_session)
     bench_app.command("grain")(bench_grain)
+    bench_app.command("identical")(bench_identical)
