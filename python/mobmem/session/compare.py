@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from pathlib import Path
 from typing import Callable
 
@@ -214,12 +213,7 @@ def run_matrix(
         if progress:
             progress(s, seed, res, False)
 
-    jobs = max(1, min(jobs, len(todo), os.cpu_count() or 1))
-    if jobs == 1:
-        for t in todo:
-            done(*_job(t))
-        return results
-    from mobmem.session.pool import run_parallel
+    from mobmem.session.pool import run_all
 
-    run_parallel(_job, todo, jobs, lambda r: done(*r))
+    run_all(_job, todo, jobs, lambda r: done(*r))
     return results

@@ -18,7 +18,6 @@ and a foreground-refault scenario. :data:`QUICK` is a short version for a quick 
 from __future__ import annotations
 
 import math
-import os
 from typing import Callable
 
 #: (scenario, settings) of the full comparison.
@@ -146,14 +145,9 @@ def run_suite(
         if on_run:
             on_run(scenario, seed, grain, m)
 
-    jobs = max(1, min(jobs, len(todo), os.cpu_count() or 1))
-    if jobs == 1:
-        for t in todo:
-            done(_job(t))
-    else:
-        from mobmem.session.pool import run_parallel
+    from mobmem.session.pool import run_all
 
-        run_parallel(_job, todo, jobs, done)
+    run_all(_job, todo, jobs, done)
     return results
 
 

@@ -11,7 +11,6 @@ later run with the saved files, naming the first fields that differ. ``mobmem be
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Callable
 
@@ -48,14 +47,9 @@ def record(runs: list[tuple[str, str, tuple[str, ...]]] | None = None, jobs: int
         if on_run:
             on_run(r[0])
 
-    jobs = max(1, min(jobs, len(runs), os.cpu_count() or 1))
-    if jobs == 1:
-        for r in runs:
-            done(_job(r))
-    else:
-        from mobmem.session.pool import run_parallel
+    from mobmem.session.pool import run_all
 
-        run_parallel(_job, runs, jobs, done)
+    run_all(_job, runs, jobs, done)
     return {label: out[label] for label, _, _ in runs}
 
 

@@ -12,6 +12,7 @@ process (through a queue; dropped when there is no listener).
 
 from __future__ import annotations
 
+import os
 import signal
 from typing import Any, Callable, Iterable
 
@@ -84,3 +85,16 @@ def run_parallel(
         if q is not None:
             q.close()
             q.cancel_join_thread()
+
+
+def run_all(fn: Callable[[Any], Any], items: Iterable[Any], jobs: int, on_result: Callable[[Any], None]) -> None:
+    """``on_result(fn(item))`` for every item: in this process, in order, when at most one job is
+    wanted (``jobs`` is capped by the items and the CPUs); else in worker processes
+    (:func:`run_parallel`)."""
+    items = list(items)
+    jobs = max(1, min(jobs, len(items), os.cpu_count() or 1))
+    if jobs == 1:
+        for item in items:
+            on_result(fn(item))
+    else:
+        run_parallel(fn, items, jobs, on_result)
