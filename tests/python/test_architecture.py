@@ -118,7 +118,6 @@ def rust_module_graph(src: Path) -> dict[str, set[str]]:
         text = text.split("#[cfg(test)]")[0]
         text = re.sub(r"//[^\n]*", "", text)
         parent = m.rpartition("::")[0]
-        own = m  # children of m are m::child
 
         def add(path: list[str], m=m) -> None:
             for k in range(len(path), 0, -1):
@@ -131,7 +130,7 @@ def rust_module_graph(src: Path) -> dict[str, set[str]]:
         for base, rest in re.findall(rf"\b(crate|super|{ident})::((?:{ident}::)*{item}|\{{[^}}]*\}})", text):
             prefix = {"crate": [], "super": parent.split("::") if parent else []}.get(base)
             if prefix is None:
-                prefix = (own.split("::") + [base]) if f"{own}::{base}" in mods else None
+                prefix = (m.split("::") + [base]) if f"{m}::{base}" in mods else None  # a child module
                 if prefix is None:
                     continue
             groups = [g.strip() for g in rest.strip("{}").split(",")] if rest.startswith("{") else [rest]

@@ -77,8 +77,7 @@ def _diff(a, b, path: str, out: list[str], limit: int) -> None:
         for i, (x, y) in enumerate(zip(a, b)):
             _diff(x, y, f"{path}[{i}]", out, limit)
     else:
-        show = lambda v: json.dumps(v)[:60]  # noqa: E731
-        out.append(f"{path}: {show(a)} before, {show(b)} after")
+        out.append(f"{path}: {json.dumps(a)[:60]} before, {json.dumps(b)[:60]} after")
 
 
 def differences(directory: Path, results: dict[str, dict], limit: int = 5) -> dict[str, list[str]]:

@@ -83,35 +83,23 @@ def _cg_usage(cg: str, version: int) -> dict[str, int]:
 
 def _cg_meminfo(mc: dict[str, int], version: int, usage: dict[str, int]) -> dict[str, int]:
     """A meminfo-like snapshot of the cgroup, in kB like /proc/meminfo."""
-    kb = lambda b: int(b) // 1024  # noqa: E731
+
+    def kb(b) -> int:
+        return int(b) // 1024
+
+    # memory.stat keys the two cgroup versions share, then the ones each names its own way
+    names = {
+        "Active(anon)": "active_anon",
+        "Inactive(anon)": "inactive_anon",
+        "Active(file)": "active_file",
+        "Inactive(file)": "inactive_file",
+        "Unevictable": "unevictable",
+        "Shmem": "shmem",
+    }
     if version == 1:
-        names = {
-            "Active(anon)": "active_anon",
-            "Inactive(anon)": "inactive_anon",
-            "Active(file)": "active_file",
-            "Inactive(file)": "inactive_file",
-            "Unevictable": "unevictable",
-            "Shmem": "shmem",
-            "Mapped": "mapped_file",
-            "Cached": "cache",
-            "AnonPages": "rss",
-            "SwapCached": "swapcached",
-            "Dirty": "dirty",
-        }
+        names |= {"Mapped": "mapped_file", "Cached": "cache", "AnonPages": "rss", "SwapCached": "swapcached", "Dirty": "dirty"}
     else:
-        names = {
-            "Active(anon)": "active_anon",
-            "Inactive(anon)": "inactive_anon",
-            "Active(file)": "active_file",
-            "Inactive(file)": "inactive_file",
-            "Unevictable": "unevictable",
-            "Shmem": "shmem",
-            "Mapped": "file_mapped",
-            "Cached": "file",
-            "AnonPages": "anon",
-            "SwapCached": "swapcached",
-            "Dirty": "file_dirty",
-        }
+        names |= {"Mapped": "file_mapped", "Cached": "file", "AnonPages": "anon", "SwapCached": "swapcached", "Dirty": "file_dirty"}
     out = {k: kb(mc[v]) for k, v in names.items() if v in mc}
     if "usage_bytes" in usage:
         out["MemUsed"] = kb(usage["usage_bytes"])
