@@ -85,6 +85,17 @@ pub enum SwapKind {
     File,
 }
 
+impl SwapKind {
+    /// Each kind and its setting name (`swap = "zram"`).
+    const NAMES: [(SwapKind, &'static str); 3] = [(SwapKind::None, "none"), (SwapKind::Zram, "zram"), (SwapKind::File, "file")];
+    pub fn parse(s: &str) -> Option<Self> {
+        Self::NAMES.iter().find(|(_, n)| *n == s).map(|(k, _)| *k)
+    }
+    pub fn name(self) -> &'static str {
+        Self::NAMES.iter().find(|(k, _)| *k == self).map(|(_, n)| *n).expect("every swap kind has a name")
+    }
+}
+
 /// Per-unit costs in nanoseconds of simulated CPU or device time, on the reference (big) core.
 #[derive(Clone, Debug, Serialize)]
 pub struct CostModel {
@@ -367,14 +378,7 @@ impl KernelConfig {
                 self.watermark_scale_factor = w
             }
             "extra_free_kbytes" => self.extra_free_kbytes = num(key, value)?,
-            "swap" => {
-                self.swap = match value {
-                    "none" => SwapKind::None,
-                    "zram" => SwapKind::Zram,
-                    "file" => SwapKind::File,
-                    _ => return Err(bad(format!("expected none, zram or file, got {value:?}"))),
-                }
-            }
+            "swap" => self.swap = SwapKind::parse(value).ok_or_else(|| bad(format!("expected none, zram or file, got {value:?}")))?,
             "swap_mib" => self.swap_pages = num::<u64>(key, value)? * 256,
             "zram.ratio" => self.zram.ratio = float(key, value, 1.0, 64.0)?,
             "zram.sigma" => self.zram.sigma = float(key, value, 0.0, 3.0)?,

@@ -212,8 +212,7 @@ fn session_run(py: Python<'_>, scenario: String, data_dir: String, overrides: Pa
 #[pyo3(signature = (scenario, data_dir, overrides=Vec::new()))]
 fn session_memory(scenario: String, data_dir: String, overrides: Pairs) -> PyResult<(u64, String, u64)> {
     let cfg = mobmem_device::session::run::kernel_config(&scenario, std::path::Path::new(&data_dir), &overrides).map_err(PyValueError::new_err)?;
-    let swap = format!("{:?}", cfg.swap).to_lowercase();
-    Ok((cfg.ram_pages / 256, swap, cfg.swap_pages / 256))
+    Ok((cfg.ram_pages / 256, cfg.swap.name().to_string(), cfg.swap_pages / 256))
 }
 
 #[pymodule]
