@@ -63,3 +63,73 @@ def test_catalog_command():
     assert json.loads(p.stdout) == catalog.catalog()
     p = subprocess.run([sys.executable, "-m", "mobmem", "catalog"], capture_output=True, text=True, cwd=ROOT)
     assert p.returncode == 0 and all(n in p.stdout for n in catalog.collector_names() + catalog.lmkd_names())
+
+
+# Every option that takes a simulator name, with the catalogue entry kind its values come from. An
+# unknown value must be refused (exit 2, one line) with exactly the catalogue's names, so the
+# accepted set is the catalogue and nothing else.
+NAMED_OPTIONS = [
+    (["run", "no-such-scenario"], "scenarios"),
+    (["run", TINY, "--system", "bogus"], "systems"),
+    (["compare", TINY, "--systems", "bogus"], "systems"),
+    (["run", TINY, "--set", "system.collector=bogus"], "collectors"),
+    (["run", TINY, "--set", "collector=bogus"], "collectors"),
+    (["run", TINY, "--set", "system.lmkd=bogus"], "lmkd"),
+    (["run", TINY, "--set", "system.policies=bogus"], "runtime_policies"),
+    (["runtime", "run", "--collector", "bogus", "--seconds", "0"], "collectors"),
+    (["runtime", "gcbench", "--collector", "bogus"], "collectors"),
+    (["runtime", "run", "--device", "bogus", "--seconds", "0"], "devices"),
+    (["runtime", "run", "--policy", "bogus", "--seconds", "0"], "runtime_policies"),
+    (["kernel", "replay", "traces/app_switch.trace", "--device", "bogus"], "devices"),
+    (["lbo", "--backend", "sim", "--workloads", "gcbench", "--collectors", "bogus", "--out", "/nonexistent/x"], "collectors"),
+]
+
+
+@pytest.mark.parametrize("args,kind", NAMED_OPTIONS, ids=[" ".join(a[:3]) + " " + k for a, k in NAMED_OPTIONS])
+def test_every_named_option_takes_exactly_the_catalogue(args, kind):
+    p = subprocess.run([sys.executable, "-m", "mobmem", *args], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+    assert ", ".join(catalog.names(kind)) in p.stderr, p.stderr
+
+
+def test_setting_layers_come_from_the_catalogue():
+    p = subprocess.run([sys.executable, "-m", "mobmem", "keys", "bogus"], capture_output=True, text=True, cwd=ROOT)
+    assert p.returncode == 2 and ", ".join(catalog.catalog()["settings"]) in p.stderr
+    p = subprocess.run([sys.executable, "-m", "mobmem", "keys", "--json"], capture_output=True, text=True, cwd=ROOT)
+    assert json.loads(p.stdout) == catalog.catalog()["settings"]
+
+
+def _catalogue_names() -> dict[str, str]:
+    c = catalog.catalog()
+    out = {}
+    for kind in ("collectors", "runtime_policies", "lmkd", "devices", "apps", "scenarios", "systems"):
+        for e in c[kind]:
+            for n in (e["name"], *e.get("aliases", [])):
+                out[n] = kind
+    return out
+
+
+# Fixed experiment definitions that name entries on purpose (they are inputs, not choices).
+EXPERIMENT_SETS = {"session/identity.py", "session/grain.py", "cli/demo.py"}
+
+
+def test_no_module_lists_catalogue_names():
+    """No Python module spells out a list of simulator names of one kind (it would go stale when a
+    registry or data directory changes): a list, tuple or set literal of two or more strings that
+    are all catalogue names of the same kind is refused, outside the fixed experiment sets."""
+    import ast
+
+    names = _catalogue_names()
+    pkg = ROOT / "python" / "mobmem"
+    found = []
+    for path in sorted(pkg.rglob("*.py")):
+        rel = path.relative_to(pkg).as_posix()
+        if rel in EXPERIMENT_SETS:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.List, ast.Tuple, ast.Set)) and len(node.elts) >= 2:
+                vals = [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+                kinds = {names.get(v) for v in vals}
+                if len(vals) == len(node.elts) and len(kinds) == 1 and None not in kinds:
+                    found.append(f"{rel}:{node.lineno}: {vals}")
+    assert not found, "hand-written lists of catalogue names:\n" + "\n".join(found)

@@ -262,10 +262,10 @@ def test_shipped_systems_are_accepted(tmp_path):
 def test_systems_file_errors(tmp_path):
     f = tmp_path / "systems.toml"
     f.write_text('[ok]\ndescription = "fine"\nsettings = []\n\n[broken]\ndescription = "x"\nsettings = ["nokey"]\n')
-    with pytest.raises(MobmemError, match=r"systems.toml:5: broken.settings: 'nokey'"):
+    with pytest.raises(MobmemError, match=r'systems.toml:7:13: broken: settings: "nokey": expected key=value'):
         systems.load(f)
     f.write_text("[nodesc]\nsettings = []\n")
-    with pytest.raises(MobmemError, match=r"systems.toml:1: nodesc.description"):
+    with pytest.raises(MobmemError, match=r"systems.toml:1:1: .*description"):
         systems.load(f)
 
 

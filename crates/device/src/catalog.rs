@@ -1,24 +1,38 @@
 //! The catalogue: every named thing a user can choose, in one place, from the registries that
 //! implement them — collectors, runtime policies, kill policies, madvise advice and hints, LRU
-//! modes, kernel semantics — and every setting key by layer. Command lines build their choices,
-//! validation and listings from it (`mobmem._core.catalog()`), so a new entry in a registry is
-//! known everywhere at once.
-//!
-//! Left out so far: device, app, scenario and system files (listed from the data directory by
-//! the command line) and the settings' types, defaults and units.
+//! modes, kernel semantics — every setting of every layer with its type, default, unit, range,
+//! help and source, and the devices, apps, scenarios and systems of a data directory. Command
+//! lines build their choices, validation, help and listings from it (`mobmem._core.catalog()`),
+//! so a new entry in a registry or a new data file is known everywhere at once.
 
+use crate::input::{self, InputError};
+use mobmem_engine::settings::{Info, Table};
 use mobmem_kernel::madvise::HintRegistry;
 use serde_json::{json, Value};
+use std::path::Path;
 
-/// The catalogue as JSON: `{collectors: [{name, aliases, help}], runtime_policies: [{name,
-/// help}], lmkd: [{name, help}], madvise: {advice: [..], hints: [..]}, lru_modes: [..],
-/// kernel_semantics: [..], settings: {kernel: [..], runtime: [..], app: [..], session: [..]}}`.
-pub fn catalog() -> Value {
+fn settings<C>(table: &Table<C>, defaults: &C) -> Value {
+    let list: Vec<Value> = table
+        .info(defaults)
+        .into_iter()
+        .map(|Info { key, aliases, kind, default, unit, range, help, source }| {
+            json!({ "key": key, "aliases": aliases, "type": kind, "default": default, "unit": unit, "range": range, "help": help, "source": source })
+        })
+        .collect();
+    json!({ "prefixes": table.prefixes, "keys": list })
+}
+
+/// The catalogue as JSON: `{collectors: [{name, aliases, help}], runtime_policies: [{name, help}],
+/// lmkd: [{name, help}], madvise: {advice, hints}, lru_modes, kernel_semantics, settings: {kernel,
+/// runtime, app, session: {prefixes, keys: [{key, aliases, type, default, unit, range, help,
+/// source}]}}, devices, apps, scenarios, systems}`. The last four list `data_dir` (empty lists
+/// without one); a file that does not load is an error naming it.
+pub fn catalog(data_dir: Option<&Path>) -> Result<Value, InputError> {
     let collectors: Vec<Value> =
         mobmem_runtime::CollectorKind::all().into_iter().map(|k| k.info()).map(|c| json!({ "name": c.name, "aliases": c.aliases, "help": c.help })).collect();
     let policies: Vec<Value> = mobmem_runtime::policies::POLICIES.iter().map(|(n, h, _)| json!({ "name": n, "help": h })).collect();
     let lmkd: Vec<Value> = mobmem_kernel::lmkd::POLICIES.iter().map(|(n, h, _)| json!({ "name": n, "help": h })).collect();
-    json!({
+    let mut c = json!({
         "collectors": collectors,
         "runtime_policies": policies,
         "lmkd": lmkd,
@@ -26,12 +40,39 @@ pub fn catalog() -> Value {
         "lru_modes": mobmem_kernel::config::LruMode::NAMES,
         "kernel_semantics": mobmem_kernel::config::KernelSemantics::NAMES,
         "settings": {
-            "kernel": mobmem_kernel::KernelConfig::KEYS,
-            "runtime": mobmem_runtime::RuntimeConfig::KEYS,
-            "app": mobmem_runtime::workload::AppProfile::KEYS,
-            "session": crate::session::inputs::SESSION_KEYS,
+            "kernel": settings(&mobmem_kernel::config::SETTINGS, &mobmem_kernel::KernelConfig::default()),
+            "runtime": settings(&mobmem_runtime::config::SETTINGS, &mobmem_runtime::RuntimeConfig::default()),
+            "app": settings(&mobmem_runtime::workload::SETTINGS, &mobmem_runtime::workload::AppProfile::default()),
+            "session": settings(&crate::session::inputs::SETTINGS, &crate::session::inputs::SessionOptions::default()),
         },
-    })
+        "devices": [], "apps": [], "scenarios": [], "systems": [],
+    });
+    if let Some(d) = data_dir {
+        let file = |kind: &str, name: &str| d.join(kind).join(format!("{name}.toml")).to_string_lossy().into_owned();
+        let devices = input::stems(&d.join("devices"));
+        let apps = input::stems(&d.join("apps"));
+        let known = crate::scenario::Known { devices: &devices, apps: &apps };
+        let mut list = Vec::new();
+        for n in &devices {
+            let p = crate::device::load(&file("devices", n))?;
+            list.push(json!({ "name": n, "title": p.name, "source": p.source }));
+        }
+        c["devices"] = list.into();
+        let mut list = Vec::new();
+        for n in &apps {
+            let p = crate::app::load(&file("apps", n))?;
+            list.push(json!({ "name": n, "title": p.name, "package": p.package, "estimate": p.estimate }));
+        }
+        c["apps"] = list.into();
+        let mut list = Vec::new();
+        for n in input::stems(&d.join("scenarios")) {
+            let s = crate::scenario::load(&file("scenarios", &n), &known)?;
+            list.push(json!({ "name": n, "title": s.name, "description": s.description, "device": s.device.get_ref() }));
+        }
+        c["scenarios"] = list.into();
+        c["systems"] = serde_json::to_value(crate::systems::load(&d.join("systems.toml"))?).expect("plain data");
+    }
+    Ok(c)
 }
 
 #[cfg(test)]
@@ -40,7 +81,7 @@ mod tests {
 
     #[test]
     fn every_collector_name_and_alias_parses_to_its_entry() {
-        let c = catalog();
+        let c = catalog(None).unwrap();
         let list = c["collectors"].as_array().unwrap();
         assert!(list.len() >= 6);
         for e in list {
@@ -55,9 +96,36 @@ mod tests {
 
     #[test]
     fn every_kill_policy_is_accepted_by_the_kernel_settings() {
-        for e in catalog()["lmkd"].as_array().unwrap() {
+        for e in catalog(None).unwrap()["lmkd"].as_array().unwrap() {
             let mut k = mobmem_kernel::KernelConfig::default();
             k.set("lmkd", e["name"].as_str().unwrap()).unwrap();
+        }
+    }
+
+    #[test]
+    fn the_shipped_data_is_listed_and_every_setting_default_is_accepted_back() {
+        let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../python/mobmem/data");
+        let c = catalog(Some(&data)).unwrap();
+        for kind in ["devices", "apps", "scenarios", "systems"] {
+            assert!(!c[kind].as_array().unwrap().is_empty(), "{kind}");
+        }
+        assert!(c["scenarios"].as_array().unwrap().iter().all(|s| c["devices"].as_array().unwrap().iter().any(|d| d["name"] == s["device"])));
+        // every default, written back, is accepted: the listings show values a user can type
+        let mut k = mobmem_kernel::KernelConfig::default();
+        let mut r = mobmem_runtime::RuntimeConfig::default();
+        let mut a = mobmem_runtime::workload::AppProfile::default();
+        for (layer, keys) in c["settings"].as_object().unwrap() {
+            for e in keys["keys"].as_array().unwrap() {
+                let (key, v) = (e["key"].as_str().unwrap(), e["default"].as_str().unwrap());
+                let ok = match layer.as_str() {
+                    "kernel" => k.set(key, v).map_err(|e| e.to_string()),
+                    "runtime" => r.set(key, v).map_err(|e| e.to_string()),
+                    "app" => a.set(key, v),
+                    _ => continue, // session defaults include an empty kill policy (the scenario's)
+                };
+                assert!(ok.is_ok() || key == "objsize", "{layer}.{key}={v}: {ok:?}");
+                assert!(!e["help"].as_str().unwrap().is_empty(), "{layer}.{key}");
+            }
         }
     }
 }

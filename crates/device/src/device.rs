@@ -70,6 +70,19 @@ impl DeviceProfile {
         out
     }
 
+    /// The `[runtime]` table as runtime settings (its `source` notes left out).
+    pub fn runtime_settings(&self) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        if let Some(toml::Value::Table(t)) = &self.runtime {
+            for (k, v) in t {
+                if k != "source" && !k.ends_with("_source") {
+                    out.push((k.clone(), value_text(v)));
+                }
+            }
+        }
+        out
+    }
+
     #[allow(clippy::neg_cmp_op_on_partial_ord)] // `!(x > 0.0)` also rejects NaN
     pub fn validate(&self, file: &str) -> Result<(), InputError> {
         let bad = |msg: String| InputError { file: file.into(), line: 0, col: 0, msg };
@@ -89,6 +102,21 @@ fn value_text(v: &toml::Value) -> String {
         toml::Value::String(s) => s.clone(),
         other => other.to_string(),
     }
+}
+
+/// The device profile `name` of `data_dir` (`devices/NAME.toml`); an unknown name lists the known ones.
+pub fn load_named(data_dir: &std::path::Path, name: &str) -> Result<DeviceProfile, InputError> {
+    let dir = data_dir.join("devices");
+    let known = input::stems(&dir);
+    if !known.iter().any(|n| n == name) {
+        return Err(InputError {
+            file: dir.to_string_lossy().into_owned(),
+            line: 0,
+            col: 0,
+            msg: format!("unknown device {name:?}; known devices: {}", known.join(", ")),
+        });
+    }
+    load(&dir.join(format!("{name}.toml")).to_string_lossy())
 }
 
 pub fn load(path: &str) -> Result<DeviceProfile, InputError> {

@@ -1,14 +1,26 @@
 //! Loading TOML inputs with errors a user can act on: file, line, column, field, problem.
 
 use serde::de::DeserializeOwned;
+use std::path::Path;
 
+/// A problem in an input file; `line` 0 = about the file as a whole (no position shown).
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[error("{file}:{line}:{col}: {msg}")]
+#[error("{}", self.located())]
 pub struct InputError {
     pub file: String,
     pub line: usize,
     pub col: usize,
     pub msg: String,
+}
+
+impl InputError {
+    fn located(&self) -> String {
+        match (self.line, self.col) {
+            (0, _) => format!("{}: {}", self.file, self.msg),
+            (l, 0) => format!("{}:{l}: {}", self.file, self.msg),
+            (l, c) => format!("{}:{l}:{c}: {}", self.file, self.msg),
+        }
+    }
 }
 
 /// 1-based (line, column) of a byte offset.
@@ -35,4 +47,19 @@ pub fn at(file: &str, text: &str, span: std::ops::Range<usize>, msg: impl Into<S
 
 pub fn read(path: &str) -> Result<String, InputError> {
     std::fs::read_to_string(path).map_err(|e| InputError { file: path.into(), line: 0, col: 0, msg: format!("cannot read: {e}") })
+}
+
+/// The stems of the `.toml` files in `dir`, sorted (the names of devices, apps, scenarios).
+pub fn stems(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+                .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
 }

@@ -13,5 +13,6 @@ pub mod device;
 pub mod input;
 pub mod scenario;
 pub mod session;
+pub mod systems;
 
 pub use input::InputError;

@@ -77,7 +77,7 @@ fn a_registered_collector_is_known_to_every_input() {
     let mut cfg = RuntimeConfig::default();
     cfg.set("collector", "toy").unwrap();
     assert_eq!(cfg.fg_collector, kind);
-    let cat = mobmem_device::catalog::catalog();
+    let cat = mobmem_device::catalog::catalog(None).unwrap();
     assert!(cat["collectors"].as_array().unwrap().iter().any(|c| c["name"] == "toy-stw" && c["aliases"][0] == "toy"));
     // a name may be registered once
     let again = CollectorInfo { name: "toy", aliases: &[], help: "", uses_regions: false, copy_reserve: false, concurrent: false, collects: true };

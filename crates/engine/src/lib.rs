@@ -14,6 +14,7 @@
 pub mod cpu;
 pub mod queue;
 pub mod rng;
+pub mod settings;
 pub mod time;
 
 pub use cpu::{CpuSet, Slot, ThreadId, ThreadStats};

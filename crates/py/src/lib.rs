@@ -68,12 +68,6 @@ fn check_trace(path: String) -> PyResult<(u64, u64)> {
     Ok((t.ops.len() as u64, t.touches))
 }
 
-/// The names accepted by `kernel.<name>` settings.
-#[pyfunction]
-fn kernel_setting_keys() -> Vec<&'static str> {
-    mobmem_kernel::KernelConfig::KEYS.to_vec()
-}
-
 /// Whether this build has debug assertions (invariant checks) enabled.
 #[pyfunction]
 fn debug_build() -> bool {
@@ -146,20 +140,29 @@ fn runtime_bench(py: Python<'_>, objects: u64, allocations: u64) -> PyResult<Str
     interruptible(py, move || mobmem_runtime::bench::run_all(objects, allocations).to_string())
 }
 
-/// The catalogue of every named choice and setting key (JSON; see `mobmem_device::catalog`).
+/// The catalogue of every named choice, setting and (with `data_dir`) data file, as JSON (see
+/// `mobmem_device::catalog`); a data file that does not load raises ValueError naming it.
 #[pyfunction]
-fn catalog() -> String {
-    mobmem_device::catalog::catalog().to_string()
+#[pyo3(signature = (data_dir=None))]
+fn catalog(data_dir: Option<String>) -> PyResult<String> {
+    mobmem_device::catalog::catalog(data_dir.as_deref().map(std::path::Path::new)).map(|v| v.to_string()).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
-/// The names accepted by `runtime.<name>` settings, app settings, and the runtime policies.
+/// The named systems of a systems file, in file order, as JSON `[{name, description, settings,
+/// line}]`; a bad entry raises ValueError naming FILE:LINE:COL and the field.
 #[pyfunction]
-fn runtime_setting_keys() -> (Vec<&'static str>, Vec<&'static str>, Vec<(&'static str, &'static str)>) {
-    (
-        mobmem_runtime::RuntimeConfig::KEYS.to_vec(),
-        mobmem_runtime::workload::AppProfile::KEYS.to_vec(),
-        mobmem_runtime::policies::POLICIES.iter().map(|(n, d, _)| (*n, *d)).collect(),
-    )
+fn systems(path: String) -> PyResult<String> {
+    let s = mobmem_device::systems::load(std::path::Path::new(&path)).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok(serde_json::to_string(&s).expect("plain data"))
+}
+
+/// The settings of system `name` (of the systems file `path`) as pairs, `${ram_mib}`/`${zram_mib}`
+/// resolved for `scenario` with the user's `overrides`.
+#[pyfunction]
+#[pyo3(signature = (path, name, scenario, data_dir, overrides=Vec::new()))]
+fn system_settings(path: String, name: String, scenario: String, data_dir: String, overrides: Pairs) -> PyResult<Pairs> {
+    mobmem_device::systems::settings_for(std::path::Path::new(&path), &name, &scenario, std::path::Path::new(&data_dir), &overrides)
+        .map_err(PyValueError::new_err)
 }
 
 // ---------------------------------------------------------------------- sessions
@@ -206,26 +209,25 @@ fn session_run(py: Python<'_>, scenario: String, data_dir: String, overrides: Pa
     r.map(|v| v.to_string()).map_err(PyValueError::new_err)
 }
 
-/// The memory sizes a session of `scenario` would boot with (device ← scenario ← `overrides`):
-/// `(ram_mib, swap kind, swap_mib)`. Raises ValueError for bad inputs (as `session_run` would).
+/// The settings of device `name` of `data_dir`: (`kernel.*` pairs of its `[kernel]` table, runtime
+/// pairs of its `[runtime]` table). An unknown name or a bad file raises ValueError.
 #[pyfunction]
-#[pyo3(signature = (scenario, data_dir, overrides=Vec::new()))]
-fn session_memory(scenario: String, data_dir: String, overrides: Pairs) -> PyResult<(u64, String, u64)> {
-    let cfg = mobmem_device::session::run::kernel_config(&scenario, std::path::Path::new(&data_dir), &overrides).map_err(PyValueError::new_err)?;
-    Ok((cfg.ram_pages / 256, cfg.swap.name().to_string(), cfg.swap_pages / 256))
+fn device_settings(data_dir: String, name: String) -> PyResult<(Pairs, Pairs)> {
+    let d = mobmem_device::device::load_named(std::path::Path::new(&data_dir), &name).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok((d.kernel_settings(), d.runtime_settings()))
 }
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(replay_trace, m)?)?;
-    m.add_function(wrap_pyfunction!(session_memory, m)?)?;
+    m.add_function(wrap_pyfunction!(device_settings, m)?)?;
     m.add_function(wrap_pyfunction!(check_trace, m)?)?;
-    m.add_function(wrap_pyfunction!(kernel_setting_keys, m)?)?;
     m.add_function(wrap_pyfunction!(debug_build, m)?)?;
     m.add_function(wrap_pyfunction!(runtime_run, m)?)?;
     m.add_function(wrap_pyfunction!(runtime_gcbench, m)?)?;
     m.add_function(wrap_pyfunction!(runtime_bench, m)?)?;
-    m.add_function(wrap_pyfunction!(runtime_setting_keys, m)?)?;
+    m.add_function(wrap_pyfunction!(systems, m)?)?;
+    m.add_function(wrap_pyfunction!(system_settings, m)?)?;
     m.add_function(wrap_pyfunction!(catalog, m)?)?;
     m.add_function(wrap_pyfunction!(session_run, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

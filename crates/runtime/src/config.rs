@@ -1,9 +1,11 @@
 //! Runtime configuration: the `dalvik.vm.heap*` properties of a device, the collectors, ART's
 //! timing constants, and the cost model. Every setting has a name accepted by
-//! [`RuntimeConfig::set`] (`RuntimeConfig::KEYS`), so device profiles, calibration files and
+//! [`RuntimeConfig::set`] (described in [`SETTINGS`]), so device profiles, calibration files and
 //! command lines layer the same way as the kernel's settings.
 
 use crate::costs::RuntimeCosts;
+pub use mobmem_engine::settings::SettingError;
+use mobmem_engine::settings::{not_one_of, size_text, Kind, Setting, Table};
 use mobmem_engine::Nanos;
 use serde::Serialize;
 
@@ -250,6 +252,14 @@ pub enum Grain {
 }
 
 impl Grain {
+    pub const NAMES: &'static [&'static str] = &["object", "unit"];
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "object" => Some(Self::Object),
+            "unit" => Some(Self::Unit),
+            _ => None,
+        }
+    }
     pub fn name(self) -> &'static str {
         match self {
             Self::Object => "object",
@@ -265,6 +275,23 @@ pub enum TraceOrder {
     DepthFirst,
     /// A FIFO queue (Fleet's grouping GC): depths are shortest distances from the roots.
     BreadthFirst,
+}
+
+impl TraceOrder {
+    pub const NAMES: &'static [&'static str] = &["dfs", "bfs"];
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "dfs" | "depth-first" => Some(Self::DepthFirst),
+            "bfs" | "breadth-first" => Some(Self::BreadthFirst),
+            _ => None,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::DepthFirst => "dfs",
+            Self::BreadthFirst => "bfs",
+        }
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -333,170 +360,693 @@ impl Default for RuntimeConfig {
     }
 }
 
-/// Parse a size: bytes, or with a k/m/g suffix (as dalvik.vm properties are written).
-pub fn parse_size(s: &str) -> Option<u64> {
-    let s = s.trim().to_ascii_lowercase();
-    let s = s.strip_suffix('b').unwrap_or(&s);
-    let (num, mult) = match s.chars().last()? {
-        'k' => (&s[..s.len() - 1], 1u64 << 10),
-        'm' => (&s[..s.len() - 1], 1 << 20),
-        'g' => (&s[..s.len() - 1], 1 << 30),
-        _ => (s, 1),
-    };
-    let v: f64 = num.trim().parse().ok()?;
-    if v.is_nan() || v < 0.0 || !v.is_finite() {
-        return None;
-    }
-    Some((v * mult as f64) as u64)
-}
+pub use mobmem_engine::settings::parse_size;
 
-#[derive(Debug, thiserror::Error, PartialEq)]
-#[error("setting {key}: {msg}")]
-pub struct SettingError {
-    pub key: String,
-    pub msg: String,
-}
+/// Every runtime setting (`runtime.<key>`, `dalvik.vm.<key>` or the bare key): type, unit, range,
+/// help and the source of its default.
+pub static SETTINGS: Table<RuntimeConfig> = Table { layer: "runtime", prefixes: &["runtime.", "dalvik.vm."], entries: ENTRIES };
+
+static ENTRIES: &[Setting<RuntimeConfig>] = &[
+    Setting {
+        key: "heapstartsize",
+        aliases: &[],
+        kind: Kind::Size { min: 0, max: u64::MAX },
+        unit: "bytes",
+        help: "dalvik.vm.heapstartsize: initial target footprint",
+        source: "the device profile (runtime.md: 8m on a 4 GB phone)",
+        get: |c| size_text(c.heap.start_size),
+        set: |c, v| {
+            c.heap.start_size = v.int();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "heapgrowthlimit",
+        aliases: &[],
+        kind: Kind::Size { min: 0, max: u64::MAX },
+        unit: "bytes",
+        help: "dalvik.vm.heapgrowthlimit: the heap limit of normal apps",
+        source: "the device profile",
+        get: |c| size_text(c.heap.growth_limit),
+        set: |c, v| {
+            c.heap.growth_limit = v.int();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "heapsize",
+        aliases: &[],
+        kind: Kind::Size { min: 0, max: u64::MAX },
+        unit: "bytes",
+        help: "dalvik.vm.heapsize: heap capacity (the limit of largeHeap apps)",
+        source: "the device profile",
+        get: |c| size_text(c.heap.capacity),
+        set: |c, v| {
+            c.heap.capacity = v.int();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "heaptargetutilization",
+        aliases: &[],
+        kind: Kind::Float { min: 0.05, max: 0.95 },
+        unit: "",
+        help: "dalvik.vm.heaptargetutilization: live / footprint after a GC",
+        source: "the device profile",
+        get: |c| c.heap.target_utilization.to_string(),
+        set: |c, v| {
+            c.heap.target_utilization = v.float();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "heapminfree",
+        aliases: &[],
+        kind: Kind::Size { min: 0, max: u64::MAX },
+        unit: "bytes",
+        help: "dalvik.vm.heapminfree: least free space granted after a GC",
+        source: "the device profile",
+        get: |c| size_text(c.heap.min_free),
+        set: |c, v| {
+            c.heap.min_free = v.int();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "heapmaxfree",
+        aliases: &[],
+        kind: Kind::Size { min: 0, max: u64::MAX },
+        unit: "bytes",
+        help: "dalvik.vm.heapmaxfree: most free space granted after a GC",
+        source: "the device profile",
+        get: |c| size_text(c.heap.max_free),
+        set: |c, v| {
+            c.heap.max_free = v.int();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "foreground_heap_growth_multiplier",
+        aliases: &[],
+        kind: Kind::Float { min: 1.0, max: 10.0 },
+        unit: "",
+        help: "extra free-space factor while in the foreground",
+        source: "ART kDefaultHeapGrowthMultiplier = 2.0",
+        get: |c| c.heap.foreground_multiplier.to_string(),
+        set: |c, v| {
+            c.heap.foreground_multiplier = v.float();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "largeheap",
+        aliases: &[],
+        kind: Kind::Bool,
+        unit: "",
+        help: "the app declares largeHeap (its limit is heapsize)",
+        source: "the app's manifest",
+        get: |c| c.heap.large_heap.to_string(),
+        set: |c, v| {
+            c.heap.large_heap = v.bool();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "heap",
+        aliases: &[],
+        kind: Kind::Size { min: 1 << 20, max: u64::MAX },
+        unit: "bytes",
+        help: "per-app heap size: sets the growth limit and capacity (fixed-heap experiments)",
+        source: "",
+        get: |c| size_text(c.heap.limit()),
+        set: |c, v| {
+            c.heap.growth_limit = v.int();
+            c.heap.capacity = v.int();
+            c.heap.start_size = c.heap.start_size.min(v.int());
+            Ok(())
+        },
+    },
+    Setting {
+        key: "non_moving_capacity",
+        aliases: &[],
+        kind: Kind::Size { min: 0, max: u64::MAX },
+        unit: "bytes",
+        help: "non-moving space capacity",
+        source: "ART kNonMovingSpaceCapacity = 64 MiB",
+        get: |c| size_text(c.heap.non_moving_capacity),
+        set: |c, v| {
+            c.heap.non_moving_capacity = v.int();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "boot_image_size",
+        aliases: &[],
+        kind: Kind::Size { min: 0, max: u64::MAX },
+        unit: "bytes",
+        help: "boot image mapped by every app",
+        source: "estimate: 12 MiB of boot*.art for Android 10–14",
+        get: |c| size_text(c.heap.boot_image_bytes),
+        set: |c, v| {
+            c.heap.boot_image_bytes = v.int();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "zygote_space_size",
+        aliases: &[],
+        kind: Kind::Size { min: 0, max: u64::MAX },
+        unit: "bytes",
+        help: "zygote space (objects preloaded by the zygote)",
+        source: "estimate: 4 MiB",
+        get: |c| size_text(c.heap.zygote_space_bytes),
+        set: |c, v| {
+            c.heap.zygote_space_bytes = v.int();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "collector",
+        aliases: &[],
+        kind: Kind::Text,
+        unit: "",
+        help: "collector in the foreground and the background (a catalogue name or alias)",
+        source: "ART: concurrent copying since Android 8",
+        get: |c| c.fg_collector.short().into(),
+        set: |c, v| {
+            let k = CollectorKind::parse(v.text()).ok_or_else(|| format!("unknown collector {:?}; expected one of {}", v.text(), CollectorKind::names().join(", ")))?;
+            c.fg_collector = k;
+            c.bg_collector = k;
+            Ok(())
+        },
+    },
+    Setting {
+        key: "fg_collector",
+        aliases: &[],
+        kind: Kind::Text,
+        unit: "",
+        help: "collector while in the foreground",
+        source: "ART: concurrent copying",
+        get: |c| c.fg_collector.short().into(),
+        set: |c, v| {
+            let k = CollectorKind::parse(v.text()).ok_or_else(|| format!("unknown collector {:?}; expected one of {}", v.text(), CollectorKind::names().join(", ")))?;
+            c.fg_collector = k;
+            Ok(())
+        },
+    },
+    Setting {
+        key: "bg_collector",
+        aliases: &[],
+        kind: Kind::Text,
+        unit: "",
+        help: "collector while in the background",
+        source: "ART: concurrent copying",
+        get: |c| c.bg_collector.short().into(),
+        set: |c, v| {
+            let k = CollectorKind::parse(v.text()).ok_or_else(|| format!("unknown collector {:?}; expected one of {}", v.text(), CollectorKind::names().join(", ")))?;
+            c.bg_collector = k;
+            Ok(())
+        },
+    },
+    Setting {
+        key: "generational",
+        aliases: &[],
+        kind: Kind::Bool,
+        unit: "",
+        help: "generational (sticky) collections where the collector supports them",
+        source: "ART: generational CC since Android 10",
+        get: |c| c.generational.to_string(),
+        set: |c, v| {
+            c.generational = v.bool();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "transition_delay_ms",
+        aliases: &[],
+        kind: Kind::Int { min: 0, max: u64::MAX },
+        unit: "ms",
+        help: "delay of the collector transition after going to the background",
+        source: "ART kCollectorTransitionWait = 5 s (Android ≤ 13)",
+        get: |c| (c.transition_delay_ns / 1_000_000).to_string(),
+        set: |c, v| {
+            c.transition_delay_ns = v.int().saturating_mul(1_000_000);
+            Ok(())
+        },
+    },
+    Setting {
+        key: "transition_gc",
+        aliases: &[],
+        kind: Kind::Bool,
+        unit: "",
+        help: "whether going to the background runs a compacting transition GC",
+        source: "ART",
+        get: |c| c.transition_gc.to_string(),
+        set: |c, v| {
+            c.transition_gc = v.bool();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "trim_delay_ms",
+        aliases: &[],
+        kind: Kind::Int { min: 0, max: u64::MAX },
+        unit: "ms",
+        help: "delay of the heap trim after a GC",
+        source: "ART kHeapTrimWait = 5 s",
+        get: |c| (c.trim_delay_ns / 1_000_000).to_string(),
+        set: |c, v| {
+            c.trim_delay_ns = v.int().saturating_mul(1_000_000);
+            Ok(())
+        },
+    },
+    Setting {
+        key: "tlab_size",
+        aliases: &[],
+        kind: Kind::Size { min: 256, max: 1 << 18 },
+        unit: "bytes",
+        help: "thread-local allocation buffer",
+        source: "ART kDefaultTLABSize = 32 KiB",
+        get: |c| size_text(c.tlab_size as u64),
+        set: |c, v| {
+            c.tlab_size = v.int() as u32;
+            Ok(())
+        },
+    },
+    Setting {
+        key: "large_object_threshold",
+        aliases: &[],
+        kind: Kind::Size { min: 4096, max: u64::MAX },
+        unit: "bytes",
+        help: "objects at least this big go to the large object space",
+        source: "ART kMinLargeObjectThreshold = 3 pages",
+        get: |c| size_text(c.large_object_threshold as u64),
+        set: |c, v| {
+            c.large_object_threshold = v.int().min(u32::MAX as u64) as u32;
+            Ok(())
+        },
+    },
+    Setting {
+        key: "use_los",
+        aliases: &[],
+        kind: Kind::Bool,
+        unit: "",
+        help: "use the large object space (false: large regions)",
+        source: "ART",
+        get: |c| c.use_los.to_string(),
+        set: |c, v| {
+            c.use_los = v.bool();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "evacuate_live_percent",
+        aliases: &[],
+        kind: Kind::Float { min: 0.0, max: 100.0 },
+        unit: "%",
+        help: "regions live above this share are not evacuated",
+        source: "ART kEvacuateLivePercentThreshold = 75",
+        get: |c| c.evacuate_live_percent.to_string(),
+        set: |c, v| {
+            c.evacuate_live_percent = v.float() as u32;
+            Ok(())
+        },
+    },
+    Setting {
+        key: "release_regions_at_gc",
+        aliases: &[],
+        kind: Kind::Bool,
+        unit: "",
+        help: "release freed regions' pages at the end of each collection (else at the heap trim)",
+        source: "ART ClearFromSpace",
+        get: |c| c.release_regions_at_gc.to_string(),
+        set: |c, v| {
+            c.release_regions_at_gc = v.bool();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "trace_order",
+        aliases: &[],
+        kind: Kind::Choice(TraceOrder::NAMES),
+        unit: "",
+        help: "order of tracing (and copying): ART's mark stack, or a FIFO queue (Fleet's grouping GC)",
+        source: "ART: depth-first mark stack",
+        get: |c| c.trace_order.name().into(),
+        set: |c, v| {
+            c.trace_order = TraceOrder::parse(v.text()).ok_or_else(|| not_one_of(TraceOrder::NAMES, v.text()))?;
+            Ok(())
+        },
+    },
+    Setting {
+        key: "card_table_in_memory",
+        aliases: &[],
+        kind: Kind::Bool,
+        unit: "",
+        help: "map the card table as an anonymous VMA whose pages barriers and card passes touch",
+        source: "off by default (see docs/runtime.md)",
+        get: |c| c.card_table_in_memory.to_string(),
+        set: |c, v| {
+            c.card_table_in_memory = v.bool();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "slice_us",
+        aliases: &[],
+        kind: Kind::Int { min: 1, max: u64::MAX / 1000 },
+        unit: "µs",
+        help: "mutator slice: the granularity at which the GC thread and mutators interleave",
+        source: "simulation parameter",
+        get: |c| (c.slice_ns / 1000).to_string(),
+        set: |c, v| {
+            c.slice_ns = v.int() * 1000;
+            Ok(())
+        },
+    },
+    Setting {
+        key: "grain",
+        aliases: &[],
+        kind: Kind::Choice(Grain::NAMES),
+        unit: "",
+        help: "simulation grain of allocation units (host work only: results are the same)",
+        source: "simulation parameter",
+        get: |c| c.grain.name().into(),
+        set: |c, v| {
+            c.grain = Grain::parse(v.text()).ok_or_else(|| not_one_of(Grain::NAMES, v.text()))?;
+            Ok(())
+        },
+    },
+    Setting {
+        key: "seed",
+        aliases: &[],
+        kind: Kind::Int { min: 0, max: u64::MAX },
+        unit: "",
+        help: "seed of the runtime's random streams",
+        source: "",
+        get: |c| c.seed.to_string(),
+        set: |c, v| {
+            c.seed = v.int();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "cost.scan_object_ns",
+        aliases: &[],
+        kind: Kind::Int { min: 0, max: u64::MAX },
+        unit: "ns",
+        help: "scanning one object (read header and class, find reference fields)",
+        source: "estimate: ~20 ns",
+        get: |c| c.costs.scan_object_ns.to_string(),
+        set: |c, v| {
+            c.costs.scan_object_ns = v.int();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "cost.visit_ref_ns",
+        aliases: &[],
+        kind: Kind::Int { min: 0, max: u64::MAX },
+        unit: "ns",
+        help: "visiting one reference field (load, null/immune check, mark-bit test)",
+        source: "estimate: 4 ns",
+        get: |c| c.costs.visit_ref_ns.to_string(),
+        set: |c, v| {
+            c.costs.visit_ref_ns = v.int();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "cost.mark_object_ns",
+        aliases: &[],
+        kind: Kind::Int { min: 0, max: u64::MAX },
+        unit: "ns",
+        help: "marking one object in place (mark bitmap set, mark-stack push)",
+        source: "estimate: 8 ns",
+        get: |c| c.costs.mark_object_ns.to_string(),
+        set: |c, v| {
+            c.costs.mark_object_ns = v.int();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "cost.copy_object_ns",
+        aliases: &[],
+        kind: Kind::Int { min: 0, max: u64::MAX },
+        unit: "ns",
+        help: "fixed cost of copying one object (to-space allocation, forwarding CAS)",
+        source: "estimate: 25 ns",
+        get: |c| c.costs.copy_object_ns.to_string(),
+        set: |c, v| {
+            c.costs.copy_object_ns = v.int();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "cost.copy_per_kib_ns",
+        aliases: &[],
+        kind: Kind::Int { min: 0, max: u64::MAX },
+        unit: "ns",
+        help: "copying, per 1024 bytes (memcpy at ~4 GB/s on a phone big core)",
+        source: "estimate: 250 ns/KiB",
+        get: |c| c.costs.copy_per_kib_ns.to_string(),
+        set: |c, v| {
+            c.costs.copy_per_kib_ns = v.int();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "cost.region_ns",
+        aliases: &[],
+        kind: Kind::Int { min: 0, max: u64::MAX },
+        unit: "ns",
+        help: "processing one region at flip or reclaim (state, bitmap clearing)",
+        source: "estimate: 300 ns",
+        get: |c| c.costs.region_ns.to_string(),
+        set: |c, v| {
+            c.costs.region_ns = v.int();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "cost.card_ns",
+        aliases: &[],
+        kind: Kind::Int { min: 0, max: u64::MAX },
+        unit: "ns",
+        help: "processing one non-clean card (aging it, or finding the objects on it when scanning), and skipping 128 clean cards (word-at-a-time reads of the table)",
+        source: "estimate: 15 ns",
+        get: |c| c.costs.card_ns.to_string(),
+        set: |c, v| {
+            c.costs.card_ns = v.int();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "cost.sweep_object_ns",
+        aliases: &[],
+        kind: Kind::Int { min: 0, max: u64::MAX },
+        unit: "ns",
+        help: "freeing one dead object in a sweep (bitmap walk, free-list push)",
+        source: "estimate: 10 ns",
+        get: |c| c.costs.sweep_object_ns.to_string(),
+        set: |c, v| {
+            c.costs.sweep_object_ns = v.int();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "cost.forward_object_ns",
+        aliases: &[],
+        kind: Kind::Int { min: 0, max: u64::MAX },
+        unit: "ns",
+        help: "computing a forwarding address in mark-compact (per live object)",
+        source: "estimate: 10 ns",
+        get: |c| c.costs.forward_object_ns.to_string(),
+        set: |c, v| {
+            c.costs.forward_object_ns = v.int();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "cost.root_ns",
+        aliases: &[],
+        kind: Kind::Int { min: 0, max: u64::MAX },
+        unit: "ns",
+        help: "visiting one root (stack slot, static field, JNI global)",
+        source: "estimate: 10 ns",
+        get: |c| c.costs.root_ns.to_string(),
+        set: |c, v| {
+            c.costs.root_ns = v.int();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "cost.suspend_ns",
+        aliases: &[],
+        kind: Kind::Int { min: 0, max: u64::MAX },
+        unit: "ns",
+        help: "suspending and resuming all mutator threads for a pause (checkpoint + flip)",
+        source: "estimate: 80 µs (ART CC flip pauses are typically 0.1–1 ms on phones; this is the fixed part)",
+        get: |c| c.costs.suspend_ns.to_string(),
+        set: |c, v| {
+            c.costs.suspend_ns = v.int();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "cost.checkpoint_ns",
+        aliases: &[],
+        kind: Kind::Int { min: 0, max: u64::MAX },
+        unit: "ns",
+        help: "running a checkpoint on one mutator thread (request, run at its next suspend check, pass the barrier), besides the checkpoint's own work",
+        source: "estimate: 5 µs (a fraction of a global suspend-all)",
+        get: |c| c.costs.checkpoint_ns.to_string(),
+        set: |c, v| {
+            c.costs.checkpoint_ns = v.int();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "cost.read_barrier_ns",
+        aliases: &[],
+        kind: Kind::Int { min: 0, max: u64::MAX },
+        unit: "ns",
+        help: "read barrier fast path, per reference load while a concurrent copy/compaction runs",
+        source: "estimate: 2 ns (Baker gray-bit test)",
+        get: |c| c.costs.read_barrier_ns.to_string(),
+        set: |c, v| {
+            c.costs.read_barrier_ns = v.int();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "cost.write_barrier_ns",
+        aliases: &[],
+        kind: Kind::Int { min: 0, max: u64::MAX },
+        unit: "ns",
+        help: "write barrier (card mark), per reference store, always",
+        source: "estimate: 1 ns",
+        get: |c| c.costs.write_barrier_ns.to_string(),
+        set: |c, v| {
+            c.costs.write_barrier_ns = v.int();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "cost.tlab_alloc_ns",
+        aliases: &[],
+        kind: Kind::Int { min: 0, max: u64::MAX },
+        unit: "ns",
+        help: "bump allocation inside a TLAB, per object (plus zeroing, below)",
+        source: "estimate: 5 ns",
+        get: |c| c.costs.tlab_alloc_ns.to_string(),
+        set: |c, v| {
+            c.costs.tlab_alloc_ns = v.int();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "cost.new_tlab_ns",
+        aliases: &[],
+        kind: Kind::Int { min: 0, max: u64::MAX },
+        unit: "ns",
+        help: "getting a new TLAB from the region space",
+        source: "estimate: 150 ns",
+        get: |c| c.costs.new_tlab_ns.to_string(),
+        set: |c, v| {
+            c.costs.new_tlab_ns = v.int();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "cost.new_region_ns",
+        aliases: &[],
+        kind: Kind::Int { min: 0, max: u64::MAX },
+        unit: "ns",
+        help: "getting a new region",
+        source: "estimate: 400 ns",
+        get: |c| c.costs.new_region_ns.to_string(),
+        set: |c, v| {
+            c.costs.new_region_ns = v.int();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "cost.freelist_alloc_ns",
+        aliases: &[],
+        kind: Kind::Int { min: 0, max: u64::MAX },
+        unit: "ns",
+        help: "free-list (RosAlloc-like) allocation, per object",
+        source: "estimate: 40 ns",
+        get: |c| c.costs.freelist_alloc_ns.to_string(),
+        set: |c, v| {
+            c.costs.freelist_alloc_ns = v.int();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "cost.los_alloc_ns",
+        aliases: &[],
+        kind: Kind::Int { min: 0, max: u64::MAX },
+        unit: "ns",
+        help: "large object allocation (page map / mmap), per object",
+        source: "estimate: 3 µs",
+        get: |c| c.costs.los_alloc_ns.to_string(),
+        set: |c, v| {
+            c.costs.los_alloc_ns = v.int();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "cost.los_free_ns",
+        aliases: &[],
+        kind: Kind::Int { min: 0, max: u64::MAX },
+        unit: "ns",
+        help: "freeing a large object (besides the madvise, which the kernel model charges)",
+        source: "estimate: 1 µs",
+        get: |c| c.costs.los_free_ns.to_string(),
+        set: |c, v| {
+            c.costs.los_free_ns = v.int();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "cost.init_per_kib_ns",
+        aliases: &[],
+        kind: Kind::Int { min: 0, max: u64::MAX },
+        unit: "ns",
+        help: "zeroing/initialising a new object, per 1024 bytes",
+        source: "estimate: 60 ns/KiB (~16 GB/s memset)",
+        get: |c| c.costs.init_per_kib_ns.to_string(),
+        set: |c, v| {
+            c.costs.init_per_kib_ns = v.int();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "cost.object_swap_ns",
+        aliases: &[],
+        kind: Kind::Int { min: 0, max: u64::MAX },
+        unit: "ns",
+        help: "copying one object's contents out to the per-app swap file / back (object swap), fixed part; the storage I/O is charged per page from the kernel model's flash costs",
+        source: "estimate: 2 µs",
+        get: |c| c.costs.object_swap_ns.to_string(),
+        set: |c, v| {
+            c.costs.object_swap_ns = v.int();
+            Ok(())
+        },
+    },
+];
 
 impl RuntimeConfig {
-    pub const KEYS: &'static [&'static str] = &[
-        "heapstartsize",
-        "heapgrowthlimit",
-        "heapsize",
-        "heaptargetutilization",
-        "heapminfree",
-        "heapmaxfree",
-        "foreground_heap_growth_multiplier",
-        "largeheap",
-        "heap",
-        "non_moving_capacity",
-        "boot_image_size",
-        "zygote_space_size",
-        "collector",
-        "fg_collector",
-        "bg_collector",
-        "generational",
-        "transition_delay_ms",
-        "transition_gc",
-        "trim_delay_ms",
-        "tlab_size",
-        "large_object_threshold",
-        "use_los",
-        "evacuate_live_percent",
-        "release_regions_at_gc",
-        "trace_order",
-        "card_table_in_memory",
-        "slice_us",
-        "grain",
-        "seed",
-        "cost.<name>",
-    ];
+    /// The keys `set` accepts (without prefix), in table order.
+    pub fn keys() -> Vec<&'static str> {
+        SETTINGS.keys()
+    }
 
     /// Apply one setting. Keys may carry a `runtime.` or `dalvik.vm.` prefix.
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), SettingError> {
-        let k = key.strip_prefix("runtime.").unwrap_or(key);
-        let k = k.strip_prefix("dalvik.vm.").unwrap_or(k);
-        let bad = |msg: String| SettingError { key: key.into(), msg };
-        let size = || parse_size(value).ok_or_else(|| bad(format!("expected a size like 512k, 8m or 1g, got {value:?}")));
-        let float = |lo: f64, hi: f64| -> Result<f64, SettingError> {
-            let x: f64 = value.trim().parse().map_err(|_| bad(format!("expected a number, got {value:?}")))?;
-            if !(lo..=hi).contains(&x) {
-                return Err(bad(format!("must be within [{lo}, {hi}], got {x}")));
-            }
-            Ok(x)
-        };
-        let int = || -> Result<u64, SettingError> { value.trim().parse::<u64>().map_err(|_| bad(format!("expected a non-negative integer, got {value:?}"))) };
-        let boolean = || -> Result<bool, SettingError> {
-            match value.trim() {
-                "true" | "1" | "yes" => Ok(true),
-                "false" | "0" | "no" => Ok(false),
-                _ => Err(bad(format!("expected true or false, got {value:?}"))),
-            }
-        };
-        let collector = || {
-            CollectorKind::parse(value.trim()).ok_or_else(|| bad(format!("unknown collector {value:?}; expected one of {}", CollectorKind::names().join(", "))))
-        };
-        let h = &mut self.heap;
-        match k {
-            "heapstartsize" => h.start_size = size()?,
-            "heapgrowthlimit" => h.growth_limit = size()?,
-            "heapsize" => h.capacity = size()?,
-            "heaptargetutilization" => h.target_utilization = float(0.05, 0.95)?,
-            "heapminfree" => h.min_free = size()?,
-            "heapmaxfree" => h.max_free = size()?,
-            "foreground_heap_growth_multiplier" => h.foreground_multiplier = float(1.0, 10.0)?,
-            "largeheap" => h.large_heap = boolean()?,
-            // Per-app heap-size override (ISMM'24 framework): growth limit and capacity.
-            "heap" => {
-                let s = size()?;
-                if s < 1 << 20 {
-                    return Err(bad("heap must be at least 1m".into()));
-                }
-                h.growth_limit = s;
-                h.capacity = s;
-                h.start_size = h.start_size.min(s);
-            }
-            "non_moving_capacity" => h.non_moving_capacity = size()?,
-            "boot_image_size" => h.boot_image_bytes = size()?,
-            "zygote_space_size" => h.zygote_space_bytes = size()?,
-            "collector" => {
-                let c = collector()?;
-                self.fg_collector = c;
-                self.bg_collector = c;
-            }
-            "fg_collector" => self.fg_collector = collector()?,
-            "bg_collector" => self.bg_collector = collector()?,
-            "generational" => self.generational = boolean()?,
-            "transition_delay_ms" => self.transition_delay_ns = int()? * 1_000_000,
-            "transition_gc" => self.transition_gc = boolean()?,
-            "trim_delay_ms" => self.trim_delay_ns = int()? * 1_000_000,
-            "tlab_size" => {
-                let s = size()?;
-                if !(256..=(1 << 18)).contains(&s) {
-                    return Err(bad("must be within [256, 256k]".into()));
-                }
-                self.tlab_size = s as u32
-            }
-            "large_object_threshold" => {
-                let s = size()?;
-                if s < 4096 {
-                    return Err(bad("must be at least 4k".into()));
-                }
-                self.large_object_threshold = s.min(u32::MAX as u64) as u32
-            }
-            "use_los" => self.use_los = boolean()?,
-            "evacuate_live_percent" => self.evacuate_live_percent = float(0.0, 100.0)? as u32,
-            "release_regions_at_gc" => self.release_regions_at_gc = boolean()?,
-            "card_table_in_memory" => self.card_table_in_memory = boolean()?,
-            "trace_order" => {
-                self.trace_order = match value.trim() {
-                    "dfs" | "depth-first" => TraceOrder::DepthFirst,
-                    "bfs" | "breadth-first" => TraceOrder::BreadthFirst,
-                    _ => return Err(bad(format!("expected dfs or bfs, got {value:?}"))),
-                }
-            }
-            "slice_us" => {
-                let v = int()?;
-                if v == 0 {
-                    return Err(bad("must be positive".into()));
-                }
-                self.slice_ns = v * 1000
-            }
-            "grain" => {
-                self.grain = match value.trim() {
-                    "object" => Grain::Object,
-                    "unit" => Grain::Unit,
-                    _ => return Err(bad(format!("expected object or unit, got {value:?}"))),
-                }
-            }
-            "seed" => self.seed = int()?,
-            _ if k.starts_with("cost.") => {
-                let v = int()?;
-                let slot = self.costs.slot(&k[5..]).ok_or_else(|| bad(format!("unknown cost; known: {}", RuntimeCosts::KEYS.join(", "))))?;
-                *slot = v;
-            }
-            _ => return Err(bad(format!("unknown runtime setting; known: {}", Self::KEYS.join(", ")))),
-        }
-        Ok(())
+        SETTINGS.set(self, key, value)
     }
 
     pub fn validate(&self) -> Result<(), String> {

@@ -4,8 +4,8 @@
 //!
 //! Every value says where it comes from; "estimate" means an order-of-magnitude engineering
 //! estimate (a few instructions and cache misses on a 2.5 GHz big core), to be calibrated. The
-//! calibration file `python/mobmem/data/runtime_costs.toml` carries the same values and can
-//! override any of them (`cost.NAME = value`).
+//! runtime settings table (`config::SETTINGS`, `cost.NAME`) lists each with its source, and the
+//! calibration file `python/mobmem/data/runtime_costs.toml` overrides any of them.
 
 use serde::Serialize;
 
@@ -93,59 +93,6 @@ impl Default for RuntimeCosts {
 }
 
 impl RuntimeCosts {
-    pub const KEYS: &'static [&'static str] = &[
-        "scan_object_ns",
-        "visit_ref_ns",
-        "mark_object_ns",
-        "copy_object_ns",
-        "copy_per_kib_ns",
-        "region_ns",
-        "card_ns",
-        "sweep_object_ns",
-        "forward_object_ns",
-        "root_ns",
-        "suspend_ns",
-        "checkpoint_ns",
-        "read_barrier_ns",
-        "write_barrier_ns",
-        "tlab_alloc_ns",
-        "new_tlab_ns",
-        "new_region_ns",
-        "freelist_alloc_ns",
-        "los_alloc_ns",
-        "los_free_ns",
-        "init_per_kib_ns",
-        "object_swap_ns",
-    ];
-
-    pub fn slot(&mut self, name: &str) -> Option<&mut u64> {
-        Some(match name {
-            "scan_object_ns" => &mut self.scan_object_ns,
-            "visit_ref_ns" => &mut self.visit_ref_ns,
-            "mark_object_ns" => &mut self.mark_object_ns,
-            "copy_object_ns" => &mut self.copy_object_ns,
-            "copy_per_kib_ns" => &mut self.copy_per_kib_ns,
-            "region_ns" => &mut self.region_ns,
-            "card_ns" => &mut self.card_ns,
-            "sweep_object_ns" => &mut self.sweep_object_ns,
-            "forward_object_ns" => &mut self.forward_object_ns,
-            "root_ns" => &mut self.root_ns,
-            "suspend_ns" => &mut self.suspend_ns,
-            "checkpoint_ns" => &mut self.checkpoint_ns,
-            "read_barrier_ns" => &mut self.read_barrier_ns,
-            "write_barrier_ns" => &mut self.write_barrier_ns,
-            "tlab_alloc_ns" => &mut self.tlab_alloc_ns,
-            "new_tlab_ns" => &mut self.new_tlab_ns,
-            "new_region_ns" => &mut self.new_region_ns,
-            "freelist_alloc_ns" => &mut self.freelist_alloc_ns,
-            "los_alloc_ns" => &mut self.los_alloc_ns,
-            "los_free_ns" => &mut self.los_free_ns,
-            "init_per_kib_ns" => &mut self.init_per_kib_ns,
-            "object_swap_ns" => &mut self.object_swap_ns,
-            _ => return None,
-        })
-    }
-
     #[inline]
     pub fn copy_ns(&self, bytes: u32) -> u64 {
         self.copy_object_ns + bytes as u64 * self.copy_per_kib_ns / 1024

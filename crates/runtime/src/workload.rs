@@ -30,6 +30,7 @@
 use crate::object::{AppState, ObjId, SpaceId, NULL};
 use crate::runtime::Runtime;
 use mobmem_engine::rng::{stream, Rng, Stream};
+use mobmem_engine::settings::{size_text, Kind, Setting, Table};
 use mobmem_engine::Nanos;
 use mobmem_kernel::Kernel;
 use serde::Serialize;
@@ -136,114 +137,476 @@ impl Default for AppProfile {
     }
 }
 
+/// Every app setting (`app.<key>` or the bare key in a profile): type, unit, range, help and source.
+pub static SETTINGS: Table<AppProfile> = Table { layer: "app", prefixes: &["app."], entries: ENTRIES };
+
+static ENTRIES: &[Setting<AppProfile>] = &[
+    Setting {
+        key: "name",
+        aliases: &[],
+        kind: Kind::Text,
+        unit: "",
+        help: "the app's name in results",
+        source: "",
+        get: |c| c.name.clone(),
+        set: |c, v| {
+            c.name = v.text().into();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "live_heap",
+        aliases: &["footprint"],
+        kind: Kind::Size { min: 0, max: u64::MAX },
+        unit: "bytes",
+        help: "live Java heap in the foreground (long-lived structure built at start)",
+        source: "estimate (runtime.md mutator model)",
+        get: |c| size_text(c.live_heap),
+        set: |c, v| {
+            c.live_heap = v.int();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "near_root_share",
+        aliases: &[],
+        kind: Kind::Float { min: 0.0, max: 1.0 },
+        unit: "",
+        help: "share of heap bytes within depth ≤ 2 of a root",
+        source: "runtime.md: ~10% of heap bytes",
+        get: |c| c.near_root_share.to_string(),
+        set: |c, v| {
+            c.near_root_share = v.float();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "roots",
+        aliases: &[],
+        kind: Kind::Float { min: 0.0, max: f64::MAX },
+        unit: "",
+        help: "root slots (at least 1)",
+        source: "estimate (runtime.md mutator model)",
+        get: |c| c.roots.to_string(),
+        set: |c, v| {
+            c.roots = (v.float() as u32).max(1);
+            Ok(())
+        },
+    },
+    Setting {
+        key: "fanout",
+        aliases: &[],
+        kind: Kind::Float { min: 0.0, max: f64::MAX },
+        unit: "",
+        help: "reference fields per object (mean, at most 64)",
+        source: "estimate (runtime.md mutator model)",
+        get: |c| c.fanout.to_string(),
+        set: |c, v| {
+            c.fanout = v.float().min(64.0);
+            Ok(())
+        },
+    },
+    Setting {
+        key: "objsize",
+        aliases: &[],
+        kind: Kind::Size { min: 1, max: u32::MAX as u64 },
+        unit: "bytes",
+        help: "one object size for every object (replaces the Android size mix)",
+        source: "runtime.md: measured Android size mix by default",
+        get: |c| if c.size_mix.len() == 1 { size_text(c.size_mix[0].lo as u64) } else { "android-mix".into() },
+        set: |c, v| {
+            let s = v.int() as u32;
+            c.size_mix = vec![SizeClass { lo: s, hi: s, byte_share: 1.0 }];
+            Ok(())
+        },
+    },
+    Setting {
+        key: "unit_objects",
+        aliases: &[],
+        kind: Kind::Float { min: 0.0, max: f64::MAX },
+        unit: "",
+        help: "objects per allocation unit (mean; at least 1)",
+        source: "estimate (runtime.md mutator model)",
+        get: |c| c.unit_objects.to_string(),
+        set: |c, v| {
+            c.unit_objects = v.float().max(1.0);
+            Ok(())
+        },
+    },
+    Setting {
+        key: "temp_share",
+        aliases: &[],
+        kind: Kind::Float { min: 0.0, max: 1.0 },
+        unit: "",
+        help: "share of allocated units that are temporary",
+        source: "runtime.md: 54–88% of objects die within the first MiB",
+        get: |c| c.temp_share.to_string(),
+        set: |c, v| {
+            c.temp_share = v.float();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "medium_share",
+        aliases: &[],
+        kind: Kind::Float { min: 0.0, max: 1.0 },
+        unit: "",
+        help: "share of allocated units that are medium-lived (the rest are long-lived)",
+        source: "runtime.md: 5–16% long-lived",
+        get: |c| c.medium_share.to_string(),
+        set: |c, v| {
+            c.medium_share = v.float();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "temp_life",
+        aliases: &[],
+        kind: Kind::Size { min: 0, max: u64::MAX },
+        unit: "bytes",
+        help: "mean lifetime of temporary units, in bytes allocated",
+        source: "estimate (runtime.md mutator model)",
+        get: |c| size_text(c.temp_life),
+        set: |c, v| {
+            c.temp_life = v.int().max(1);
+            Ok(())
+        },
+    },
+    Setting {
+        key: "medium_life",
+        aliases: &[],
+        kind: Kind::Size { min: 0, max: u64::MAX },
+        unit: "bytes",
+        help: "mean lifetime of medium-lived units, in bytes allocated",
+        source: "estimate (runtime.md mutator model)",
+        get: |c| size_text(c.medium_life),
+        set: |c, v| {
+            c.medium_life = v.int().max(1);
+            Ok(())
+        },
+    },
+    Setting {
+        key: "bg_temp_share",
+        aliases: &[],
+        kind: Kind::Float { min: 0.0, max: 1.0 },
+        unit: "",
+        help: "share of temporary units in the background",
+        source: "estimate (runtime.md mutator model)",
+        get: |c| c.bg_temp_share.to_string(),
+        set: |c, v| {
+            c.bg_temp_share = v.float();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "alloc_rate_fg",
+        aliases: &["rate"],
+        kind: Kind::Size { min: 0, max: u64::MAX },
+        unit: "bytes/s",
+        help: "allocation rate in the foreground",
+        source: "estimate (runtime.md mutator model)",
+        get: |c| size_text(c.alloc_rate_fg),
+        set: |c, v| {
+            c.alloc_rate_fg = v.int();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "alloc_rate_bg",
+        aliases: &[],
+        kind: Kind::Size { min: 0, max: u64::MAX },
+        unit: "bytes/s",
+        help: "allocation rate in the background",
+        source: "estimate (runtime.md mutator model)",
+        get: |c| size_text(c.alloc_rate_bg),
+        set: |c, v| {
+            c.alloc_rate_bg = v.int();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "frame_ms",
+        aliases: &[],
+        kind: Kind::Float { min: 0.0, max: f64::MAX },
+        unit: "ms",
+        help: "period of foreground units of work (a frame)",
+        source: "60 Hz display",
+        get: |c| (c.frame_ns as f64 / 1e6).to_string(),
+        set: |c, v| {
+            c.frame_ns = (v.float() * 1e6) as Nanos;
+            Ok(())
+        },
+    },
+    Setting {
+        key: "bg_period_ms",
+        aliases: &[],
+        kind: Kind::Float { min: 0.0, max: f64::MAX },
+        unit: "ms",
+        help: "period of background units of work",
+        source: "estimate (runtime.md mutator model)",
+        get: |c| (c.bg_period_ns as f64 / 1e6).to_string(),
+        set: |c, v| {
+            c.bg_period_ns = (v.float() * 1e6) as Nanos;
+            Ok(())
+        },
+    },
+    Setting {
+        key: "cpu_fg",
+        aliases: &[],
+        kind: Kind::Float { min: 0.0, max: 1.0 },
+        unit: "",
+        help: "compute share of a foreground period besides memory work",
+        source: "estimate (runtime.md mutator model)",
+        get: |c| c.cpu_fg.to_string(),
+        set: |c, v| {
+            c.cpu_fg = v.float();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "cpu_bg",
+        aliases: &[],
+        kind: Kind::Float { min: 0.0, max: 1.0 },
+        unit: "",
+        help: "compute share of a background period",
+        source: "estimate (runtime.md mutator model)",
+        get: |c| c.cpu_bg.to_string(),
+        set: |c, v| {
+            c.cpu_bg = v.float();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "reads_fg",
+        aliases: &[],
+        kind: Kind::Float { min: 0.0, max: f64::MAX },
+        unit: "",
+        help: "object reads per foreground unit of work",
+        source: "estimate (runtime.md mutator model)",
+        get: |c| c.reads_fg.to_string(),
+        set: |c, v| {
+            c.reads_fg = v.float() as u32;
+            Ok(())
+        },
+    },
+    Setting {
+        key: "reads_bg",
+        aliases: &[],
+        kind: Kind::Float { min: 0.0, max: f64::MAX },
+        unit: "",
+        help: "object reads per background unit of work",
+        source: "estimate (runtime.md mutator model)",
+        get: |c| c.reads_bg.to_string(),
+        set: |c, v| {
+            c.reads_bg = v.float() as u32;
+            Ok(())
+        },
+    },
+    Setting {
+        key: "recent_share",
+        aliases: &[],
+        kind: Kind::Float { min: 0.0, max: 1.0 },
+        unit: "",
+        help: "share of reads to recently allocated objects",
+        source: "estimate (runtime.md mutator model)",
+        get: |c| c.recent_share.to_string(),
+        set: |c, v| {
+            c.recent_share = v.float();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "hot_share",
+        aliases: &[],
+        kind: Kind::Float { min: 0.0, max: 1.0 },
+        unit: "",
+        help: "share of reads to the hot set",
+        source: "estimate (runtime.md mutator model)",
+        get: |c| c.hot_share.to_string(),
+        set: |c, v| {
+            c.hot_share = v.float();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "hot_fraction",
+        aliases: &[],
+        kind: Kind::Float { min: 0.0, max: 1.0 },
+        unit: "",
+        help: "hot set as a share of the live heap",
+        source: "estimate (runtime.md mutator model)",
+        get: |c| c.hot_fraction.to_string(),
+        set: |c, v| {
+            c.hot_fraction = v.float();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "pinned_share",
+        aliases: &[],
+        kind: Kind::Float { min: 0.0, max: 1.0 },
+        unit: "",
+        help: "share of the live heap that is pinned (JNI, non-moving)",
+        source: "estimate (runtime.md mutator model)",
+        get: |c| c.pinned_share.to_string(),
+        set: |c, v| {
+            c.pinned_share = v.float();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "native_anon",
+        aliases: &[],
+        kind: Kind::Size { min: 0, max: u64::MAX },
+        unit: "bytes",
+        help: "native anonymous memory (malloc)",
+        source: "estimate (runtime.md mutator model)",
+        get: |c| size_text(c.native_anon),
+        set: |c, v| {
+            c.native_anon = v.int();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "native_touch_fg",
+        aliases: &[],
+        kind: Kind::Float { min: 0.0, max: f64::MAX },
+        unit: "pages",
+        help: "native pages touched per foreground unit of work",
+        source: "estimate (runtime.md mutator model)",
+        get: |c| c.native_touch_fg.to_string(),
+        set: |c, v| {
+            c.native_touch_fg = v.float() as u32;
+            Ok(())
+        },
+    },
+    Setting {
+        key: "file_bytes",
+        aliases: &[],
+        kind: Kind::Size { min: 0, max: u64::MAX },
+        unit: "bytes",
+        help: "mapped files (code, resources)",
+        source: "estimate (runtime.md mutator model)",
+        get: |c| size_text(c.file_bytes),
+        set: |c, v| {
+            c.file_bytes = v.int();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "file_touch_fg",
+        aliases: &[],
+        kind: Kind::Float { min: 0.0, max: f64::MAX },
+        unit: "pages",
+        help: "file pages touched per foreground unit of work",
+        source: "estimate (runtime.md mutator model)",
+        get: |c| c.file_touch_fg.to_string(),
+        set: |c, v| {
+            c.file_touch_fg = v.float() as u32;
+            Ok(())
+        },
+    },
+    Setting {
+        key: "launch_file_share",
+        aliases: &[],
+        kind: Kind::Float { min: 0.0, max: 1.0 },
+        unit: "",
+        help: "share of the file pages read at start-up (sets hot_launch_file_share too unless given after it)",
+        source: "estimate (runtime.md mutator model)",
+        get: |c| c.launch_file_share.to_string(),
+        set: |c, v| {
+            c.launch_file_share = v.float();
+            c.hot_launch_file_share = c.launch_file_share;
+            Ok(())
+        },
+    },
+    Setting {
+        key: "hot_launch_file_share",
+        aliases: &[],
+        kind: Kind::Float { min: 0.0, max: 1.0 },
+        unit: "",
+        help: "share of the file pages a hot launch touches",
+        source: "estimate (runtime.md mutator model)",
+        get: |c| c.hot_launch_file_share.to_string(),
+        set: |c, v| {
+            c.hot_launch_file_share = v.float();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "launch_near_share",
+        aliases: &[],
+        kind: Kind::Float { min: 0.0, max: 1.0 },
+        unit: "",
+        help: "share of near-root objects a hot launch touches",
+        source: "estimate (runtime.md mutator model)",
+        get: |c| c.launch_near_share.to_string(),
+        set: |c, v| {
+            c.launch_near_share = v.float();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "launch_fyo_window",
+        aliases: &[],
+        kind: Kind::Size { min: 0, max: u64::MAX },
+        unit: "bytes",
+        help: "allocation window before going to the background whose live units a hot launch touches",
+        source: "estimate (runtime.md mutator model)",
+        get: |c| size_text(c.launch_fyo_window),
+        set: |c, v| {
+            c.launch_fyo_window = v.int();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "launch_other_share",
+        aliases: &[],
+        kind: Kind::Float { min: 0.0, max: 1.0 },
+        unit: "",
+        help: "share of other live units a hot launch touches",
+        source: "runtime.md: near-root + foreground-young ≈ 2/3 of touched objects",
+        get: |c| c.launch_other_share.to_string(),
+        set: |c, v| {
+            c.launch_other_share = v.float();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "introspects_heap",
+        aliases: &[],
+        kind: Kind::Bool,
+        unit: "",
+        help: "the app sizes caches from the reported maximum heap (heap-size feedback)",
+        source: "e.g. Glide: 0.4 × memory class",
+        get: |c| c.introspects_heap.to_string(),
+        set: |c, v| {
+            c.introspects_heap = v.bool();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "seed",
+        aliases: &[],
+        kind: Kind::Int { min: 0, max: u64::MAX },
+        unit: "",
+        help: "seed of the app's random streams",
+        source: "",
+        get: |c| c.seed.to_string(),
+        set: |c, v| {
+            c.seed = v.int();
+            Ok(())
+        },
+    },
+];
+
 impl AppProfile {
-    pub const KEYS: &'static [&'static str] = &[
-        "name",
-        "live_heap",
-        "footprint",
-        "near_root_share",
-        "roots",
-        "fanout",
-        "objsize",
-        "unit_objects",
-        "temp_share",
-        "medium_share",
-        "temp_life",
-        "medium_life",
-        "bg_temp_share",
-        "alloc_rate_fg",
-        "alloc_rate_bg",
-        "rate",
-        "frame_ms",
-        "bg_period_ms",
-        "cpu_fg",
-        "cpu_bg",
-        "reads_fg",
-        "reads_bg",
-        "recent_share",
-        "hot_share",
-        "hot_fraction",
-        "pinned_share",
-        "native_anon",
-        "native_touch_fg",
-        "file_bytes",
-        "file_touch_fg",
-        "launch_file_share",
-        "hot_launch_file_share",
-        "launch_near_share",
-        "launch_fyo_window",
-        "launch_other_share",
-        "introspects_heap",
-        "seed",
-    ];
+    pub fn keys() -> Vec<&'static str> {
+        SETTINGS.keys()
+    }
 
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
-        let bad = |m: &str| format!("app setting {key}: {m}, got {value:?}");
-        let size = || crate::config::parse_size(value).ok_or_else(|| bad("expected a size like 180m"));
-        let frac = || -> Result<f64, String> {
-            let x: f64 = value.trim().parse().map_err(|_| bad("expected a number"))?;
-            if (0.0..=1.0).contains(&x) {
-                Ok(x)
-            } else {
-                Err(bad("expected a fraction within [0, 1]"))
-            }
-        };
-        let pos = || -> Result<f64, String> {
-            let x: f64 = value.trim().parse().map_err(|_| bad("expected a number"))?;
-            if x >= 0.0 && x.is_finite() {
-                Ok(x)
-            } else {
-                Err(bad("expected a non-negative number"))
-            }
-        };
-        match key.strip_prefix("app.").unwrap_or(key) {
-            "name" => self.name = value.into(),
-            "live_heap" | "footprint" => self.live_heap = size()?,
-            "near_root_share" => self.near_root_share = frac()?,
-            "roots" => self.roots = (pos()? as u32).max(1),
-            "fanout" => self.fanout = pos()?.min(64.0),
-            "objsize" => {
-                let s = size()? as u32;
-                if s == 0 {
-                    return Err(bad("must be positive"));
-                }
-                self.size_mix = vec![SizeClass { lo: s, hi: s, byte_share: 1.0 }];
-            }
-            "unit_objects" => self.unit_objects = pos()?.max(1.0),
-            "temp_share" => self.temp_share = frac()?,
-            "medium_share" => self.medium_share = frac()?,
-            "temp_life" => self.temp_life = size()?.max(1),
-            "medium_life" => self.medium_life = size()?.max(1),
-            "bg_temp_share" => self.bg_temp_share = frac()?,
-            "alloc_rate_fg" | "rate" => self.alloc_rate_fg = size()?,
-            "alloc_rate_bg" => self.alloc_rate_bg = size()?,
-            "frame_ms" => self.frame_ns = (pos()? * 1e6) as Nanos,
-            "bg_period_ms" => self.bg_period_ns = (pos()? * 1e6) as Nanos,
-            "cpu_fg" => self.cpu_fg = frac()?,
-            "cpu_bg" => self.cpu_bg = frac()?,
-            "reads_fg" => self.reads_fg = pos()? as u32,
-            "reads_bg" => self.reads_bg = pos()? as u32,
-            "recent_share" => self.recent_share = frac()?,
-            "hot_share" => self.hot_share = frac()?,
-            "hot_fraction" => self.hot_fraction = frac()?,
-            "pinned_share" => self.pinned_share = frac()?,
-            "native_anon" => self.native_anon = size()?,
-            "native_touch_fg" => self.native_touch_fg = pos()? as u32,
-            "file_bytes" => self.file_bytes = size()?,
-            "file_touch_fg" => self.file_touch_fg = pos()? as u32,
-            "launch_file_share" => {
-                // Setting the start-up share sets the hot-launch share too unless given after it.
-                self.launch_file_share = frac()?;
-                self.hot_launch_file_share = self.launch_file_share;
-            }
-            "hot_launch_file_share" => self.hot_launch_file_share = frac()?,
-            "launch_near_share" => self.launch_near_share = frac()?,
-            "launch_fyo_window" => self.launch_fyo_window = size()?,
-            "launch_other_share" => self.launch_other_share = frac()?,
-            "introspects_heap" => self.introspects_heap = matches!(value, "true" | "1" | "yes"),
-            "seed" => self.seed = pos()? as u64,
-            _ => return Err(format!("unknown app setting {key:?}; known: {}", Self::KEYS.join(", "))),
-        }
+        SETTINGS.set(self, key, value).map_err(|e| format!("app {e}"))?;
         if self.temp_share + self.medium_share > 1.0 + 1e-9 {
             return Err(format!("app setting {key}: temp_share + medium_share exceeds 1"));
         }

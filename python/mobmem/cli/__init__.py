@@ -46,8 +46,10 @@ def catalog_cmd(as_json: bool = typer.Option(False, "--json", help="The whole ca
             out.print(f"  [bold]{e['name']}[/bold]{aliases}: {e['help']}", highlight=False)
     out.print(f"[bold]madvise[/bold]: advice {', '.join(c['madvise']['advice'])}; hints {', '.join(c['madvise']['hints'])}", highlight=False)
     out.print(f"[bold]kernel.lru[/bold]: {', '.join(c['lru_modes'])}; [bold]kernel.semantics[/bold]: {', '.join(c['kernel_semantics'])}", highlight=False)
-    for layer, keys in c["settings"].items():
-        out.print(f"[bold]{layer} settings[/bold]: {', '.join(keys)}", highlight=False)
+    for layer, table in c["settings"].items():
+        out.print(f"[bold]{layer} settings[/bold] (mobmem keys {layer}): {', '.join(e['key'] for e in table['keys'])}", highlight=False)
+    for kind in ("devices", "apps", "scenarios", "systems"):
+        out.print(f"[bold]{kind}[/bold]: {', '.join(e['name'] for e in c[kind])}", highlight=False)
 
 
 def _register() -> None:
@@ -66,6 +68,9 @@ def _register() -> None:
     session_cli.register(app)
     session_cli.register_bench(bench_cli.app)
     app.command("catalog")(catalog_cmd)
+    from mobmem.cli.keys import keys
+
+    app.command("keys")(keys)
     try:  # the runtime group registers itself when present
         from mobmem.cli import runtime as runtime_cli
     except ImportError:

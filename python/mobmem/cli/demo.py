@@ -72,7 +72,7 @@ def demo(
         raise MobmemError(f"--jobs must be within [1, 8], got {jobs}")
     console.rule("[bold]mobmem demo: caching capacity and hot launch on a Pixel-3-class phone, stock Android")
     for n in SCENARIOS:
-        d = session.scenario_description(session.SCENARIOS / f"{n}.toml")
+        d = session.scenario_description(n)
         console.print(f"[bold]{n}[/bold]: {d.split('. ')[0]}.", highlight=False)
     console.print(f"running both sessions ({'in parallel' if jobs > 1 else 'one after the other'}) …", style="dim")
     t0 = time.perf_counter()

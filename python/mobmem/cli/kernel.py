@@ -189,11 +189,10 @@ def write_outputs(res: dict, out: Path) -> None:
 @app.command()
 def devices() -> None:
     """List the device profiles."""
-    from mobmem.kernel import model
+    from mobmem import catalog
 
-    for n in model.device_names():
-        d = model.load_device(n)
-        console.print(f"{n:12s} {d.get('name', '')}")
+    for d in catalog.catalog()["devices"]:
+        console.print(f"{d['name']:12s} {d['title']}", highlight=False)
 
 
 def register_bench(bench_app: typer.Typer) -> None:

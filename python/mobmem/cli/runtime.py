@@ -143,15 +143,11 @@ def apps() -> None:
 
 
 @app.command()
-def keys() -> None:
-    """List runtime setting names, app setting names and runtime policies."""
-    from mobmem import _core
+def keys(layer: str = typer.Argument("runtime", help="kernel, runtime, app or session.")) -> None:
+    """List the settings of a layer: key, type, default, unit, range, help and source."""
+    from mobmem.cli.keys import print_keys
 
-    rk, ak, pols = _core.runtime_setting_keys()
-    console.print("runtime settings: " + ", ".join(rk), highlight=False)
-    console.print("app settings (app.KEY): " + ", ".join(ak), highlight=False)
-    for n, d in pols:
-        console.print(f"policy {n}: {d}", highlight=False)
+    print_keys(layer)
 
 
 def bench_runtime(

@@ -499,11 +499,10 @@ def compare(
 
 def scenarios() -> None:
     """List the shipped scenarios."""
-    from mobmem import session
+    from mobmem import catalog
 
-    for n in session.scenario_names():
-        d = session.scenario_description(session.SCENARIOS / f"{n}.toml")
-        console.print(f"[bold]{n}[/bold]  {d.split('. ')[0]}", highlight=False)
+    for s in catalog.catalog()["scenarios"]:
+        console.print(f"[bold]{s['name']}[/bold]  {s['description'].split('. ')[0]}", highlight=False)
 
 
 def systems() -> None:

@@ -12,42 +12,30 @@ import json
 from pathlib import Path
 
 from mobmem.errors import MobmemError
-from mobmem.paths import DEVICES
-
-DEVICES_DIR = DEVICES
 
 
 def device_names() -> list[str]:
-    return sorted(p.stem for p in DEVICES_DIR.glob("*.toml"))
+    from mobmem import catalog
+
+    return catalog.names("devices")
 
 
-def load_device(name: str) -> dict:
-    """Read a device profile (TOML). Unknown names list the known ones."""
-    import tomllib
+def device_settings(name: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """(``kernel.*`` pairs of the device's [kernel] table, runtime pairs of its [runtime] table),
+    read by the core; an unknown device lists the known ones."""
+    from mobmem import _core
+    from mobmem.paths import DATA
 
-    path = DEVICES_DIR / f"{name}.toml"
-    if not path.is_file():
-        raise MobmemError(f"unknown device {name!r}; known devices: {', '.join(device_names())}")
     try:
-        with path.open("rb") as f:
-            return tomllib.load(f)
-    except tomllib.TOMLDecodeError as e:
-        raise MobmemError(f"{path}: {e}") from None
+        kernel, runtime = _core.device_settings(str(DATA), name)
+    except ValueError as e:
+        raise MobmemError(str(e)) from None
+    return [tuple(p) for p in kernel], [tuple(p) for p in runtime]
 
 
 def device_kernel_settings(name: str | None) -> list[tuple[str, str]]:
-    """The device's [kernel] table as ("kernel.key", "value") pairs (booleans/numbers as text)."""
-    if not name:
-        return []
-    dev = load_device(name)
-    kernel = dev.get("kernel", {})
-    out = []
-    for k, v in kernel.items():
-        if isinstance(v, dict):  # sub-tables like [kernel.cost]
-            out.extend((f"kernel.{k}.{kk}", _text(vv)) for kk, vv in v.items() if kk != "source")
-        elif k != "source" and not k.endswith("_source"):
-            out.append((f"kernel.{k}", _text(v)))
-    return out
+    """The device's [kernel] table as ("kernel.key", "value") pairs; [] without a device."""
+    return device_settings(name)[0] if name else []
 
 
 def _text(v) -> str:

@@ -50,10 +50,7 @@ def device_settings(name: str | None) -> tuple[list[tuple[str, str]], list[tuple
         return [], []
     from mobmem.kernel import model
 
-    kernel = model.device_kernel_settings(name)
-    dev = model.load_device(name)
-    rt = [(k, _text(v)) for k, v in dev.get("runtime", {}).items() if k != "source" and not k.endswith("_source")]
-    return kernel, rt
+    return model.device_settings(name)
 
 
 def app_names() -> list[str]:

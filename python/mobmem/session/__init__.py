@@ -37,19 +37,17 @@ Pair = tuple[str, str]
 
 
 def scenario_names() -> list[str]:
-    """Stems of the shipped scenarios."""
-    return sorted(p.stem for p in SCENARIOS.glob("*.toml"))
+    """Stems of the shipped scenarios (from the catalogue)."""
+    from mobmem import catalog
+
+    return catalog.names("scenarios")
 
 
-def scenario_description(path: Path) -> str:
-    """The ``description`` of a scenario file ('' if unreadable)."""
-    import tomllib
+def scenario_description(name: str) -> str:
+    """The ``description`` of a shipped scenario."""
+    from mobmem import catalog
 
-    try:
-        with Path(path).open("rb") as f:
-            return str(tomllib.load(f).get("description", ""))
-    except (OSError, ValueError):
-        return ""
+    return next(s["description"] for s in catalog.catalog()["scenarios"] if s["name"] == name)
 
 
 def _display(p: Path) -> str:

@@ -10,6 +10,7 @@ use crate::device::{self, DeviceProfile};
 use crate::input::{self, InputError};
 use crate::scenario::{Known, Scenario};
 use mobmem_engine::rng::hash3;
+use mobmem_engine::settings::{Kind, Setting, Table};
 use mobmem_engine::Nanos;
 use mobmem_runtime::workload::AppProfile as Workload;
 use serde::{Deserialize, Serialize};
@@ -91,6 +92,138 @@ pub struct SessionOptions {
     pub time_scale: f64,
 }
 
+impl Default for SessionOptions {
+    fn default() -> Self {
+        Self {
+            slice_ns: 20_000_000,
+            sample_ns: 1_000_000_000,
+            frame_budget_ns: 16_666_667,
+            cached_app_compaction: false,
+            freezer: false,
+            policies: Vec::new(),
+            collector: mobmem_runtime::RuntimeConfig::default().fg_collector.short().into(),
+            lmkd: String::new(),
+            time_scale: 1.0,
+        }
+    }
+}
+
+/// The session- and system-level `--set` keys (everything else goes to the kernel or runtime).
+pub static SETTINGS: Table<SessionOptions> = Table { layer: "session", prefixes: &[], entries: SESSION_ENTRIES };
+
+static SESSION_ENTRIES: &[Setting<SessionOptions>] = &[
+    Setting {
+        key: "session.slice_ms",
+        aliases: &[],
+        kind: Kind::Float { min: 1e-6, max: 60_000.0 },
+        unit: "ms",
+        help: "interleaving quantum: every process runs up to the end of a slice before the next",
+        source: "simulation parameter",
+        get: |c| (c.slice_ns as f64 / 1e6).to_string(),
+        set: |c, v| {
+            c.slice_ns = (v.float() * 1e6) as Nanos;
+            Ok(())
+        },
+    },
+    Setting {
+        key: "session.sample_ms",
+        aliases: &[],
+        kind: Kind::Float { min: 1e-6, max: 60_000.0 },
+        unit: "ms",
+        help: "time-series sampling interval",
+        source: "simulation parameter",
+        get: |c| (c.sample_ns as f64 / 1e6).to_string(),
+        set: |c, v| {
+            c.sample_ns = (v.float() * 1e6) as Nanos;
+            Ok(())
+        },
+    },
+    Setting {
+        key: "session.time_scale",
+        aliases: &[],
+        kind: Kind::Float { min: 1e-6, max: 100.0 },
+        unit: "",
+        help: "multiplies every use and wait duration (a quick preview; the result records it)",
+        source: "simulation parameter",
+        get: |c| c.time_scale.to_string(),
+        set: |c, v| {
+            c.time_scale = v.float();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "system.collector",
+        aliases: &["collector"],
+        kind: Kind::Text,
+        unit: "",
+        help: "the apps' collector (a catalogue name or alias; results use its name)",
+        source: "the scenario's [system] table",
+        get: |c| c.collector.clone(),
+        set: |c, v| {
+            let k = mobmem_runtime::CollectorKind::parse(v.text())
+                .ok_or_else(|| format!("unknown collector {:?}; expected one of {}", v.text(), mobmem_runtime::CollectorKind::names().join(", ")))?;
+            c.collector = k.short().to_string();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "system.lmkd",
+        aliases: &["kernel.lmkd"],
+        kind: Kind::Text,
+        unit: "",
+        help: "the kill policy (a kill-policy registry name)",
+        source: "the scenario's [system] table",
+        get: |c| c.lmkd.clone(),
+        set: |c, v| {
+            let names = mobmem_kernel::lmkd::names();
+            if !names.contains(&v.text()) {
+                return Err(format!("unknown lmkd mode {:?}; expected one of {}", v.text(), names.join(", ")));
+            }
+            c.lmkd = v.text().into();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "system.cached_app_compaction",
+        aliases: &[],
+        kind: Kind::Bool,
+        unit: "",
+        help: "ActivityManager compacts cached apps (process_madvise PAGEOUT)",
+        source: "the scenario's [system] table",
+        get: |c| c.cached_app_compaction.to_string(),
+        set: |c, v| {
+            c.cached_app_compaction = v.bool();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "system.freezer",
+        aliases: &[],
+        kind: Kind::Bool,
+        unit: "",
+        help: "the cached-apps freezer (frozen apps do no background work)",
+        source: "the scenario's [system] table",
+        get: |c| c.freezer.to_string(),
+        set: |c, v| {
+            c.freezer = v.bool();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "system.policies",
+        aliases: &[],
+        kind: Kind::Text,
+        unit: "",
+        help: "runtime policies, comma-separated (catalogue names)",
+        source: "the scenario's [system] table",
+        get: |c| c.policies.join(","),
+        set: |c, v| {
+            c.policies = v.text().split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
+            Ok(())
+        },
+    },
+];
+
 pub struct Inputs {
     pub scenario: Scenario,
     pub scenario_file: String,
@@ -106,53 +239,11 @@ pub struct Inputs {
     pub overrides: Settings,
 }
 
-/// The session- and system-level `--set` keys (everything else goes to the kernel or runtime).
-pub const SESSION_KEYS: &[&str] = &[
-    "session.slice_ms",
-    "session.sample_ms",
-    "session.time_scale",
-    "system.collector",
-    "system.lmkd",
-    "system.cached_app_compaction",
-    "system.freezer",
-    "system.policies",
-];
-
-fn stems(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .map(|rd| {
-            rd.filter_map(|e| e.ok())
-                .map(|e| e.path())
-                .filter(|p| p.extension().is_some_and(|x| x == "toml"))
-                .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
-                .collect()
-        })
-        .unwrap_or_default();
-    v.sort();
-    v
-}
-
 fn toml_text(v: &toml::Value) -> String {
     match v {
         toml::Value::String(s) => s.clone(),
         other => other.to_string(),
     }
-}
-
-fn parse_bool(key: &str, v: &str) -> Result<bool, String> {
-    match v.trim() {
-        "true" | "1" | "yes" | "on" => Ok(true),
-        "false" | "0" | "no" | "off" => Ok(false),
-        _ => Err(format!("--set {key}: expected true or false, got {v:?}")),
-    }
-}
-
-fn parse_ms(key: &str, v: &str) -> Result<Nanos, String> {
-    let x: f64 = v.trim().parse().map_err(|_| format!("--set {key}: expected milliseconds, got {v:?}"))?;
-    if !(x > 0.0 && x <= 60_000.0) {
-        return Err(format!("--set {key}: must be within (0, 60000] ms, got {x}"));
-    }
-    Ok((x * 1e6) as Nanos)
 }
 
 /// Map a user-facing app profile onto the runtime's mutator workload.
@@ -232,8 +323,8 @@ fn synthetic_spec(name: &str, seed: u64) -> Result<AppSpec, String> {
 /// `overrides` are the user's `--set` values; `seed` replaces the scenario's seed.
 pub fn load(scenario_path: &str, data: &Path, overrides: &Settings, seed: Option<u64>) -> Result<Inputs, InputError> {
     let plain = |file: &str, msg: String| InputError { file: file.into(), line: 0, col: 0, msg };
-    let devices = stems(&data.join("devices"));
-    let app_names = stems(&data.join("apps"));
+    let devices = input::stems(&data.join("devices"));
+    let app_names = input::stems(&data.join("apps"));
     let text = input::read(scenario_path)?;
     let mut scenario: Scenario = input::parse(scenario_path, &text)?;
     scenario.validate(scenario_path, &text, &Known { devices: &devices, apps: &app_names })?;
@@ -262,14 +353,7 @@ pub fn load(scenario_path: &str, data: &Path, overrides: &Settings, seed: Option
 
     // Settings: device ← runtime calibration file ← scenario [system] ← user.
     let mut kernel: Settings = device.kernel_settings();
-    let mut runtime: Settings = Vec::new();
-    if let Some(toml::Value::Table(t)) = &device.runtime {
-        for (k, v) in t {
-            if k != "source" && !k.ends_with("_source") {
-                runtime.push((k.clone(), toml_text(v)));
-            }
-        }
-    }
+    let mut runtime: Settings = device.runtime_settings();
     let costs_file = data.join("runtime_costs.toml").to_string_lossy().into_owned();
     if let Ok(ct) = std::fs::read_to_string(&costs_file) {
         let v: toml::Value = input::parse(&costs_file, &ct)?;
@@ -284,51 +368,23 @@ pub fn load(scenario_path: &str, data: &Path, overrides: &Settings, seed: Option
         kernel.push((format!("kernel.{k}"), toml_text(v)));
     }
     let mut options = SessionOptions {
-        slice_ns: 20_000_000,
-        sample_ns: 1_000_000_000,
-        frame_budget_ns: 16_666_667,
         cached_app_compaction: sys.cached_app_compaction,
         freezer: sys.freezer,
         policies: sys.policies.iter().map(|p| p.get_ref().clone()).collect(),
         // the scenario's collector was checked when the file was read; results use its canonical name
         collector: mobmem_runtime::CollectorKind::parse(sys.collector.get_ref()).map_or_else(|| sys.collector.get_ref().clone(), |c| c.short().to_string()),
         lmkd: sys.lmkd.as_ref().map(|l| l.get_ref().clone()).unwrap_or_default(),
-        time_scale: 1.0,
+        ..SessionOptions::default()
     };
-    debug_assert!(SESSION_KEYS.iter().all(|k| k.starts_with("session.") || k.starts_with("system.")));
     for (k, v) in overrides {
-        let bad = |m: String| plain("--set", m);
-        match k.as_str() {
-            "system.collector" | "collector" => {
-                let Some(c) = mobmem_runtime::CollectorKind::parse(v) else {
-                    return Err(bad(format!("{k}: unknown collector {v:?}; expected one of {}", mobmem_runtime::CollectorKind::names().join(", "))));
-                };
-                options.collector = c.short().to_string(); // results name the collector, not the alias
-            }
-            "system.lmkd" | "kernel.lmkd" => {
-                if !mobmem_kernel::lmkd::names().contains(&v.as_str()) {
-                    return Err(bad(format!("{k}: unknown lmkd mode {v:?}; expected one of {}", mobmem_kernel::lmkd::names().join(", "))));
-                }
-                options.lmkd = v.clone();
-            }
-            "system.cached_app_compaction" => options.cached_app_compaction = parse_bool(k, v).map_err(bad)?,
-            "system.freezer" => options.freezer = parse_bool(k, v).map_err(bad)?,
-            "system.policies" => options.policies = v.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect(),
-            "session.slice_ms" => options.slice_ns = parse_ms(k, v).map_err(bad)?,
-            "session.sample_ms" => options.sample_ns = parse_ms(k, v).map_err(bad)?,
-            "session.time_scale" => {
-                options.time_scale = v
-                    .trim()
-                    .parse::<f64>()
-                    .ok()
-                    .filter(|x| *x > 0.0 && *x <= 100.0)
-                    .ok_or_else(|| bad(format!("{k}: expected a factor within (0, 100], got {v:?}")))?
-            }
-            _ if k.starts_with("kernel.") => kernel.push((k.clone(), v.clone())),
-            _ if k.starts_with("session.") || k.starts_with("system.") => {
-                return Err(bad(format!("unknown setting {k:?}; session/system keys: {}", SESSION_KEYS.join(", "))))
-            }
-            _ => runtime.push((k.clone(), v.clone())),
+        if SETTINGS.find(k).is_some() {
+            SETTINGS.set(&mut options, k, v).map_err(|e| plain("--set", e.to_string()))?;
+        } else if k.starts_with("kernel.") {
+            kernel.push((k.clone(), v.clone()));
+        } else if k.starts_with("session.") || k.starts_with("system.") {
+            return Err(plain("--set", format!("unknown setting {k:?}; session/system keys: {}", SETTINGS.keys().join(", "))));
+        } else {
+            runtime.push((k.clone(), v.clone()));
         }
     }
     if !options.lmkd.is_empty() {
