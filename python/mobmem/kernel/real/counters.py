@@ -39,29 +39,9 @@ COUNTERS = (
 _MEMCG_V1_SAME = ("pgfault", "pgmajfault", "workingset_refault_anon", "workingset_refault_file")
 
 
-_MEMCG_V2_SAME = (
-    "pgfault",
-    "pgmajfault",
-    "pswpin",
-    "pswpout",
-    "pgscan_kswapd",
-    "pgscan_direct",
-    "pgsteal_kswapd",
-    "pgsteal_direct",
-    "pgscan_anon",
-    "pgscan_file",
-    "pgsteal_anon",
-    "pgsteal_file",
-    "workingset_refault_anon",
-    "workingset_refault_file",
-    "workingset_activate_anon",
-    "workingset_activate_file",
-    "workingset_restore_anon",
-    "workingset_restore_file",
-    "pgactivate",
-    "pgdeactivate",
-    "pgrefill",
-)
+# Counters cgroup v2's memory.stat has under the same name: all but the global-only ones.
+_NOT_IN_MEMCG_V2 = ("allocstall", "workingset_activate", "workingset_restore", "pgrotated", "pgpgin", "pgpgout", "oom_kill")
+_MEMCG_V2_SAME = tuple(c for c in COUNTERS if c not in _NOT_IN_MEMCG_V2)
 
 
 def canonical_counters(vm: dict[str, int], mc1: dict[str, int], mc0: dict[str, int], version: int) -> tuple[dict[str, int], dict[str, str]]:
