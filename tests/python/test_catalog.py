@@ -76,12 +76,14 @@ NAMED_OPTIONS = [
     (["run", TINY, "--set", "collector=bogus"], "collectors"),
     (["run", TINY, "--set", "system.lmkd=bogus"], "lmkd"),
     (["run", TINY, "--set", "system.policies=bogus"], "runtime_policies"),
-    (["runtime", "run", "--collector", "bogus", "--seconds", "0"], "collectors"),
+    (["runtime", "run", "--app", "bogus", "--seconds", "0"], "apps"),
+    (["runtime", "run", "--app", "synthetic:footprint=8m", "--collector", "bogus", "--seconds", "0"], "collectors"),
     (["runtime", "gcbench", "--collector", "bogus"], "collectors"),
-    (["runtime", "run", "--device", "bogus", "--seconds", "0"], "devices"),
-    (["runtime", "run", "--policy", "bogus", "--seconds", "0"], "runtime_policies"),
+    (["runtime", "run", "--app", "synthetic:footprint=8m", "--device", "bogus", "--seconds", "0"], "devices"),
+    (["runtime", "run", "--app", "synthetic:footprint=8m", "--policy", "bogus", "--seconds", "0"], "runtime_policies"),
     (["kernel", "replay", "traces/app_switch.trace", "--device", "bogus"], "devices"),
     (["lbo", "--backend", "sim", "--workloads", "gcbench", "--collectors", "bogus", "--out", "/nonexistent/x"], "collectors"),
+    (["lbo", "--backend", "sim", "--workloads", "app:bogus", "--collectors", "cc,nogc", "--out", "/nonexistent/x"], "apps"),
 ]
 
 

@@ -65,20 +65,24 @@ def test_sim_backend_rejects_unknown_names():
     assert r.returncode == 2 and "unknown simulator collector 'G1'" in r.stderr and "Traceback" not in r.stderr
 
 
+# a small app: a 12 MiB heap re-creating 2 MiB/s (the LBO backend takes any `app:SPEC`)
+APP = "app:synthetic:footprint=12m,objsize=256,rate=2m"
+
+
 def test_sim_app_workload_is_fixed_work_and_seeded():
     from mobmem.harness.implementation import Parameters, RunContext
     from mobmem.lbo.backends.sim import SimRun
 
     r = SimRun()
     outs = [
-        r.run(Parameters({"workload": "app:small", "collector": c, "heap_mb": 64, "invocation": i}), RunContext(i, "measure", "."))
+        r.run(Parameters({"workload": APP, "collector": c, "heap_mb": 64, "invocation": i}), RunContext(i, "measure", "."))
         for c, i in (("cc", 0), ("cc", 1), ("nogc", 0))
     ]
     assert all(o.status == "ok" for o in outs), [o.error for o in outs]
     cc0, cc1, nogc = (o.metrics for o in outs)
     # Different seeds draw different object graphs; the same seed is bit-identical.
     assert cc0 != cc1
-    again = r.run(Parameters({"workload": "app:small", "collector": "cc", "heap_mb": 64, "invocation": 0}), RunContext(0, "measure", "."))
+    again = r.run(Parameters({"workload": APP, "collector": "cc", "heap_mb": 64, "invocation": 0}), RunContext(0, "measure", "."))
     assert again.metrics == cc0
     # Fixed work: the collector changes the cost, not the amount of simulated time the frames span.
     assert abs(cc0["wall_s"] - nogc["wall_s"]) / nogc["wall_s"] < 0.05

@@ -92,21 +92,43 @@ def test_policy_and_bench_commands():
 
 def test_bad_input_exits_2_without_traceback():
     for args in (
-        ["runtime", "run", "--collector", "g1", "--seconds", "1"],
-        ["runtime", "run", "--heap", "lots", "--seconds", "1"],
+        ["runtime", "run", "--app", SMALL, "--collector", "g1", "--seconds", "1"],
+        ["runtime", "run", "--app", SMALL, "--heap", "lots", "--seconds", "1"],
         ["runtime", "run", "--app", "nosuchapp", "--seconds", "1"],
         ["runtime", "run", "--app", "synthetic:footprint=1m,wat=3", "--seconds", "1"],
-        ["runtime", "run", "--set", "nonsense", "--seconds", "1"],
-        ["runtime", "run", "--set", "tlab_size=1", "--seconds", "1"],
-        ["runtime", "run", "--state", "sleeping", "--seconds", "1"],
-        ["runtime", "run", "--device", "nophone", "--seconds", "1"],
-        ["runtime", "run", "--policy", "fleet", "--seconds", "1"],
+        ["runtime", "run", "--app", SMALL, "--set", "app.live_heap=-1", "--seconds", "1"],
+        ["runtime", "gcbench", "--set", "app.live_heap=1m"],
+        ["runtime", "run", "--app", SMALL, "--set", "nonsense", "--seconds", "1"],
+        ["runtime", "run", "--app", SMALL, "--set", "tlab_size=1", "--seconds", "1"],
+        ["runtime", "run", "--app", SMALL, "--state", "sleeping", "--seconds", "1"],
+        ["runtime", "run", "--app", SMALL, "--device", "nophone", "--seconds", "1"],
+        ["runtime", "run", "--app", SMALL, "--policy", "fleet", "--seconds", "1"],
         ["runtime", "gcbench", "--depth", "40"],
     ):
         # In-process (fast): each must raise MobmemError, which `mobmem` turns into exit 2.
         res = CliRunner().invoke(cli.app, args)
         assert isinstance(res.exception, MobmemError), (args, res.output, res.exception)
-    for args in (["runtime", "run", "--collector", "g1", "--seconds", "1"], ["runtime", "run", "--heap", "lots", "--seconds", "1"]):
+    for args in (
+        ["runtime", "run", "--app", SMALL, "--collector", "g1", "--seconds", "1"],
+        ["runtime", "run", "--app", SMALL, "--heap", "lots", "--seconds", "1"],
+    ):
         p = run(*args)
         assert p.returncode == 2, (args, p.stdout, p.stderr)
         assert p.stderr.startswith("error:") and "Traceback" not in p.stderr, (args, p.stderr)
+
+
+def test_named_apps_are_the_session_app_profiles():
+    """`--app NAME` is an app profile of data/apps (the sessions' catalogue), mapped by the core."""
+    import tomllib
+
+    from mobmem import catalog
+    from mobmem.paths import DATA
+
+    name = catalog.names("apps")[0]
+    prof = tomllib.loads((DATA / "apps" / f"{name}.toml").read_text())
+    r = jrun("runtime", "run", "--app", name, "--seconds", "0.5", "--set", "app.fanout=3")
+    assert r["app"]["name"] == name
+    assert r["app"]["live_heap"] == int(prof["java_heap"]["live_fg_mib"] * (1 << 20))
+    assert r["app"]["fanout"] == 3.0
+    listed = run("runtime", "apps", check=True).stdout
+    assert all(n in listed for n in catalog.names("apps"))

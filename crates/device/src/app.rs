@@ -3,10 +3,14 @@
 //! A profile is a TOML file (`python/mobmem/data/apps/NAME.toml`). Popular-app profiles are
 //! estimates, not measurements: each section must carry a `source` string saying where its values
 //! come from ("estimate: …" with the rationale, or a citation). Synthetic apps
-//! (`synthetic:footprint=180m,objsize=512`) are built from their spec, not from a file.
+//! (`synthetic:footprint=180m,objsize=512`) are built from their spec by the runtime
+//! ([`Workload::synthetic`]), not from a file. [`workload_of`] maps a profile onto the runtime's
+//! mutator workload.
 
 use crate::input::{self, InputError};
+use mobmem_runtime::workload::AppProfile as Workload;
 use serde::{Deserialize, Serialize};
+use std::path::Path;
 
 /// The Java heap as the runtime's mutator model sees it (see design/runtime.md).
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
@@ -159,64 +163,59 @@ pub fn load(path: &str) -> Result<AppProfile, InputError> {
     Ok(p)
 }
 
-/// A synthetic app: a heap of `footprint` bytes of `objsize`-byte objects, deleting and
-/// re-creating `churn` of it per second (the studies' noise-free apps).
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct SyntheticSpec {
-    pub footprint_bytes: u64,
-    pub objsize: u64,
-    pub churn_share_per_s: f64,
+/// The app profile `name` of `data_dir` (`apps/NAME.toml`); an unknown name lists the known ones.
+pub fn load_named(data_dir: &Path, name: &str) -> Result<AppProfile, InputError> {
+    let dir = data_dir.join("apps");
+    let known = input::stems(&dir);
+    if !known.iter().any(|n| n == name) {
+        return Err(InputError {
+            file: dir.to_string_lossy().into_owned(),
+            line: 0,
+            col: 0,
+            msg: format!("unknown app {name:?}; known apps: {}, or synthetic:footprint=180m,objsize=512[,churn=0.01]", known.join(", ")),
+        });
+    }
+    load(&dir.join(format!("{name}.toml")).to_string_lossy())
 }
 
-/// Parse `synthetic:footprint=180m,objsize=512[,churn=0.01]`.
-pub fn parse_synthetic(spec: &str) -> Result<SyntheticSpec, String> {
-    let body = spec.strip_prefix("synthetic:").ok_or_else(|| format!("{spec:?}: not a synthetic spec (synthetic:key=value,…)"))?;
-    let mut s = SyntheticSpec { footprint_bytes: 0, objsize: 0, churn_share_per_s: 0.01 };
-    for kv in body.split(',').filter(|x| !x.is_empty()) {
-        let (k, v) = kv.split_once('=').ok_or_else(|| format!("{spec:?}: {kv:?} is not key=value"))?;
-        match k {
-            "footprint" => s.footprint_bytes = parse_size(v).ok_or_else(|| format!("{spec:?}: footprint {v:?} is not a size like 180m"))?,
-            "objsize" => s.objsize = parse_size(v).ok_or_else(|| format!("{spec:?}: objsize {v:?} is not a size"))?,
-            "churn" => {
-                s.churn_share_per_s =
-                    v.parse().ok().filter(|x: &f64| (0.0..=1.0).contains(x)).ok_or_else(|| format!("{spec:?}: churn {v:?} must be within [0, 1]"))?
-            }
-            _ => return Err(format!("{spec:?}: unknown key {k:?}; expected footprint, objsize, churn")),
-        }
+/// Map an app profile onto the runtime's mutator workload (`name` names it in results; `seed`
+/// drives its random streams).
+pub fn workload_of(name: &str, p: &AppProfile, seed: u64) -> Workload {
+    const MIB: f64 = (1u64 << 20) as f64;
+    let j = &p.java_heap;
+    let frame_ms = 1000.0 / 60.0;
+    let cpu_fg = (p.activity.frame_cpu_ms / frame_ms).min(0.95);
+    Workload {
+        name: name.into(),
+        live_heap: (j.live_fg_mib * MIB) as u64,
+        near_root_share: j.near_root_share,
+        fanout: j.fanout,
+        // Lifetime classes: short-lived = temporaries, long-lived = the structure, the rest medium.
+        temp_share: j.short_lived_share,
+        medium_share: (1.0 - j.short_lived_share - j.long_lived_share).max(0.0),
+        alloc_rate_fg: (j.alloc_fg_mib_s * MIB) as u64,
+        alloc_rate_bg: (j.alloc_bg_mib_s * MIB) as u64,
+        cpu_fg,
+        cpu_bg: (cpu_fg * p.activity.background_share).min(0.95),
+        native_anon: (p.native.anon_mib * MIB) as u64,
+        file_bytes: ((p.files.code_mib + p.files.resources_mib) * MIB) as u64,
+        // A cold launch reads this share of the app's files; a hot launch its own share.
+        launch_file_share: p.files.cold_launch_read_share,
+        hot_launch_file_share: p.files.hot_launch_read_share,
+        launch_other_share: j.launch_other_live_share,
+        introspects_heap: j.introspects_heap_size,
+        seed,
+        ..Workload::default()
     }
-    if s.footprint_bytes == 0 || s.objsize == 0 {
-        return Err(format!("{spec:?}: footprint and objsize are required and must be positive"));
-    }
-    if s.objsize < 8 || s.objsize > s.footprint_bytes {
-        return Err(format!("{spec:?}: objsize must be within [8 B, footprint]"));
-    }
-    Ok(s)
 }
 
-/// "180m", "512", "2k", "1g" → bytes.
-pub fn parse_size(v: &str) -> Option<u64> {
-    let v = v.trim().to_ascii_lowercase();
-    let (num, mult) = match v.chars().last()? {
-        'k' => (&v[..v.len() - 1], 1u64 << 10),
-        'm' => (&v[..v.len() - 1], 1 << 20),
-        'g' => (&v[..v.len() - 1], 1 << 30),
-        _ => (&v[..], 1),
-    };
-    let n: f64 = num.parse().ok()?;
-    (n > 0.0 && n.is_finite()).then_some((n * mult as f64) as u64)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn synthetic_specs() {
-        let s = parse_synthetic("synthetic:footprint=180m,objsize=512").unwrap();
-        assert_eq!(s.footprint_bytes, 180 << 20);
-        assert_eq!(s.objsize, 512);
-        assert!(parse_synthetic("synthetic:footprint=-1m,objsize=512").unwrap_err().contains("footprint"));
-        assert!(parse_synthetic("synthetic:objsize=512").unwrap_err().contains("required"));
-        assert!(parse_synthetic("synthetic:footprint=1m,size=5").unwrap_err().contains("unknown key"));
+/// The runtime workload of an app spec: `synthetic:…` (see [`Workload::synthetic`]) or the name
+/// of a profile of `data_dir`, with `seed` for its random streams.
+pub fn workload(data_dir: &Path, spec: &str, seed: u64) -> Result<Workload, InputError> {
+    if spec.starts_with("synthetic") {
+        let mut w = Workload::synthetic(spec).map_err(|msg| InputError { file: "app".into(), line: 0, col: 0, msg })?;
+        w.seed = seed;
+        return Ok(w);
     }
+    Ok(workload_of(spec, &load_named(data_dir, spec)?, seed))
 }

@@ -61,10 +61,10 @@ impl DeviceProfile {
             match v {
                 toml::Value::Table(t) => {
                     for (kk, vv) in t {
-                        out.push((format!("kernel.{k}.{kk}"), value_text(vv)));
+                        out.push((format!("kernel.{k}.{kk}"), input::value_text(vv)));
                     }
                 }
-                _ => out.push((format!("kernel.{k}"), value_text(v))),
+                _ => out.push((format!("kernel.{k}"), input::value_text(v))),
             }
         }
         out
@@ -76,7 +76,7 @@ impl DeviceProfile {
         if let Some(toml::Value::Table(t)) = &self.runtime {
             for (k, v) in t {
                 if k != "source" && !k.ends_with("_source") {
-                    out.push((k.clone(), value_text(v)));
+                    out.push((k.clone(), input::value_text(v)));
                 }
             }
         }
@@ -94,13 +94,6 @@ impl DeviceProfile {
             return Err(bad("device.storage: latencies and bandwidths must be positive".into()));
         }
         Ok(())
-    }
-}
-
-fn value_text(v: &toml::Value) -> String {
-    match v {
-        toml::Value::String(s) => s.clone(),
-        other => other.to_string(),
     }
 }
 

@@ -63,3 +63,11 @@ pub fn stems(dir: &Path) -> Vec<String> {
     v.sort();
     v
 }
+
+/// A TOML value as a setting's text (strings unquoted).
+pub fn value_text(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}

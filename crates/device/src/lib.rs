@@ -13,6 +13,7 @@ pub mod device;
 pub mod input;
 pub mod scenario;
 pub mod session;
+pub mod standalone;
 pub mod systems;
 
 pub use input::InputError;

@@ -143,7 +143,7 @@ impl Scenario {
         for a in &self.apps {
             let n = a.name.get_ref();
             let ok = if n.starts_with("synthetic:") {
-                crate::app::parse_synthetic(n).map_err(|e| at(a.name.span(), format!("apps.name: {e}")))?;
+                mobmem_runtime::workload::AppProfile::synthetic(n).map_err(|e| at(a.name.span(), format!("apps.name: {e}")))?;
                 true
             } else {
                 known.apps.iter().any(|k| k == n)

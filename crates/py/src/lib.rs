@@ -76,30 +76,37 @@ fn debug_build() -> bool {
 
 // ---------------------------------------------------------------------- runtime
 
-/// Run one app's runtime on the device model for `seconds` after its start-up. `kernel` and
-/// `runtime` are (key, value) settings (device tables first, then calibration, then the user's);
-/// `app` is a profile name or a `synthetic:…` spec with `app_settings` applied on top. Returns
-/// the JSON result (keys `gcs`, `summary`, `oom`, `log`, …); bad input raises ValueError.
+/// The layered settings of a standalone runtime run (see `mobmem_device::standalone`).
+fn standalone_settings(data_dir: &str, device: Option<&str>, settings: &Pairs) -> PyResult<mobmem_device::standalone::RunSettings> {
+    mobmem_device::standalone::settings(std::path::Path::new(data_dir), device, settings).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// Run one app's runtime on the device model for `seconds` after its start-up. `data_dir` holds
+/// devices/, apps/ and the calibration file; `device` names a device profile (none: the model's
+/// defaults); `settings` are the user's (key, value) pairs (`kernel.*`, `app.*`, the rest
+/// runtime); `app` is a profile name of `data_dir` or a `synthetic:…` spec. Returns the JSON
+/// result (keys `gcs`, `summary`, `oom`, `log`, …); bad input raises ValueError.
 #[pyfunction]
-#[pyo3(signature = (kernel, runtime, app, app_settings=Vec::new(), seconds=10.0, state="fg".to_string(), policies=Vec::new()))]
+#[pyo3(signature = (data_dir, app, device=None, settings=Vec::new(), seconds=10.0, state="fg".to_string(), policies=Vec::new()))]
 #[allow(clippy::too_many_arguments)] // the Python signature
 fn runtime_run(
     py: Python<'_>,
-    kernel: Pairs,
-    runtime: Pairs,
+    data_dir: String,
     app: String,
-    app_settings: Pairs,
+    device: Option<String>,
+    settings: Pairs,
     seconds: f64,
     state: String,
     policies: Vec<String>,
 ) -> PyResult<String> {
     let st = mobmem_runtime::AppState::parse(&state).ok_or_else(|| PyValueError::new_err(format!("state must be fg or bg, got {state:?}")))?;
+    let s = standalone_settings(&data_dir, device.as_deref(), &settings)?;
+    let w = mobmem_device::standalone::app_workload(std::path::Path::new(&data_dir), &app, &s.app).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let r = interruptible(py, move || {
         mobmem_runtime::sim::run_app(&mobmem_runtime::sim::RunOptions {
-            kernel: &kernel,
-            runtime: &runtime,
-            app: &app,
-            app_settings: &app_settings,
+            kernel: &s.kernel,
+            runtime: &s.runtime,
+            app: &w,
             seconds,
             state: st,
             policies: &policies,
@@ -108,11 +115,15 @@ fn runtime_run(
     r.map(|v| v.to_string()).map_err(PyValueError::new_err)
 }
 
-/// Run the simulated GCBench; `params` may set stretch_depth, long_lived_depth, array_doubles,
-/// min_depth, max_depth, node_ns.
+/// Run the simulated GCBench (settings as for [`runtime_run`]); `params` may set stretch_depth,
+/// long_lived_depth, array_doubles, min_depth, max_depth, node_ns.
 #[pyfunction]
-#[pyo3(signature = (kernel, runtime, params=Vec::new()))]
-fn runtime_gcbench(py: Python<'_>, kernel: Pairs, runtime: Pairs, params: Pairs) -> PyResult<String> {
+#[pyo3(signature = (data_dir, device=None, settings=Vec::new(), params=Vec::new()))]
+fn runtime_gcbench(py: Python<'_>, data_dir: String, device: Option<String>, settings: Pairs, params: Pairs) -> PyResult<String> {
+    let s = standalone_settings(&data_dir, device.as_deref(), &settings)?;
+    if let Some((k, _)) = s.app.first() {
+        return Err(PyValueError::new_err(format!("--set {k}: GCBench has no app settings")));
+    }
     let mut p = mobmem_runtime::gcbench::GcBenchParams::default();
     for (k, v) in &params {
         let n: u64 = v.trim().parse().map_err(|_| PyValueError::new_err(format!("gcbench {k}: expected a non-negative integer, got {v:?}")))?;
@@ -129,7 +140,7 @@ fn runtime_gcbench(py: Python<'_>, kernel: Pairs, runtime: Pairs, params: Pairs)
     if p.stretch_depth > 24 || p.long_lived_depth > p.stretch_depth || p.min_depth > p.max_depth || p.max_depth > p.stretch_depth {
         return Err(PyValueError::new_err("gcbench depths must satisfy min ≤ max ≤ stretch ≤ 24 and long-lived ≤ stretch"));
     }
-    let r = interruptible(py, move || mobmem_runtime::sim::run_gcbench(&kernel, &runtime, &p))?;
+    let r = interruptible(py, move || mobmem_runtime::sim::run_gcbench(&s.kernel, &s.runtime, &p))?;
     r.map(|v| v.to_string()).map_err(PyValueError::new_err)
 }
 

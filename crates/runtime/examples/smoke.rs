@@ -1,5 +1,5 @@
 //! Developer smoke runs of the runtime model (release: `cargo run --release -p mobmem-runtime
-//! --example smoke -- MODE …`): `run COLLECTOR APP SECONDS [bg]`, `gcbench COLLECTOR HEAP`,
+//! --example smoke -- MODE …`): `run COLLECTOR [SYNTHETIC_SPEC] SECONDS [bg]`, `gcbench COLLECTOR HEAP`,
 //! `trace [OBJECTS]`, `alloc`, `bench`. The supported interface is `mobmem runtime …`.
 
 use mobmem_runtime::gcbench::GcBenchParams;
@@ -34,10 +34,12 @@ fn main() {
         return;
     }
     let rt = vec![("collector".to_string(), coll)];
-    let app = args.get(3).cloned().unwrap_or("generic".into());
+    // a synthetic spec, or the model's default app profile
+    let spec = args.get(3).cloned().unwrap_or_default();
+    let app = if spec.starts_with("synthetic") { mobmem_runtime::workload::AppProfile::synthetic(&spec).unwrap() } else { Default::default() };
     let secs: f64 = args.get(4).map(|s| s.parse().unwrap()).unwrap_or(10.0);
     let state = if args.get(5).map(|s| s == "bg").unwrap_or(false) { AppState::Background } else { AppState::Foreground };
-    let v = run_app(&RunOptions { kernel: &[], runtime: &rt, app: &app, app_settings: &[], seconds: secs, state, policies: &[] }).unwrap();
+    let v = run_app(&RunOptions { kernel: &[], runtime: &rt, app: &app, seconds: secs, state, policies: &[] }).unwrap();
     for l in v["log"].as_array().unwrap().iter().take(12) {
         println!("{}", l);
     }

@@ -31,15 +31,6 @@ pub fn runtime_config(settings: &Settings) -> Result<RuntimeConfig, String> {
     Ok(cfg)
 }
 
-/// An app profile from a spec (`synthetic:…`, or a name) and profile settings.
-pub fn app_profile(spec: &str, settings: &Settings) -> Result<AppProfile, String> {
-    let mut p = if spec.starts_with("synthetic") { AppProfile::synthetic(spec)? } else { AppProfile { name: spec.into(), ..AppProfile::default() } };
-    for (k, v) in settings {
-        p.set(k, v)?;
-    }
-    Ok(p)
-}
-
 /// Summary over a run's collections (pause totals and maxima, CPU split for LBO).
 pub fn summarize(rt: &Runtime, k: &Kernel, sim_ns: Nanos) -> Value {
     let recs = &rt.records;
@@ -135,8 +126,8 @@ pub fn vmstat_json(k: &Kernel) -> Value {
 pub struct RunOptions<'a> {
     pub kernel: &'a Settings,
     pub runtime: &'a Settings,
-    pub app: &'a str,
-    pub app_settings: &'a Settings,
+    /// The app's workload (a profile mapped by the device layer, or [`AppProfile::synthetic`]).
+    pub app: &'a AppProfile,
     pub seconds: f64,
     pub state: AppState,
     pub policies: &'a [String],
@@ -146,7 +137,7 @@ pub struct RunOptions<'a> {
 pub fn run_app(o: &RunOptions) -> Result<Value, String> {
     let kcfg = kernel_config(o.kernel)?;
     let rcfg = runtime_config(o.runtime)?;
-    let profile = app_profile(o.app, o.app_settings)?;
+    let profile = o.app.clone();
     if !(o.seconds >= 0.0 && o.seconds <= 86_400.0) {
         return Err(format!("seconds must be within [0, 86400], got {}", o.seconds));
     }

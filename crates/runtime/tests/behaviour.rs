@@ -294,8 +294,7 @@ fn runs_are_deterministic() {
         let v = mobmem_runtime::sim::run_app(&mobmem_runtime::sim::RunOptions {
             kernel: &[],
             runtime: &[("collector".into(), "cc".into())],
-            app: "synthetic:footprint=8m,objsize=256",
-            app_settings: &[],
+            app: &mobmem_runtime::workload::AppProfile::synthetic("synthetic:footprint=8m,objsize=256").unwrap(),
             seconds: 3.0,
             state: AppState::Foreground,
             policies: &[],
@@ -313,8 +312,7 @@ fn attribution_separates_stop_the_world_from_everything_else() {
     let v = mobmem_runtime::sim::run_app(&mobmem_runtime::sim::RunOptions {
         kernel: &[],
         runtime: &[("collector".into(), "cc".into())],
-        app: "synthetic:footprint=8m,objsize=128,rate=8m",
-        app_settings: &[],
+        app: &mobmem_runtime::workload::AppProfile::synthetic("synthetic:footprint=8m,objsize=128,rate=8m").unwrap(),
         seconds: 3.0,
         state: AppState::Foreground,
         policies: &[],

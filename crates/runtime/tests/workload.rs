@@ -103,3 +103,25 @@ fn synthetic_app_has_one_object_size_and_a_fixed_footprint() {
         rt.heap.objs.live_ids().filter(|&o| rt.heap.objs.alloc_clock(o) > rt.heap.alloc_clock / 2).map(|o| rt.heap.objs.size(o)).collect();
     assert_eq!(sizes.into_iter().collect::<Vec<_>>(), vec![512]);
 }
+
+#[test]
+fn synthetic_spec_churn_sets_the_rates_unless_they_are_given() {
+    let p = AppProfile::synthetic("synthetic:footprint=160m,objsize=512,churn=0.05").unwrap();
+    assert_eq!(p.live_heap, 160 << 20);
+    assert_eq!(p.alloc_rate_fg, (160u64 << 20) / 20);
+    assert_eq!(p.alloc_rate_bg, p.alloc_rate_fg / 16);
+    let q = AppProfile::synthetic("synthetic:footprint=160m,churn=0.05,rate=1m,alloc_rate_bg=4k").unwrap();
+    assert_eq!((q.alloc_rate_fg, q.alloc_rate_bg), (1 << 20, 4 << 10));
+    // the default churn is 1% of the footprint per second
+    assert_eq!(AppProfile::synthetic("synthetic:footprint=100m").unwrap().alloc_rate_fg, (100u64 << 20) / 100);
+    for (bad, says) in [
+        ("synthetic:footprint=-1m,objsize=512", "footprint"),
+        ("synthetic:footprint=1m,size=5", "unknown key \"size\""),
+        ("synthetic:footprint=1m,churn=2", "churn"),
+        ("synthetic:footprint=256,objsize=512", "at least one object"),
+        ("synthetic:footprint", "key=value"),
+    ] {
+        let e = AppProfile::synthetic(bad).unwrap_err();
+        assert!(e.contains(says), "{bad}: {e}");
+    }
+}

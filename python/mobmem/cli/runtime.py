@@ -83,7 +83,7 @@ def _json_out(res: dict) -> None:
 
 @app.command()
 def run(
-    app_: str = typer.Option("generic", "--app", help="App profile name (see `mobmem runtime apps`) or synthetic:footprint=180m,objsize=512."),
+    app_: str = typer.Option(..., "--app", help="An app profile (see `mobmem runtime apps`) or synthetic:footprint=180m,objsize=512[,churn=0.01]."),
     collector: Optional[str] = typer.Option(
         None, "--collector", help="A collector's name or alias (`mobmem catalog` lists them; default: the device's, else cc)."
     ),
@@ -133,13 +133,15 @@ def gcbench(
 
 @app.command()
 def apps() -> None:
-    """List the app profiles."""
-    from mobmem import runtime as rtm
+    """List the app profiles (the same ones sessions use) and the synthetic app spec."""
+    from mobmem import catalog
 
-    data = rtm._toml(rtm.APPS_FILE)
-    for n in sorted(data):
-        console.print(f"{n:10s} {data[n].get('description', '')}", highlight=False)
-    console.print("synthetic:footprint=SIZE,objsize=SIZE[,rate=SIZE,…]  a fixed-footprint heap of one object size", highlight=False)
+    for a in catalog.catalog()["apps"]:
+        console.print(f"{a['name']:12s} {a['title']} ({a['package']}){' — estimate' if a['estimate'] else ''}", highlight=False)
+    console.print(
+        "synthetic:footprint=SIZE,objsize=SIZE[,churn=SHARE,KEY=VALUE…]  a fixed-footprint heap of one object size re-creating SHARE of it per second",
+        highlight=False,
+    )
 
 
 @app.command()

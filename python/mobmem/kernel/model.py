@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from mobmem import pairs
 from mobmem.errors import MobmemError
 
 
@@ -52,9 +53,7 @@ def normalise_settings(settings: dict | list | None) -> list[tuple[str, str]]:
     out = []
     for it in items:
         if isinstance(it, str):
-            k, sep, v = it.partition("=")
-            if not sep:
-                raise MobmemError(f"--set {it!r}: expected key=value")
+            ((k, v),) = pairs.parse([it])
         else:
             k, v = it
         k = k.strip()

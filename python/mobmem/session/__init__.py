@@ -23,17 +23,17 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Sequence
 
 from mobmem.errors import MobmemError
+from mobmem.pairs import Pair
+from mobmem.pairs import parse as parse_settings  # noqa: F401  (part of this module's API)
 from mobmem.paths import DATA, SCENARIOS
 
 #: Keys of a result that vary from run to run of the same inputs (everything else is deterministic).
 NONDETERMINISTIC = ("wall_seconds", "sim_speed")
 #: Keys that :func:`summary` leaves out (they go to timeline.csv and events.csv).
 BULKY = ("timeline", "events")
-
-Pair = tuple[str, str]
 
 
 def scenario_names() -> list[str]:
@@ -76,17 +76,6 @@ def resolve_scenario(scenario: str | os.PathLike) -> Path:
             if q.is_file():
                 return q
     raise MobmemError(f"{s}: no such scenario file, and not a shipped scenario; shipped: {', '.join(scenario_names())}")
-
-
-def parse_settings(items: Iterable[str] | None, what: str = "--set") -> list[Pair]:
-    """``key=value`` strings → ``(key, value)`` pairs; the core checks keys and values."""
-    out: list[Pair] = []
-    for it in items or []:
-        k, sep, v = str(it).partition("=")
-        if not sep or not k.strip() or not v.strip():
-            raise MobmemError(f"{what} {it!r}: expected key=value (e.g. kernel.swappiness=60, system.collector=cmc, heapgrowthlimit=256m)")
-        out.append((k.strip(), v.strip()))
-    return out
 
 
 _LOC = re.compile(r"^(?P<file>.+?):0:0: ")

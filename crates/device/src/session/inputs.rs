@@ -239,48 +239,11 @@ pub struct Inputs {
     pub overrides: Settings,
 }
 
-fn toml_text(v: &toml::Value) -> String {
-    match v {
-        toml::Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
-/// Map a user-facing app profile onto the runtime's mutator workload.
-pub fn workload_of(name: &str, p: &AppProfile, seed: u64) -> Workload {
-    const MIB: f64 = (1u64 << 20) as f64;
-    let j = &p.java_heap;
-    let frame_ms = 1000.0 / 60.0;
-    let cpu_fg = (p.activity.frame_cpu_ms / frame_ms).min(0.95);
-    Workload {
-        name: name.into(),
-        live_heap: (j.live_fg_mib * MIB) as u64,
-        near_root_share: j.near_root_share,
-        fanout: j.fanout,
-        // Lifetime classes: short-lived = temporaries, long-lived = the structure, the rest medium.
-        temp_share: j.short_lived_share,
-        medium_share: (1.0 - j.short_lived_share - j.long_lived_share).max(0.0),
-        alloc_rate_fg: (j.alloc_fg_mib_s * MIB) as u64,
-        alloc_rate_bg: (j.alloc_bg_mib_s * MIB) as u64,
-        cpu_fg,
-        cpu_bg: (cpu_fg * p.activity.background_share).min(0.95),
-        native_anon: (p.native.anon_mib * MIB) as u64,
-        file_bytes: ((p.files.code_mib + p.files.resources_mib) * MIB) as u64,
-        // A cold launch reads this share of the app's files; a hot launch its own share.
-        launch_file_share: p.files.cold_launch_read_share,
-        hot_launch_file_share: p.files.hot_launch_read_share,
-        launch_other_share: j.launch_other_live_share,
-        introspects_heap: j.introspects_heap_size,
-        seed,
-        ..Workload::default()
-    }
-}
-
 fn app_spec(name: &str, p: &AppProfile, seed: u64) -> AppSpec {
     AppSpec {
         name: name.into(),
         package: p.package.clone(),
-        workload: workload_of(name, p, seed),
+        workload: app::workload_of(name, p, seed),
         cold_cpu_ns: (p.launch.cold_cpu_ms * 1e6) as Nanos,
         hot_cpu_ns: (p.launch.hot_cpu_ms * 1e6) as Nanos,
         graphics_pages: (p.native.graphics_mib * 256.0) as u32,
@@ -291,18 +254,7 @@ fn app_spec(name: &str, p: &AppProfile, seed: u64) -> AppSpec {
 
 /// A synthetic app: the runtime's synthetic heap plus launch costs of a trivial app.
 fn synthetic_spec(name: &str, seed: u64) -> Result<AppSpec, String> {
-    // The scenario-level spec (footprint, objsize, churn share per second) → the runtime's
-    // synthetic heap; the churn becomes the allocation rate that re-creates that share (in the
-    // background at 1/16 of it: estimate, background work is throttled as for popular apps).
-    let sp = app::parse_synthetic(name)?;
-    let rate = ((sp.footprint_bytes as f64 * sp.churn_share_per_s) as u64).max(sp.objsize);
-    let mut w = Workload::synthetic(&format!(
-        "synthetic:footprint={},objsize={},rate={rate},alloc_rate_bg={}",
-        sp.footprint_bytes,
-        sp.objsize,
-        (rate / 16).max(sp.objsize)
-    ))?;
-    w.name = name.into();
+    let mut w = Workload::synthetic(name)?;
     w.seed = seed;
     Ok(AppSpec {
         name: name.into(),
@@ -354,18 +306,10 @@ pub fn load(scenario_path: &str, data: &Path, overrides: &Settings, seed: Option
     // Settings: device ← runtime calibration file ← scenario [system] ← user.
     let mut kernel: Settings = device.kernel_settings();
     let mut runtime: Settings = device.runtime_settings();
-    let costs_file = data.join("runtime_costs.toml").to_string_lossy().into_owned();
-    if let Ok(ct) = std::fs::read_to_string(&costs_file) {
-        let v: toml::Value = input::parse(&costs_file, &ct)?;
-        if let Some(toml::Value::Table(t)) = v.get("cost") {
-            for (k, v) in t {
-                runtime.push((format!("cost.{k}"), toml_text(v)));
-            }
-        }
-    }
+    runtime.extend(crate::standalone::calibration(data)?);
     let sys = &scenario.system;
     for (k, v) in &sys.kernel {
-        kernel.push((format!("kernel.{k}"), toml_text(v)));
+        kernel.push((format!("kernel.{k}"), input::value_text(v)));
     }
     let mut options = SessionOptions {
         cached_app_compaction: sys.cached_app_compaction,

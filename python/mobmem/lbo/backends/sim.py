@@ -108,16 +108,16 @@ class SimBackend(Backend):
         return list(WORKLOADS)
 
     def check(self, workloads, collectors):
-        from mobmem import runtime as rtm
+        from mobmem import catalog
 
+        apps = catalog.names("apps")
         for w in workloads:
             if is_app(w):
                 spec = w[4:]
-                if not spec.startswith("synthetic:") and spec not in rtm.app_names():
-                    raise MobmemError(f"unknown simulated app {spec!r}; known: {', '.join(rtm.app_names())} or synthetic:…")
+                if not spec.startswith("synthetic:") and spec not in apps:
+                    raise MobmemError(f"unknown simulated app {spec!r}; known: {', '.join(apps)} or synthetic:…")
             elif w not in WORKLOADS:
                 raise MobmemError(f"unknown simulator workload {w!r}; expected one of {', '.join(WORKLOADS)} or app:SPEC")
-        from mobmem import catalog
 
         collectors = [catalog.collector(c, "simulator collector") for c in collectors]
         if not workloads or not collectors:
