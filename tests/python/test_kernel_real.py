@@ -91,7 +91,14 @@ def test_skipped_without_memory_cgroup(monkeypatch, anon_trace, capsys):
 def test_bad_trace_is_an_error_before_touching_the_machine(tmp_path):
     p = tmp_path / "bad.trace"
     p.write_text("proc 1 a\ntouch 1 h 0\n")
-    with pytest.raises(MobmemError, match=r"bad.trace:2: pid 1 has no mapping 'h'"):
+    with pytest.raises(MobmemError, match=r'bad.trace:2: pid 1 has no mapping named "h"'):
+        rk.replay_real(str(p))
+
+
+def test_model_hint_is_refused_before_touching_the_machine(tmp_path):
+    p = tmp_path / "hint.trace"
+    p.write_text("proc 1 a\nmap 1 h anon 4\nmadvise 1 h 0 4 hint:hot\n")
+    with pytest.raises(MobmemError, match=r"hint.trace:3: madvise hint:hot is a hint to the model"):
         rk.replay_real(str(p))
 
 
@@ -226,8 +233,8 @@ def test_file_replay_and_swap_file(tmp_path):
 @needs_real
 def test_lying_trace_is_a_clear_error_and_restores(tmp_path):
     p = tmp_path / "lie.trace"
-    p.write_text("ram 16\nswap zram 32\nproc 1 a\nmap 1 heap anon 16\ntouch 1 heap 0 16 w\nmap 1 huge anon 100000000000\ntouch 1 huge 0\n")
-    with pytest.raises(MobmemError, match=r"lie.trace:6: map 'huge': mmap of 100000000000 pages .* failed on the real kernel"):
+    p.write_text("ram 16\nswap zram 32\nproc 1 a\nmap 1 heap anon 16\ntouch 1 heap 0 16 w\nmap 1 huge anon 4000000000\ntouch 1 huge 0\n")
+    with pytest.raises(MobmemError, match=r"lie.trace:6: map 'huge': mmap of 4000000000 pages .* failed on the real kernel"):
         rk.replay_real(str(p))
     _assert_clean()
 

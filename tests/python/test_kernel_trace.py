@@ -18,7 +18,7 @@ swap zram 128 ratio=2.5
 
 proc 1 app adj=900
 map 1 heap anon 100
-map 1 code file lib.so 50 exec
+map 1 code file lib.so 80 exec
 map 1 res file res.apk 10
 proc 2 other
 map 2 code file lib.so 80
@@ -44,7 +44,7 @@ def test_good_trace_parses():
     assert t.ram_mib == 64 and t.swap_kind == "zram" and t.swap_mib == 128 and t.zram_ratio == 2.5
     assert [(p.pid, p.name, p.adj) for p in t.procs] == [(1, "app", 900), (2, "other", 0)]
     assert [v.name for v in t.vmas] == ["heap", "code", "res", "code"]
-    assert t.files == {"lib.so": 80, "res.apk": 10}  # the largest mapping of a shared file
+    assert t.files == {"lib.so": 80, "res.apk": 10}  # a shared file: every mapping has its size
     assert t.vmas[1].exec and not t.vmas[3].exec
     touches = t.op == tr.OP_TOUCH
     assert t.b[touches].tolist() == [100, 1, 1, 3, 50, 1]
@@ -59,7 +59,7 @@ def test_good_trace_parses():
 def test_file_path_and_read_errors(tmp_path):
     p = tmp_path / "t.trace"
     p.write_text("proc 1 a\nbogus\n")
-    with pytest.raises(MobmemError, match=rf"^{p}:2: unknown keyword 'bogus'$"):
+    with pytest.raises(MobmemError, match=rf'^{p}:2: unknown keyword "bogus"$'):
         tr.parse_trace(p)
     with pytest.raises(MobmemError, match="cannot read trace"):
         tr.parse_trace(tmp_path / "missing.trace")
@@ -75,56 +75,57 @@ BASE = "proc 1 a\nmap 1 h anon 10\n"  # lines 1-2
 @pytest.mark.parametrize(
     "text, line, fragment",
     [
-        ("frobnicate 1", 1, "unknown keyword 'frobnicate'"),
-        (BASE + "touch 1 h 5 6", 3, "touch beyond the mapping: pages [5, 11) of 'h' which has 10 pages"),
-        (BASE + "touch 1 h 10", 3, "touch beyond the mapping"),
-        (BASE + "madvise 1 h 8 3 cold", 3, "madvise beyond the mapping"),
-        ("touch 7 h 0", 1, "pid 7 is used before its 'proc' line"),
-        ("map 7 h anon 1", 1, "pid 7 is used before its 'proc' line"),
-        ("adj 7 0", 1, "pid 7 is used before its 'proc' line"),
-        (BASE + "exit 1\ntouch 1 h 0", 4, "pid 1 has exited (line 3)"),
-        (BASE + "exit 1\nproc 1 b", 4, "pid 1 is created twice (first at line 1)"),
-        ("proc 1 a\nproc 1 b", 2, "pid 1 is created twice"),
-        ("proc x a", 1, "pid: 'x' is not an integer"),
-        ("proc 0 a", 1, "pid: must be positive"),
-        ("proc 1 a\nmap 1 h anon 1_0", 2, "pages: '1_0' is not an integer"),
-        ("proc 1 a\nmap 1 h anon 1.5", 2, "pages: '1.5' is not an integer"),
-        ("proc 1 a\nmap 1 h anon 0", 2, "pages: must be positive, got 0"),
-        ("proc 1 a\nmap 1 h anon -3", 2, "pages: must be positive, got -3"),
-        ("proc 1 a\nmap 1 h file f 0", 2, "pages: must be positive"),
-        (BASE + "touch 1 h 0 0", 3, "count: must be positive, got 0"),
-        (BASE + "touch 1 h -1", 3, "first page: must not be negative"),
-        (BASE + "touch 1 h 0 2 x", 3, "touch: unexpected 'x'"),
-        (BASE + "touch 1 h", 3, "touch: expected"),
-        (BASE + "touch 1 nope 0", 3, "pid 1 has no mapping 'nope'"),
-        (BASE + "map 1 h anon 5", 3, "duplicate mapping 'h' of pid 1 (first at line 2)"),
-        ("proc 1 a\nmap 1 h heap 5", 2, "map: unknown kind 'heap'"),
-        ("proc 1 a\nmap 1 h file f 5 rw", 2, "only 'exec'"),
-        ("proc 1 a\nmap 1 h anon 5 exec", 2, "map anon: unexpected 'exec'"),
-        (BASE + "madvise 1 h 0 1 forget", 3, "unknown advice 'forget'"),
-        (BASE + "madvise 1 h 0 0 cold", 3, "count: must be positive"),
-        ("proc 1 a\nadj 1 1001", 2, "outside [-1000, 1000]"),
-        ("proc 1 a adj=-1001", 1, "outside [-1000, 1000]"),
-        ("proc 1 a nice=3", 1, "only adj=<int>"),
-        ("tick -5", 1, "microseconds: must not be negative"),
-        ("tick 1.5", 1, "microseconds: '1.5' is not an integer"),
-        ("tick", 1, "tick: expected"),
-        ("proc 1 a\nexit 1 2", 2, "exit: expected"),
-        ("ram 0", 1, "ram MiB: must be positive, got 0"),
-        ("ram -1", 1, "ram MiB: must be positive"),
-        ("ram lots", 1, "ram MiB: 'lots' is not an integer"),
-        ("ram 5\nram 6", 2, "'ram' given twice (first at line 1)"),
-        ("proc 1 a\nram 64", 2, "header line 'ram' after the first event"),
-        ("tick 5\nswap none", 2, "header line 'swap' after the first event"),
-        ("swap zram 0", 1, "swap MiB: must be positive"),
-        ("swap zram", 1, "missing size"),
-        ("swap disk 5", 1, "swap: expected"),
-        ("swap zram 64 ratio=abc", 1, "ratio: 'abc' is not a number"),
-        ("swap zram 64 ratio=0.5", 1, "ratio: must be a finite number >= 1"),
-        ("swap zram 64 ratio=nan", 1, "ratio: must be a finite number >= 1"),
-        ("swap zram 64 level=3", 1, "only ratio=<float>"),
-        ("swap file 64 ratio=2", 1, "swap file: unexpected 'ratio=2'"),
-        ("swap none 5", 1, "swap none: unexpected '5'"),
+        ("frobnicate 1", 1, 'unknown keyword "frobnicate"'),
+        (BASE + "touch 1 h 5 6", 3, 'touch of pages [5, 11) beyond mapping "h" of 10 pages'),
+        (BASE + "touch 1 h 10", 3, "touch of pages [10, 11) beyond mapping"),
+        (BASE + "madvise 1 h 8 3 cold", 3, "madvise of pages [8, 11) beyond mapping"),
+        ("touch 7 h 0", 1, "pid 7 used before its `proc` line"),
+        ("map 7 h anon 1", 1, "pid 7 used before its `proc` line"),
+        ("adj 7 0", 1, "pid 7 used before its `proc` line"),
+        (BASE + "exit 1\ntouch 1 h 0", 4, "pid 1 used after its exit (line 3)"),
+        (BASE + "exit 1\nproc 1 b", 4, "pid 1 already created (line 1)"),
+        ("proc 1 a\nproc 1 b", 2, "pid 1 already created"),
+        ("proc x a", 1, 'pid must be a non-negative integer, got "x"'),
+        ("proc 0 a", 1, "pid must be positive"),
+        ("proc 1 a\nmap 1 h anon 1_0", 2, 'pages must be a non-negative integer, got "1_0"'),
+        ("proc 1 a\nmap 1 h anon 1.5", 2, 'pages must be a non-negative integer, got "1.5"'),
+        ("proc 1 a\nmap 1 h anon 0", 2, "pages must be positive"),
+        ("proc 1 a\nmap 1 h anon -3", 2, 'pages must not be negative, got "-3"'),
+        ("proc 1 a\nmap 1 h file f 0", 2, "pages must be positive"),
+        ("proc 1 a\nmap 1 f file x 4\nproc 2 b\nmap 2 f file x 5", 4, 'file "x" was mapped with 4 pages, now 5'),
+        (BASE + "touch 1 h 0 0", 3, "count must be positive"),
+        (BASE + "touch 1 h -1", 3, "first page must not be negative"),
+        (BASE + "touch 1 h 0 2 x", 3, 'unexpected "x"; expected a page count, r or w'),
+        (BASE + "touch 1 h", 3, "missing first page"),
+        (BASE + "touch 1 nope 0", 3, 'pid 1 has no mapping named "nope"'),
+        (BASE + "map 1 h anon 5", 3, 'vma "h" already mapped by pid 1 (line 2)'),
+        ("proc 1 a\nmap 1 h heap 5", 2, 'expected `anon` or `file`, got "heap"'),
+        ("proc 1 a\nmap 1 h file f 5 rw", 2, "expected `exec` or end of line"),
+        ("proc 1 a\nmap 1 h anon 5 exec", 2, 'unexpected "exec" at end of line'),
+        (BASE + "madvise 1 h 0 1 forget", 3, 'unknown advice "forget"'),
+        (BASE + "madvise 1 h 0 0 cold", 3, "count must be positive"),
+        ("proc 1 a\nadj 1 1001", 2, "adj must be within [-1000, 1000], got 1001"),
+        ("proc 1 a adj=-1001", 1, "adj must be within [-1000, 1000]"),
+        ("proc 1 a nice=3", 1, "expected adj=<int>"),
+        ("tick -5", 1, "microseconds must not be negative"),
+        ("tick 1.5", 1, 'microseconds must be a non-negative integer, got "1.5"'),
+        ("tick", 1, "missing microseconds"),
+        ("proc 1 a\nexit 1 2", 2, 'unexpected "2" at end of line'),
+        ("ram 0", 1, "ram size (MiB) must be positive"),
+        ("ram -1", 1, "ram size (MiB) must not be negative"),
+        ("ram lots", 1, 'ram size (MiB) must be a non-negative integer, got "lots"'),
+        ("ram 5\nram 6", 2, "duplicate `ram` header"),
+        ("proc 1 a\nram 64", 2, "header line `ram` after the first event"),
+        ("tick 5\nswap none", 2, "header line `swap` after the first event"),
+        ("swap zram 0", 1, "swap size (MiB) must be positive"),
+        ("swap zram", 1, "missing swap size"),
+        ("swap disk 5", 1, "expected `swap zram|file|none`"),
+        ("swap zram 64 ratio=abc", 1, 'ratio must be a number, got "abc"'),
+        ("swap zram 64 ratio=0.5", 1, "ratio must be within [1, 64]"),
+        ("swap zram 64 ratio=nan", 1, "ratio must be within [1, 64]"),
+        ("swap zram 64 level=3", 1, "expected ratio=<float>"),
+        ("swap file 64 ratio=2", 1, 'unexpected "ratio=2" at end of line'),
+        ("swap none 5", 1, 'unexpected "5" at end of line'),
     ],
 )
 def test_errors_name_file_line_and_problem(text, line, fragment):
@@ -150,7 +151,7 @@ def test_page_references_keys():
     assert len(refs) == t.n_touch_pages
     # pid 1 heap pages are private: vma 0, pages 0..99 first
     assert refs[:100].tolist() == list(range(100))
-    # lib.so is shared: pid 1's code page 79 does not exist, pid 2's page 79 is the file's page 79
+    # lib.so is shared: pid 2's page 79 is the file's page 79, whoever touches it
     code1 = refs[105:155]
     code2 = refs[155]
     assert code1[0] == (1 << 62) | (0 << 32) | 0
@@ -186,6 +187,7 @@ def traces(draw):
         lines.append("swap none")
     live: dict[int, dict[str, int]] = {}
     dead: set[int] = set()
+    files: dict[str, int] = {}  # a shared file has one size in every mapping
     next_pid = draw(st.integers(1, 50))
     for _ in range(draw(st.integers(0, 40))):
         choice = draw(st.integers(0, 7))
@@ -206,7 +208,9 @@ def traces(draw):
             if draw(st.booleans()):
                 lines.append(f"map {pid} {name} anon {pages}")
             else:
-                lines.append(f"map {pid} {name} file {draw(names)} {pages}" + (" exec" if draw(st.booleans()) else ""))
+                f = draw(names)
+                pages = files.setdefault(f, pages)
+                lines.append(f"map {pid} {name} file {f} {pages}" + (" exec" if draw(st.booleans()) else ""))
             vmas[name] = pages
         elif choice in (2, 3):
             name = draw(st.sampled_from(sorted(vmas)))
@@ -219,7 +223,7 @@ def traces(draw):
             name = draw(st.sampled_from(sorted(vmas)))
             first = draw(st.integers(0, vmas[name] - 1))
             count = draw(st.integers(1, vmas[name] - first))
-            adv = draw(st.sampled_from(["dontneed", "cold", "pageout", "willneed"]))
+            adv = draw(st.sampled_from([*tr.ADVICE, "hint:hot", "hint:x.y"]))
             lines.append(f"madvise {pid} {name} {first} {count} {adv}")
         elif choice == 5:
             lines.append(f"adj {pid} {draw(st.integers(-1000, 1000))}")

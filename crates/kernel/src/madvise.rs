@@ -76,6 +76,10 @@ impl Advice {
             _ => return None,
         })
     }
+    /// Position in [`Advice::NAMES`] (the trace columns' advice code).
+    pub fn code(self) -> u8 {
+        self as u8
+    }
 }
 
 impl Kernel {

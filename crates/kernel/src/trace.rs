@@ -119,8 +119,11 @@ impl Parser<'_> {
 pub fn parse(file: &str, text: &str) -> Result<Trace, TraceError> {
     let mut t = Trace { file: file.into(), ..Default::default() };
     let mut pids: HashMap<u32, u32> = HashMap::new();
-    let mut alive: Vec<bool> = Vec::new();
+    // per process: the line of its `proc`, and of its `exit` (0: alive)
+    let mut created: Vec<u32> = Vec::new();
+    let mut exited: Vec<u32> = Vec::new();
     let mut vma_names: HashMap<(u32, String), u32> = HashMap::new();
+    let mut vma_lines: Vec<u32> = Vec::new();
     let mut file_sizes: HashMap<String, u32> = HashMap::new();
     let mut hint_ids: HashMap<String, u32> = HashMap::new();
     let mut p = Parser { file, line: 0 };
@@ -136,8 +139,8 @@ pub fn parse(file: &str, text: &str) -> Result<Trace, TraceError> {
         let lookup_proc = |p: &Parser, s: Option<&str>| -> Result<u32, TraceError> {
             let pid: u32 = p.uint("pid", s)?;
             match pids.get(&pid) {
-                Some(&i) if alive[i as usize] => Ok(i),
-                Some(_) => p.err(format!("pid {pid} used after exit")),
+                Some(&i) if exited[i as usize] == 0 => Ok(i),
+                Some(&i) => p.err(format!("pid {pid} used after its exit (line {})", exited[i as usize])),
                 None => p.err(format!("pid {pid} used before its `proc` line")),
             }
         };
@@ -180,9 +183,9 @@ pub fn parse(file: &str, text: &str) -> Result<Trace, TraceError> {
                 continue;
             }
             "proc" => {
-                let pid: u32 = p.uint("pid", w.next())?;
-                if pids.contains_key(&pid) {
-                    return p.err(format!("pid {pid} already created"));
+                let pid: u32 = p.positive("pid", w.next())?;
+                if let Some(&i) = pids.get(&pid) {
+                    return p.err(format!("pid {pid} already created (line {})", created[i as usize]));
                 }
                 let Some(name) = w.next() else { return p.err("missing process name") };
                 let mut adj = 0;
@@ -195,15 +198,16 @@ pub fn parse(file: &str, text: &str) -> Result<Trace, TraceError> {
                 }
                 let i = t.procs.len() as u32;
                 pids.insert(pid, i);
-                alive.push(true);
+                created.push(p.line as u32);
+                exited.push(0);
                 t.procs.push(TraceProc { pid, name: name.into(), adj });
                 Op::Proc { proc_: i }
             }
             "map" => {
                 let pr = lookup_proc(&p, w.next())?;
                 let Some(vname) = w.next() else { return p.err("missing vma name") };
-                if vma_names.contains_key(&(pr, vname.to_string())) {
-                    return p.err(format!("vma {vname:?} already mapped in this process"));
+                if let Some(&v) = vma_names.get(&(pr, vname.to_string())) {
+                    return p.err(format!("vma {vname:?} already mapped by pid {} (line {})", t.procs[pr as usize].pid, vma_lines[v as usize]));
                 }
                 let (file_name, pages, exec) = match w.next() {
                     Some("anon") => (None, p.positive::<u32>("pages", w.next())?, false),
@@ -227,6 +231,7 @@ pub fn parse(file: &str, text: &str) -> Result<Trace, TraceError> {
                 };
                 let v = t.vmas.len() as u32;
                 vma_names.insert((pr, vname.into()), v);
+                vma_lines.push(p.line as u32);
                 t.vmas.push(TraceVma { proc_: pr, name: vname.into(), pages, file: file_name, exec });
                 Op::Map { vma: v }
             }
@@ -234,7 +239,7 @@ pub fn parse(file: &str, text: &str) -> Result<Trace, TraceError> {
                 let pr = lookup_proc(&p, w.next())?;
                 let Some(vname) = w.next() else { return p.err("missing vma name") };
                 let Some(&v) = vma_names.get(&(pr, vname.to_string())) else {
-                    return p.err(format!("process has no mapping named {vname:?}"));
+                    return p.err(format!("pid {} has no mapping named {vname:?} (no `map` line before)", t.procs[pr as usize].pid));
                 };
                 let first: u32 = p.uint("first page", w.next())?;
                 let pages = t.vmas[v as usize].pages;
@@ -245,7 +250,8 @@ pub fn parse(file: &str, text: &str) -> Result<Trace, TraceError> {
                         match tok {
                             "r" => write = false,
                             "w" => write = true,
-                            n => count = p.positive("count", Some(n))?,
+                            n if n.starts_with(|c: char| c.is_ascii_digit() || c == '-') => count = p.positive("count", Some(n))?,
+                            x => return p.err(format!("unexpected {x:?}; expected a page count, r or w")),
                         }
                     }
                     if first as u64 + count as u64 > pages as u64 {
@@ -261,6 +267,9 @@ pub fn parse(file: &str, text: &str) -> Result<Trace, TraceError> {
                     let Some(a) = w.next() else { return p.err("missing advice") };
                     if let Some(h) = a.strip_prefix("hint:") {
                         let n = hint_ids.len() as u32;
+                        if n == MAX_HINTS && !hint_ids.contains_key(h) {
+                            return p.err(format!("more than {MAX_HINTS} distinct hint names"));
+                        }
                         let id = *hint_ids.entry(h.to_string()).or_insert_with(|| {
                             t.hints.push(h.to_string());
                             n
@@ -286,7 +295,7 @@ pub fn parse(file: &str, text: &str) -> Result<Trace, TraceError> {
             "tick" => Op::Tick { us: p.uint("microseconds", w.next())? },
             "exit" => {
                 let pr = lookup_proc(&p, w.next())?;
-                alive[pr as usize] = false;
+                exited[pr as usize] = p.line as u32;
                 Op::Exit { proc_: pr }
             }
             other => return p.err(format!("unknown keyword {other:?}")),
@@ -299,6 +308,70 @@ pub fn parse(file: &str, text: &str) -> Result<Trace, TraceError> {
         t.lines.push(p.line as u32);
     }
     Ok(t)
+}
+
+/// Distinct `hint:<name>` names a trace may use (a hint's code fits the columns' one-byte flag).
+pub const MAX_HINTS: u32 = 256;
+
+/// Op kinds, in the order of the codes of [`Columns::op`].
+pub const OP_NAMES: &[&str] = &["proc", "map", "touch", "madvise", "adj", "tick", "exit", "hint"];
+
+/// The ops as columns, one row per op — the layout the Python tools (the real-kernel replayer,
+/// the validation) read as numpy arrays, so a trace is parsed once, here.
+///
+/// `op` is the index in [`OP_NAMES`]; `flag`: touch 1 = write; madvise the [`Advice::code`];
+/// map bit 0 = file, bit 1 = exec; hint the index in [`Trace::hints`]. `proc_` indexes
+/// [`Trace::procs`] (-1 for tick); `vma` indexes [`Trace::vmas`] (-1 where none); `a`: first
+/// page (touch, madvise, hint), adj (proc, adj), microseconds (tick), pages (map); `b`: page
+/// count (touch, madvise, hint), else 0; `line`: the 1-based source line.
+#[derive(Debug, Default, PartialEq)]
+pub struct Columns {
+    pub op: Vec<u8>,
+    pub flag: Vec<u8>,
+    pub proc_: Vec<i32>,
+    pub vma: Vec<i32>,
+    pub a: Vec<i64>,
+    pub b: Vec<i64>,
+    pub line: Vec<i64>,
+}
+
+impl Trace {
+    pub fn columns(&self) -> Columns {
+        let n = self.ops.len();
+        let mut c = Columns {
+            op: Vec::with_capacity(n),
+            flag: Vec::with_capacity(n),
+            proc_: Vec::with_capacity(n),
+            vma: Vec::with_capacity(n),
+            a: Vec::with_capacity(n),
+            b: Vec::with_capacity(n),
+            line: Vec::with_capacity(n),
+        };
+        let proc_of = |v: u32| self.vmas[v as usize].proc_ as i32;
+        for (op, &line) in self.ops.iter().zip(&self.lines) {
+            let (code, flag, pr, vma, a, b) = match *op {
+                Op::Proc { proc_ } => (0, 0, proc_ as i32, -1, self.procs[proc_ as usize].adj as i64, 0),
+                Op::Map { vma } => {
+                    let v = &self.vmas[vma as usize];
+                    (1, v.file.is_some() as u8 | (v.exec as u8) << 1, proc_of(vma), vma as i32, v.pages as i64, 0)
+                }
+                Op::Touch { vma, first, count, write } => (2, write as u8, proc_of(vma), vma as i32, first as i64, count as i64),
+                Op::Madvise { vma, first, count, advice } => (3, advice.code(), proc_of(vma), vma as i32, first as i64, count as i64),
+                Op::Adj { proc_, adj } => (4, 0, proc_ as i32, -1, adj as i64, 0),
+                Op::Tick { us } => (5, 0, -1, -1, us as i64, 0),
+                Op::Exit { proc_ } => (6, 0, proc_ as i32, -1, 0, 0),
+                Op::Hint { vma, first, count, hint } => (7, hint as u8, proc_of(vma), vma as i32, first as i64, count as i64),
+            };
+            c.op.push(code);
+            c.flag.push(flag);
+            c.proc_.push(pr);
+            c.vma.push(vma);
+            c.a.push(a);
+            c.b.push(b);
+            c.line.push(line as i64);
+        }
+        c
+    }
 }
 
 /// Parse a trace file.
@@ -339,8 +412,29 @@ mod tests {
         assert!(err("ram lots\n").contains("must be a non-negative integer"));
         assert!(err("proc 1 a\nram 5\n").contains("after the first event"));
         assert!(err("proc 1 a\nmap 1 h anon 0\n").contains("pages must be positive"));
-        assert!(err("proc 1 a\nexit 1\ntouch 1 h 0\n").contains("used after exit"));
+        assert!(err("proc 1 a\nexit 1\ntouch 1 h 0\n").contains("used after its exit (line 2)"));
+        assert!(err("proc 1 a\nexit 1\nproc 1 b\n").contains("already created (line 1)"));
+        assert!(err("proc 1 a\nmap 1 h anon 4\nmap 1 h anon 4\n").contains("already mapped by pid 1 (line 2)"));
+        assert!(err("proc 1 a\nmap 1 h anon 4\ntouch 1 h 0 2 x\n").contains("unexpected \"x\"; expected a page count"));
         assert!(err("proc 1 a\nmap 1 h anon 4\nmadvise 1 h 0 1 sometimes\n").contains("unknown advice"));
         assert!(err("proc 1 a\nmap 1 f file x 4\nproc 2 b\nmap 2 f file x 5\n").contains("was mapped with 4 pages"));
+        assert!(err("proc 0 a\n").contains("pid must be positive"));
+    }
+
+    #[test]
+    fn columns_hold_every_op_with_its_codes() {
+        let t = parse("x", "proc 3 a adj=5\nmap 3 h anon 8\nmap 3 c file lib 4 exec\ntouch 3 h 2 3 w\nmadvise 3 h 0 8 pageout\nmadvise 3 c 1 2 hint:hot\nadj 3 -7\ntick 9\nexit 3\n").unwrap();
+        let c = t.columns();
+        let names: Vec<&str> = c.op.iter().map(|&o| OP_NAMES[o as usize]).collect();
+        assert_eq!(names, ["proc", "map", "map", "touch", "madvise", "hint", "adj", "tick", "exit"]);
+        assert_eq!(c.flag, [0, 0, 3, 1, Advice::PageOut.code(), 0, 0, 0, 0]);
+        assert_eq!(c.proc_, [0, 0, 0, 0, 0, 0, 0, -1, 0]);
+        assert_eq!(c.vma, [-1, 0, 1, 0, 0, 1, -1, -1, -1]);
+        assert_eq!(c.a, [5, 8, 4, 2, 0, 1, -7, 9, 0]);
+        assert_eq!(c.b, [0, 0, 0, 3, 8, 2, 0, 0, 0]);
+        assert_eq!(c.line, (1..=9).collect::<Vec<i64>>());
+        for (i, n) in Advice::NAMES.iter().enumerate() {
+            assert_eq!(Advice::parse(n).unwrap().code() as usize, i);
+        }
     }
 }

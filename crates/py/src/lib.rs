@@ -9,6 +9,7 @@
 
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
 use std::sync::mpsc::RecvTimeoutError;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -66,6 +67,48 @@ fn replay_trace(py: Python<'_>, path: String, device: Pairs, user: Pairs) -> PyR
 fn check_trace(path: String) -> PyResult<(u64, u64)> {
     let t = mobmem_kernel::trace::parse_file(&path).map_err(|e| PyValueError::new_err(e.to_string()))?;
     Ok((t.ops.len() as u64, t.touches))
+}
+
+/// Parse a trace (the file at `path`, or `text` reported under the name `path`) into a dict:
+/// `ram_mib`, `swap` (None, or (kind, MiB, ratio)), `procs` [(pid, name, adj)], `vmas` [(proc
+/// index, name, pages, file or None, exec)], `hints`, and the op columns of
+/// `mobmem_kernel::trace::Columns` as native-endian bytes (`op` u8, `flag` u8, `proc` i32, `vma`
+/// i32, `a`/`b`/`line` i64). Bad input raises ValueError with "FILE:LINE: problem".
+#[pyfunction]
+#[pyo3(signature = (path, text=None))]
+fn parse_trace<'py>(py: Python<'py>, path: String, text: Option<String>) -> PyResult<Bound<'py, PyDict>> {
+    use mobmem_kernel::trace::{self, SwapSpec};
+    let text = match text {
+        Some(t) => t,
+        None => {
+            let bytes = std::fs::read(&path).map_err(|e| PyValueError::new_err(format!("{path}: cannot read trace: {e}")))?;
+            String::from_utf8(bytes).map_err(|e| PyValueError::new_err(format!("{path}: not a text trace (not UTF-8): {e}")))?
+        }
+    };
+    let t = py.allow_threads(|| trace::parse(&path, &text)).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let c = t.columns();
+    let d = PyDict::new(py);
+    d.set_item("ram_mib", t.ram_mib)?;
+    let swap: Option<(&str, u64, Option<f64>)> = t.swap.map(|s| match s {
+        SwapSpec::None => ("none", 0, None),
+        SwapSpec::Zram { mib, ratio } => ("zram", mib, ratio),
+        SwapSpec::File { mib } => ("file", mib, None),
+    });
+    d.set_item("swap", swap)?;
+    d.set_item("procs", t.procs.iter().map(|p| (p.pid, p.name.as_str(), p.adj)).collect::<Vec<_>>())?;
+    d.set_item("vmas", t.vmas.iter().map(|v| (v.proc_, v.name.as_str(), v.pages, v.file.as_deref(), v.exec)).collect::<Vec<_>>())?;
+    d.set_item("hints", &t.hints)?;
+    fn bytes<T: Copy, const N: usize>(v: &[T], f: impl Fn(T) -> [u8; N]) -> Vec<u8> {
+        v.iter().flat_map(|&x| f(x)).collect()
+    }
+    d.set_item("op", PyBytes::new(py, &c.op))?;
+    d.set_item("flag", PyBytes::new(py, &c.flag))?;
+    d.set_item("proc", PyBytes::new(py, &bytes(&c.proc_, i32::to_ne_bytes)))?;
+    d.set_item("vma", PyBytes::new(py, &bytes(&c.vma, i32::to_ne_bytes)))?;
+    d.set_item("a", PyBytes::new(py, &bytes(&c.a, i64::to_ne_bytes)))?;
+    d.set_item("b", PyBytes::new(py, &bytes(&c.b, i64::to_ne_bytes)))?;
+    d.set_item("line", PyBytes::new(py, &bytes(&c.line, i64::to_ne_bytes)))?;
+    Ok(d)
 }
 
 /// Whether this build has debug assertions (invariant checks) enabled.
@@ -233,6 +276,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(replay_trace, m)?)?;
     m.add_function(wrap_pyfunction!(device_settings, m)?)?;
     m.add_function(wrap_pyfunction!(check_trace, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_trace, m)?)?;
+    m.add("TRACE_OPS", mobmem_kernel::trace::OP_NAMES.to_vec())?;
+    m.add("MADVISE_ADVICE", mobmem_kernel::madvise::Advice::NAMES.to_vec())?;
     m.add_function(wrap_pyfunction!(debug_build, m)?)?;
     m.add_function(wrap_pyfunction!(runtime_run, m)?)?;
     m.add_function(wrap_pyfunction!(runtime_gcbench, m)?)?;

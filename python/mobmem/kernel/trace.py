@@ -1,4 +1,4 @@
-"""Parser, validator and writer of "mobmem page trace v1", the page-access trace contract.
+"""The "mobmem page trace v1" (the page-access trace contract) as numpy columns, and its writer.
 
 The format (one event a line; ``#`` starts a comment, blank lines are ignored)::
 
@@ -8,57 +8,45 @@ The format (one event a line; ``#`` starts a comment, blank lines are ignored)::
     map <pid> <vma> anon <pages>                # private anonymous mapping
     map <pid> <vma> file <file-name> <pages> [exec]   # shared file mapping
     touch <pid> <vma> <first-page> [<count>] [r|w]    # access pages [first, first+count)
-    madvise <pid> <vma> <first-page> <count> dontneed|cold|pageout|willneed
+    madvise <pid> <vma> <first-page> <count> dontneed|cold|pageout|willneed|hint:<name>
     adj <pid> <int>                             # change oom_score_adj
     tick <microseconds>                         # let simulated time pass
     exit <pid>
 
-:func:`parse_trace` turns a file into a :class:`Trace`: the header, the process and mapping
-tables, and a compact op list held in numpy arrays (one row per event). Every problem is
-reported as ``MobmemError("FILE:LINE: problem")``; nothing here raises anything else on bad
-input. :func:`write_trace` is the inverse (parse → write → parse gives the same ``Trace``).
-
-The Rust model has its own parser; this one serves the real-kernel replayer, the trace
-generators and the validation. Both accept the same language; the stricter rules here
-(documented on :func:`parse_trace`) are ones a trace generator never breaks.
+:func:`parse_trace` has the Rust core parse and validate a file (the same parser the kernel
+model replays with, so there is one language) and returns a :class:`Trace`: the header, the
+process and mapping tables, and the ops as numpy columns (one row per event). Every problem is
+reported as ``MobmemError("FILE:LINE: problem")``. :func:`write_trace` is the inverse (parse →
+write → parse gives the same ``Trace``); it serves the real-kernel replayer, the trace generators
+and the validation.
 """
 
 from __future__ import annotations
 
-import array
-import math
 import os
 from dataclasses import dataclass, field
 from typing import Iterator, TextIO
 
 import numpy as np
 
+from mobmem import _core
 from mobmem.errors import MobmemError
 
 PAGE_SIZE = 4096
 
-# op codes (column ``op``)
-OP_PROC = 0
-OP_MAP = 1
-OP_TOUCH = 2
-OP_MADVISE = 3
-OP_ADJ = 4
-OP_TICK = 5
-OP_EXIT = 6
-OP_NAMES = ("proc", "map", "touch", "madvise", "adj", "tick", "exit")
+#: Op kinds (column ``op`` holds the index), from the core's trace parser.
+OP_NAMES: tuple[str, ...] = tuple(_core.TRACE_OPS)
+OP_PROC, OP_MAP, OP_TOUCH, OP_MADVISE, OP_ADJ, OP_TICK, OP_EXIT, OP_HINT = (
+    OP_NAMES.index(n) for n in ("proc", "map", "touch", "madvise", "adj", "tick", "exit", "hint")
+)
 
-# column ``flag``: touch → 0 read / 1 write; madvise → advice code; map → bit0 file, bit1 exec
+# column ``flag``: touch → 0 read / 1 write; madvise → advice code; map → bit0 file, bit1 exec;
+# hint → index in Trace.hints
 FLAG_WRITE = 1
-ADVICE = {"dontneed": 0, "cold": 1, "pageout": 2, "willneed": 3}
-ADVICE_NAMES = {v: k for k, v in ADVICE.items()}
+ADVICE_NAMES: dict[int, str] = dict(enumerate(_core.MADVISE_ADVICE))
+ADVICE = {v: k for k, v in ADVICE_NAMES.items()}
 MAP_FILE = 1
 MAP_EXEC = 2
-
-ADJ_MIN, ADJ_MAX = -1000, 1000
-SWAP_KINDS = ("zram", "file", "none")
-
-_HEADER_KEYWORDS = ("ram", "swap")
-_EVENT_KEYWORDS = ("proc", "map", "touch", "madvise", "adj", "tick", "exit")
 
 
 @dataclass
@@ -103,7 +91,8 @@ class Trace:
     zram_ratio: float | None = None
     procs: list[Proc] = field(default_factory=list)
     vmas: list[Vma] = field(default_factory=list)
-    files: dict[str, int] = field(default_factory=dict)  # file-name → pages (largest map)
+    files: dict[str, int] = field(default_factory=dict)  # file-name → pages
+    hints: list[str] = field(default_factory=list)  # madvise hint:<name> names, by code
     op: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint8))
     flag: np.ndarray = field(default_factory=lambda: np.zeros(0, np.uint8))
     proc: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
@@ -127,7 +116,7 @@ class Trace:
         return int(self.a[self.op == OP_TICK].sum())
 
     def summary(self) -> dict:
-        counts = np.bincount(self.op, minlength=len(OP_NAMES)) if len(self) else np.zeros(7, int)
+        counts = np.bincount(self.op, minlength=len(OP_NAMES)) if len(self) else np.zeros(len(OP_NAMES), int)
         return {
             "events": len(self),
             **{f"{OP_NAMES[i]}_events": int(counts[i]) for i in range(len(OP_NAMES))},
@@ -171,298 +160,32 @@ class Trace:
         return np.repeat(base[vm], cnt) + pages
 
 
-def _err(path: str, lineno: int, msg: str) -> MobmemError:
-    return MobmemError(f"{path}:{lineno}: {msg}")
-
-
-def _int(tok: str, path: str, lineno: int, what: str) -> int:
-    digits = tok[1:] if tok[:1] in ("-", "+") else tok
-    if not (digits.isascii() and digits.isdigit()):
-        raise _err(path, lineno, f"{what}: '{tok}' is not an integer")
-    return int(tok)
-
-
-def _pos(tok: str, path: str, lineno: int, what: str) -> int:
-    v = _int(tok, path, lineno, what)
-    if v <= 0:
-        raise _err(path, lineno, f"{what}: must be positive, got {v}")
-    return v
-
-
-def _nonneg(tok: str, path: str, lineno: int, what: str) -> int:
-    v = _int(tok, path, lineno, what)
-    if v < 0:
-        raise _err(path, lineno, f"{what}: must not be negative, got {v}")
-    return v
-
-
-def _adj(tok: str, path: str, lineno: int) -> int:
-    v = _int(tok, path, lineno, "oom_score_adj")
-    if not ADJ_MIN <= v <= ADJ_MAX:
-        raise _err(path, lineno, f"oom_score_adj: {v} is outside [{ADJ_MIN}, {ADJ_MAX}]")
-    return v
-
-
 def parse_trace(path: str | os.PathLike, text: str | None = None) -> Trace:
-    """Parse and validate a trace file (or ``text``, reported under the name ``path``).
-
-    Checked, each with ``FILE:LINE: problem``: unknown keyword; wrong number of fields; a
-    non-number where a number belongs; zero or negative sizes (ram, swap MiB, pages, count)
-    and negative first pages or ticks; ``ratio`` < 1; a header line after the first event or
-    given twice; a pid used before its ``proc``, after its ``exit``, or created twice; a vma
-    name used twice by one process or used before its ``map``; a touch or madvise beyond the
-    end of its mapping; an unknown access mode or advice; oom_score_adj outside
-    [-1000, 1000]; a file mapped with two kinds (exec and not) is allowed, its size is the
-    largest mapping of it.
-    """
+    """Parse and validate a trace file (or ``text``, reported under the name ``path``) with the
+    core's parser; bad input raises ``MobmemError("FILE:LINE: problem")``."""
     spath = os.fspath(path)
-    if text is None:
-        try:
-            with open(spath, encoding="utf-8") as f:
-                text = f.read()
-        except OSError as e:
-            raise MobmemError(f"{spath}: cannot read trace: {e.strerror or e}") from None
-        except UnicodeDecodeError as e:
-            raise MobmemError(f"{spath}: not a text trace (not UTF-8): {e.reason}") from None
-    t = Trace(path=spath)
-    ops = array.array("B")
-    flags = array.array("B")
-    procs_col = array.array("i")
-    vmas_col = array.array("i")
-    a_col = array.array("q")
-    b_col = array.array("q")
-    line_col = array.array("q")
-
-    live: dict[int, Proc] = {}  # pid → proc (not exited)
-    exited: dict[int, int] = {}  # pid → exit line
-    vma_by: dict[tuple[int, str], Vma] = {}
-    seen_event = False
-    seen_header: dict[str, int] = {}
-
-    def proc_of(tok: str, lineno: int) -> Proc:
-        pid = _int(tok, spath, lineno, "pid")
-        p = live.get(pid)
-        if p is None:
-            if pid in exited:
-                raise _err(spath, lineno, f"pid {pid} has exited (line {exited[pid]})")
-            raise _err(spath, lineno, f"pid {pid} is used before its 'proc' line")
-        return p
-
-    def vma_of(p: Proc, tok: str, lineno: int) -> Vma:
-        v = vma_by.get((p.index, tok))
-        if v is None:
-            raise _err(spath, lineno, f"pid {p.pid} has no mapping '{tok}' (no 'map' line before)")
-        return v
-
-    # append helpers are inlined below for speed on large traces
-    for lineno, raw in enumerate(text.splitlines(), start=1):
-        hash_pos = raw.find("#")
-        s = raw if hash_pos < 0 else raw[:hash_pos]
-        tok = s.split()
-        if not tok:
-            continue
-        kw = tok[0]
-        n = len(tok)
-        if kw == "touch":
-            if not 4 <= n <= 6:
-                raise _err(spath, lineno, "touch: expected 'touch <pid> <vma> <first-page> [<count>] [r|w]'")
-            p = proc_of(tok[1], lineno)
-            v = vma_of(p, tok[2], lineno)
-            first = _nonneg(tok[3], spath, lineno, "first page")
-            count = 1
-            mode = 0
-            rest = tok[4:]
-            if rest and rest[-1] in ("r", "w"):
-                mode = FLAG_WRITE if rest[-1] == "w" else 0
-                rest = rest[:-1]
-            if len(rest) == 1:
-                count = _pos(rest[0], spath, lineno, "count")
-            elif rest:
-                raise _err(spath, lineno, f"touch: unexpected '{rest[-1]}' (access mode is r or w)")
-            if first + count > v.pages:
-                raise _err(
-                    spath,
-                    lineno,
-                    f"touch beyond the mapping: pages [{first}, {first + count}) of '{v.name}' which has {v.pages} pages",
-                )
-            ops.append(OP_TOUCH)
-            flags.append(mode)
-            procs_col.append(p.index)
-            vmas_col.append(v.index)
-            a_col.append(first)
-            b_col.append(count)
-            line_col.append(lineno)
-            seen_event = True
-            continue
-        if kw in _HEADER_KEYWORDS:
-            if seen_event:
-                raise _err(spath, lineno, f"header line '{kw}' after the first event (headers come first)")
-            if kw in seen_header:
-                raise _err(spath, lineno, f"'{kw}' given twice (first at line {seen_header[kw]})")
-            seen_header[kw] = lineno
-            if kw == "ram":
-                if n != 2:
-                    raise _err(spath, lineno, "ram: expected 'ram <MiB>'")
-                t.ram_mib = _pos(tok[1], spath, lineno, "ram MiB")
-            else:
-                if n < 2 or tok[1] not in SWAP_KINDS:
-                    raise _err(spath, lineno, "swap: expected 'swap zram <MiB> [ratio=<float>]', 'swap file <MiB>' or 'swap none'")
-                kind = tok[1]
-                if kind == "none":
-                    if n != 2:
-                        raise _err(spath, lineno, f"swap none: unexpected '{tok[2]}'")
-                    t.swap_kind, t.swap_mib = "none", 0
-                    continue
-                if n < 3:
-                    raise _err(spath, lineno, f"swap {kind}: missing size in MiB")
-                t.swap_kind = kind
-                t.swap_mib = _pos(tok[2], spath, lineno, "swap MiB")
-                extra = tok[3:]
-                if kind == "zram" and extra:
-                    if len(extra) > 1 or not extra[0].startswith("ratio="):
-                        raise _err(spath, lineno, f"swap zram: unexpected '{extra[-1]}' (only ratio=<float>)")
-                    rtok = extra[0][len("ratio=") :]
-                    try:
-                        ratio = float(rtok)
-                    except ValueError:
-                        raise _err(spath, lineno, f"ratio: '{rtok}' is not a number") from None
-                    if not math.isfinite(ratio) or ratio < 1.0:
-                        raise _err(spath, lineno, f"ratio: must be a finite number >= 1, got {rtok}")
-                    t.zram_ratio = ratio
-                elif extra:
-                    raise _err(spath, lineno, f"swap {kind}: unexpected '{extra[0]}'")
-            continue
-        if kw not in _EVENT_KEYWORDS:
-            raise _err(spath, lineno, f"unknown keyword '{kw}'")
-        seen_event = True
-        if kw == "proc":
-            if not 3 <= n <= 4:
-                raise _err(spath, lineno, "proc: expected 'proc <pid> <name> [adj=<int>]'")
-            pid = _int(tok[1], spath, lineno, "pid")
-            if pid <= 0:
-                raise _err(spath, lineno, f"pid: must be positive, got {pid}")
-            if pid in live or pid in exited:
-                first_line = live[pid].line if pid in live else t.procs[[q.pid for q in t.procs].index(pid)].line
-                raise _err(spath, lineno, f"pid {pid} is created twice (first at line {first_line})")
-            adj = 0
-            if n == 4:
-                if not tok[3].startswith("adj="):
-                    raise _err(spath, lineno, f"proc: unexpected '{tok[3]}' (only adj=<int>)")
-                adj = _adj(tok[3][4:], spath, lineno)
-            p = Proc(index=len(t.procs), pid=pid, name=tok[2], adj=adj, line=lineno)
-            t.procs.append(p)
-            live[pid] = p
-            ops.append(OP_PROC)
-            flags.append(0)
-            procs_col.append(p.index)
-            vmas_col.append(-1)
-            a_col.append(adj)
-            b_col.append(0)
-            line_col.append(lineno)
-        elif kw == "map":
-            if n < 5:
-                raise _err(spath, lineno, "map: expected 'map <pid> <vma> anon <pages>' or 'map <pid> <vma> file <file-name> <pages> [exec]'")
-            p = proc_of(tok[1], lineno)
-            name = tok[2]
-            if (p.index, name) in vma_by:
-                raise _err(spath, lineno, f"duplicate mapping '{name}' of pid {p.pid} (first at line {vma_by[(p.index, name)].line})")
-            kind = tok[3]
-            if kind == "anon":
-                if n != 5:
-                    raise _err(spath, lineno, f"map anon: unexpected '{tok[5]}'")
-                pages = _pos(tok[4], spath, lineno, "pages")
-                v = Vma(len(t.vmas), p.index, p.pid, name, "anon", pages, None, False, lineno)
-                fl = 0
-            elif kind == "file":
-                if n not in (6, 7):
-                    raise _err(spath, lineno, "map file: expected 'map <pid> <vma> file <file-name> <pages> [exec]'")
-                pages = _pos(tok[5], spath, lineno, "pages")
-                ex = False
-                if n == 7:
-                    if tok[6] != "exec":
-                        raise _err(spath, lineno, f"map file: unexpected '{tok[6]}' (only 'exec')")
-                    ex = True
-                v = Vma(len(t.vmas), p.index, p.pid, name, "file", pages, tok[4], ex, lineno)
-                t.files[tok[4]] = max(t.files.get(tok[4], 0), pages)
-                fl = MAP_FILE | (MAP_EXEC if ex else 0)
-            else:
-                raise _err(spath, lineno, f"map: unknown kind '{kind}' (anon or file)")
-            t.vmas.append(v)
-            vma_by[(p.index, name)] = v
-            ops.append(OP_MAP)
-            flags.append(fl)
-            procs_col.append(p.index)
-            vmas_col.append(v.index)
-            a_col.append(v.pages)
-            b_col.append(0)
-            line_col.append(lineno)
-        elif kw == "madvise":
-            if n != 6:
-                raise _err(spath, lineno, "madvise: expected 'madvise <pid> <vma> <first-page> <count> dontneed|cold|pageout|willneed'")
-            p = proc_of(tok[1], lineno)
-            v = vma_of(p, tok[2], lineno)
-            first = _nonneg(tok[3], spath, lineno, "first page")
-            count = _pos(tok[4], spath, lineno, "count")
-            adv = ADVICE.get(tok[5])
-            if adv is None:
-                raise _err(spath, lineno, f"madvise: unknown advice '{tok[5]}' (dontneed, cold, pageout or willneed)")
-            if first + count > v.pages:
-                raise _err(
-                    spath,
-                    lineno,
-                    f"madvise beyond the mapping: pages [{first}, {first + count}) of '{v.name}' which has {v.pages} pages",
-                )
-            ops.append(OP_MADVISE)
-            flags.append(adv)
-            procs_col.append(p.index)
-            vmas_col.append(v.index)
-            a_col.append(first)
-            b_col.append(count)
-            line_col.append(lineno)
-        elif kw == "adj":
-            if n != 3:
-                raise _err(spath, lineno, "adj: expected 'adj <pid> <int>'")
-            p = proc_of(tok[1], lineno)
-            adj = _adj(tok[2], spath, lineno)
-            ops.append(OP_ADJ)
-            flags.append(0)
-            procs_col.append(p.index)
-            vmas_col.append(-1)
-            a_col.append(adj)
-            b_col.append(0)
-            line_col.append(lineno)
-        elif kw == "tick":
-            if n != 2:
-                raise _err(spath, lineno, "tick: expected 'tick <microseconds>'")
-            us = _nonneg(tok[1], spath, lineno, "microseconds")
-            ops.append(OP_TICK)
-            flags.append(0)
-            procs_col.append(-1)
-            vmas_col.append(-1)
-            a_col.append(us)
-            b_col.append(0)
-            line_col.append(lineno)
-        else:  # exit
-            if n != 2:
-                raise _err(spath, lineno, "exit: expected 'exit <pid>'")
-            p = proc_of(tok[1], lineno)
-            del live[p.pid]
-            exited[p.pid] = lineno
-            ops.append(OP_EXIT)
-            flags.append(0)
-            procs_col.append(p.index)
-            vmas_col.append(-1)
-            a_col.append(0)
-            b_col.append(0)
-            line_col.append(lineno)
-
-    t.op = np.frombuffer(ops, dtype=np.uint8).copy()
-    t.flag = np.frombuffer(flags, dtype=np.uint8).copy()
-    t.proc = np.frombuffer(procs_col, dtype=np.int32).copy()
-    t.vma = np.frombuffer(vmas_col, dtype=np.int32).copy()
-    t.a = np.frombuffer(a_col, dtype=np.int64).copy()
-    t.b = np.frombuffer(b_col, dtype=np.int64).copy()
-    t.line = np.frombuffer(line_col, dtype=np.int64).copy()
+    try:
+        d = _core.parse_trace(spath, text)
+    except ValueError as e:
+        raise MobmemError(str(e)) from None
+    op = np.frombuffer(d["op"], np.uint8).copy()
+    line = np.frombuffer(d["line"], np.int64).copy()
+    t = Trace(path=spath, ram_mib=d["ram_mib"], hints=list(d["hints"]))
+    if d["swap"] is not None:
+        t.swap_kind, t.swap_mib, t.zram_ratio = d["swap"]
+    first_line = {}  # (op, proc or vma index) → line of its proc/map event
+    vma = np.frombuffer(d["vma"], np.int32).copy()
+    proc = np.frombuffer(d["proc"], np.int32).copy()
+    for k in np.flatnonzero((op == OP_PROC) | (op == OP_MAP)):
+        first_line[(int(op[k]), int(vma[k] if op[k] == OP_MAP else proc[k]))] = int(line[k])
+    t.procs = [Proc(i, pid, name, adj, first_line.get((OP_PROC, i), 0)) for i, (pid, name, adj) in enumerate(d["procs"])]
+    for i, (pi, name, pages, file, exe) in enumerate(d["vmas"]):
+        t.vmas.append(Vma(i, pi, t.procs[pi].pid, name, "file" if file is not None else "anon", pages, file, exe, first_line.get((OP_MAP, i), 0)))
+        if file is not None:
+            t.files[file] = pages
+    t.op, t.flag, t.proc, t.vma, t.line = op, np.frombuffer(d["flag"], np.uint8).copy(), proc, vma, line
+    t.a = np.frombuffer(d["a"], np.int64).copy()
+    t.b = np.frombuffer(d["b"], np.int64).copy()
     return t
 
 
@@ -500,9 +223,10 @@ def iter_lines(t: Trace) -> Iterator[str]:
                 yield f"map {p.pid} {v.name} anon {v.pages}"
             else:
                 yield f"map {p.pid} {v.name} file {v.file} {v.pages}" + (" exec" if v.exec else "")
-        elif o == OP_MADVISE:
+        elif o in (OP_MADVISE, OP_HINT):
             p, v = procs[t.proc[i]], vmas[t.vma[i]]
-            yield f"madvise {p.pid} {v.name} {int(t.a[i])} {int(t.b[i])} {ADVICE_NAMES[int(t.flag[i])]}"
+            advice = ADVICE_NAMES[int(t.flag[i])] if o == OP_MADVISE else f"hint:{t.hints[int(t.flag[i])]}"
+            yield f"madvise {p.pid} {v.name} {int(t.a[i])} {int(t.b[i])} {advice}"
         elif o == OP_ADJ:
             yield f"adj {procs[t.proc[i]].pid} {int(t.a[i])}"
         elif o == OP_TICK:
@@ -531,7 +255,7 @@ def write_trace(t: Trace, out: str | os.PathLike | TextIO) -> None:
 
 def same_trace(x: Trace, y: Trace) -> bool:
     """Equal content (ignoring path and line numbers): the round-trip criterion."""
-    if (x.ram_mib, x.swap_kind, x.swap_mib, x.zram_ratio) != (y.ram_mib, y.swap_kind, y.swap_mib, y.zram_ratio):
+    if (x.ram_mib, x.swap_kind, x.swap_mib, x.zram_ratio, x.hints) != (y.ram_mib, y.swap_kind, y.swap_mib, y.zram_ratio, y.hints):
         return False
     if [(p.pid, p.name, p.adj) for p in x.procs] != [(p.pid, p.name, p.adj) for p in y.procs]:
         return False

@@ -195,7 +195,7 @@ def lru_events(trace) -> list[tuple[str, Any]]:
     touch_idx = np.flatnonzero(trace.op == tr.OP_TOUCH)
     counts = trace.b[touch_idx]
     ends = np.cumsum(counts)
-    special = np.flatnonzero((trace.op == tr.OP_EXIT) | (trace.op == tr.OP_MADVISE))
+    special = np.flatnonzero((trace.op == tr.OP_EXIT) | (trace.op == tr.OP_MADVISE) | (trace.op == tr.OP_HINT))
     if len(special) == 0:
         return [("ref", refs)]
     file_idx = {name: i for i, name in enumerate(trace.files)}
@@ -218,6 +218,8 @@ def lru_events(trace) -> list[tuple[str, Any]]:
             pidx = int(trace.proc[k])
             keys = [base(v) + p for v in trace.vmas if v.proc == pidx and v.kind == "anon" for p in range(v.pages)]
             events.append(("del", np.array(keys, dtype=np.int64)))
+        elif o == tr.OP_HINT:
+            raise UnsupportedForLRU(f"{trace.path}:{int(trace.line[k])}: madvise hint:{trace.hints[int(trace.flag[k])]} has no pure-LRU meaning")
         else:
             adv = tr.ADVICE_NAMES[int(trace.flag[k])]
             v = trace.vmas[int(trace.vma[k])]

@@ -57,7 +57,19 @@ SPAWN_AHEAD = 8  # children started ahead of their 'proc' event
 OP_STRUCT = "<BBxxiqq"  # op, flag, vma, a, b  (24 bytes)
 
 
-MADV = {0: 4, 1: 20, 2: 21, 3: 3}  # trace advice code -> MADV_DONTNEED, COLD, PAGEOUT, WILLNEED
+#: madvise(2) advice numbers of the Linux uapi (include/uapi/asm-generic/mman-common.h) by the
+#: trace's advice name.
+MADV_NUMBER = {"dontneed": 4, "cold": 20, "pageout": 21, "willneed": 3}
+
+
+def madv_codes() -> dict[int, int]:
+    """Trace advice code → MADV_* number, for every advice the trace language has."""
+    from mobmem.kernel import trace as tr
+
+    missing = sorted(set(tr.ADVICE_NAMES.values()) - set(MADV_NUMBER))
+    if missing:
+        raise MobmemError(f"madvise advice without a Linux number in the real replayer: {', '.join(missing)}")
+    return {code: MADV_NUMBER[name] for code, name in tr.ADVICE_NAMES.items()}
 
 
 class _Interrupted(BaseException):
@@ -148,6 +160,12 @@ def run_real(trace_path: str, opts: RealOptions | None = None, trace=None) -> di
     opts = opts or RealOptions()
     if trace is None:
         trace = tr.parse_trace(trace_path)
+    hints = (trace.op == tr.OP_HINT).nonzero()[0]
+    if len(hints):
+        k = int(hints[0])
+        raise MobmemError(
+            f"{trace.path}:{int(trace.line[k])}: madvise hint:{trace.hints[int(trace.flag[k])]} is a hint to the model; the real kernel has no such advice"
+        )
     owner = _running_owner()
     if owner is not None:
         raise Skipped(f"another real replay is running (pid {owner})")
@@ -341,7 +359,7 @@ def _setup_and_replay(trace, trace_path, opts, info, notes, state, children, env
         "file_seed": CONTENT_SEED + 1,
         "overhead": LZ4_OVERHEAD,
         "max_batch": MAX_BATCH,
-        "madv": MADV,
+        "madv": madv_codes(),
         "file_advice": {"normal": 0, "random": 1, "sequential": 2}[opts.file_advice],
     }
     vmas_of: dict[int, dict] = {}
