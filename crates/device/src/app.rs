@@ -183,7 +183,7 @@ pub fn load_named(data_dir: &Path, name: &str) -> Result<AppProfile, InputError>
 pub fn workload_of(name: &str, p: &AppProfile, seed: u64) -> Workload {
     const MIB: f64 = (1u64 << 20) as f64;
     let j = &p.java_heap;
-    let frame_ms = 1000.0 / 60.0;
+    let frame_ms = 1000.0 / mobmem_runtime::workload::DISPLAY_HZ as f64;
     let cpu_fg = (p.activity.frame_cpu_ms / frame_ms).min(0.95);
     Workload {
         name: name.into(),

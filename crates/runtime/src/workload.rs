@@ -112,7 +112,7 @@ impl Default for AppProfile {
             bg_temp_share: 0.95,
             alloc_rate_fg: 8 << 20,
             alloc_rate_bg: 128 << 10,
-            frame_ns: 16_666_667,
+            frame_ns: VSYNC_NS,
             bg_period_ns: 100_000_000,
             cpu_fg: 0.30,
             cpu_bg: 0.01,
@@ -136,6 +136,13 @@ impl Default for AppProfile {
         }
     }
 }
+
+/// The display's refresh rate: 60 Hz, the Pixel 3's (a 16.7 ms frame budget). One constant for
+/// every model; a per-device refresh rate would go in the device profile.
+/// A frame is due every vsync; a frame that takes longer than the period is janky.
+pub const DISPLAY_HZ: u64 = 60;
+/// The vsync period (the frame budget), rounded to the nearest nanosecond.
+pub const VSYNC_NS: Nanos = (1_000_000_000 + DISPLAY_HZ / 2) / DISPLAY_HZ;
 
 /// Every app setting (`app.<key>` or the bare key in a profile): type, unit, range, help and source.
 pub static SETTINGS: Table<AppProfile> = Table { layer: "app", prefixes: &["app."], entries: ENTRIES };
@@ -330,7 +337,7 @@ static ENTRIES: &[Setting<AppProfile>] = &[
         kind: Kind::Float { min: 0.0, max: f64::MAX },
         unit: "ms",
         help: "period of foreground units of work (a frame)",
-        source: "60 Hz display",
+        source: "the display's vsync period (DISPLAY_HZ)",
         get: |c| (c.frame_ns as f64 / 1e6).to_string(),
         set: |c, v| {
             c.frame_ns = (v.float() * 1e6) as Nanos;

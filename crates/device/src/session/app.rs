@@ -26,9 +26,6 @@ use mobmem_runtime::workload::Workload;
 use mobmem_runtime::{AppState, Runtime};
 use serde::Serialize;
 
-/// Frame period at 60 Hz.
-pub const FRAME_NS: Nanos = 16_666_667;
-
 /// Where a launch's time went (milliseconds unless a count).
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct LaunchBreakdown {
@@ -251,7 +248,8 @@ impl Live {
         }
     }
 
-    /// One frame: the app's unit of work plus framework code. Returns false on Java OOM.
+    /// One frame at vsync: the app's unit of work plus framework code; `budget` is the vsync
+    /// period. Returns false on Java OOM.
     pub fn frame(&mut self, k: &mut Kernel, budget: Nanos) -> bool {
         let vsync = self.w.next_unit_at;
         let at = vsync.max(self.rt.mutator.now);
@@ -280,9 +278,9 @@ impl Live {
         }
         self.frames.max_frame_ms = self.frames.max_frame_ms.max(dur as f64 / 1e6);
         // The next frame starts at the first vsync after this one ends.
-        self.w.next_unit_at = vsync + FRAME_NS;
+        self.w.next_unit_at = vsync + budget;
         while self.w.next_unit_at < end {
-            self.w.next_unit_at += FRAME_NS;
+            self.w.next_unit_at += budget;
             self.frames.missed_vsyncs += 1;
         }
         true

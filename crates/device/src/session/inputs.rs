@@ -81,6 +81,7 @@ pub struct SessionOptions {
     pub slice_ns: Nanos,
     /// Time-series sampling interval.
     pub sample_ns: Nanos,
+    /// The vsync period: a frame is due every period and is janky when it takes longer.
     pub frame_budget_ns: Nanos,
     pub cached_app_compaction: bool,
     pub freezer: bool,
@@ -97,7 +98,7 @@ impl Default for SessionOptions {
         Self {
             slice_ns: 20_000_000,
             sample_ns: 1_000_000_000,
-            frame_budget_ns: 16_666_667,
+            frame_budget_ns: mobmem_runtime::workload::VSYNC_NS,
             cached_app_compaction: false,
             freezer: false,
             policies: Vec::new(),
