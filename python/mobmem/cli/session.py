@@ -313,19 +313,6 @@ def _run_session(path: Path, pairs, seed: Optional[int], system: Optional[str], 
         raise prog.interrupted(f"{what}{path.stem}", out) from None
 
 
-def _seed_base(path: Path, seed: Optional[int]) -> int:
-    if seed is not None:
-        return seed
-    import tomllib
-
-    try:
-        with path.open("rb") as f:
-            s = tomllib.load(f).get("seed", 1)
-        return int(s) if isinstance(s, int) and s >= 0 else 1
-    except (OSError, ValueError):
-        return 1
-
-
 def _cell(st: dict, fmt: str) -> tuple[str, str]:
     if st["mean"] is None:
         return "—", ""
@@ -403,42 +390,25 @@ def compare(
 ) -> None:
     """Run a scenario under several named systems and seeds; compare them with 95% confidence intervals."""
     from mobmem import session
+    from mobmem.cli.progress import RunsProgress, wanted
     from mobmem.session import compare as cmp
     from mobmem.session import systems as systems_mod
-    from mobmem.session.output import atomic_write, check_out_dir, csv_text
 
     path = session.resolve_scenario(scenario)
     names = systems_mod.parse_names(systems_)
     pairs = session.parse_settings(set_)
-    session.check_seed(seed)
-    if not 1 <= seeds <= 1000:
-        raise MobmemError(f"--seeds must be within [1, 1000], got {seeds}")
-    if not 1 <= jobs <= 64:
-        raise MobmemError(f"--jobs must be within [1, 64], got {jobs}")
-    if resume and out is None:
-        raise MobmemError("--resume needs --out (where the finished runs are)")
-    if out is not None:
-        check_out_dir(out)
-    base = _seed_base(path, seed)
-    seed_list = [base + i for i in range(seeds)]
-    for s in seed_list:
-        session.check_seed(s)
-    total = len(names) * len(seed_list)
-    t0 = time.perf_counter()
-    from mobmem.cli.progress import RunsProgress, wanted
-
+    cmp.check_arguments(names, seeds, seed, jobs, out, resume)  # before the progress bar
+    total = len(names) * seeds
     bar = RunsProgress(f"compare {path.stem}", total, wanted(as_json))
-    reused = [0]
 
     def progress(system: str, sd: int, res: dict, was_reused: bool) -> None:
         bar.advance()
-        reused[0] += was_reused
         what = "reused" if was_reused else f"{res.get('sim_seconds', 0):.0f} simulated s in {res.get('wall_seconds', 0):.1f} s"
         bar.log(f"[{bar.done}/{total}] {system} seed {sd}: {what}")
 
     try:
         with bar:
-            results = cmp.run_matrix(path, names, seed_list, list(set_), jobs=jobs, out=out, resume=resume, progress=progress)
+            doc = cmp.compare(path, names, seeds, seed, list(set_), jobs=jobs, out=out, resume=resume, progress=progress)
     except KeyboardInterrupt:
         if out is None:
             kept = " (no --out: nothing kept)"
@@ -447,32 +417,7 @@ def compare(
         else:
             kept = f"; nothing written to {out}"
         raise Interrupted(f"compare {path.stem} after {bar.done} of {total} runs{kept}") from None
-    agg = cmp.aggregate(names, seed_list, results)
-    first = results[(names[0], seed_list[0])]
-    doc = {
-        "scenario": first["scenario"],
-        "scenario_file": first["scenario_file"],
-        "device": first["device"],
-        "settings": [list(p) for p in pairs],
-        "systems": {n: {"description": systems_mod.get(n).description, "settings": list(systems_mod.get(n).settings)} for n in names},
-        "seeds": seed_list,
-        "aggregate": agg,
-        "runs": [{"system": n, "seed": sd, "summary": session.summary(results[(n, sd)])} for sd in seed_list for n in names],
-        "wall_seconds": time.perf_counter() - t0,
-    }
-    if out is not None:
-        rows = []
-        for key, _label, _ in cmp.METRICS:
-            for n in names:
-                st = agg["overall"][key][n]
-                rows.append({"metric": key, "app": "", "system": n, "n": st["n"], "mean": st["mean"], "ci_low": st["ci_low"], "ci_high": st["ci_high"]})
-        for a, d in agg["per_app"].items():
-            for key, by in d.items():
-                for n in names:
-                    st = by[n]
-                    rows.append({"metric": key, "app": a, "system": n, "n": st["n"], "mean": st["mean"], "ci_low": st["ci_low"], "ci_high": st["ci_high"]})
-        atomic_write(Path(out) / "compare.csv", csv_text(rows))
-        atomic_write(Path(out) / "compare.json", json.dumps(doc, indent=1) + "\n")
+    agg, seed_list, first = doc["aggregate"], doc["seeds"], doc
     if as_json:
         sys.stdout.write(json.dumps(doc) + "\n")
         return

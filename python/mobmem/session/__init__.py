@@ -11,6 +11,8 @@ timeline and an event log.
 - :func:`run` — one session; settings are layered device ← scenario ``[system]`` ← the named
   system of ``data/systems.toml`` (:mod:`mobmem.session.systems`) ← the user's ``--set`` values.
 - :func:`summary` — the result without ``timeline`` and ``events``.
+- :func:`mobmem.session.compare.compare` — several named systems × seeds → the comparison
+  document (means, confidence intervals, tests against the first system), optionally as files.
 - :func:`mobmem.session.output.write_outputs` — the result as files in a directory.
 
 Bad input raises :class:`mobmem.errors.MobmemError` with a one-line ``FILE:LINE:COL: field:

@@ -217,3 +217,104 @@ def run_matrix(
 
     run_all(_job, todo, jobs, lambda r: done(*r))
     return results
+
+
+def scenario_seed(path: Path) -> int:
+    """The scenario file's ``seed`` (1 when it has none or cannot be read; the core reports a
+    bad file when the run starts)."""
+    import tomllib
+
+    try:
+        with Path(path).open("rb") as f:
+            s = tomllib.load(f).get("seed", 1)
+        return int(s) if isinstance(s, int) and s >= 0 else 1
+    except (OSError, ValueError):
+        return 1
+
+
+def compare(
+    scenario: Path,
+    systems: list[str],
+    seeds: int = 3,
+    seed: int | None = None,
+    settings: list[str] | None = None,
+    jobs: int = 1,
+    out: Path | None = None,
+    resume: bool = False,
+    progress: Callable[[str, int, dict, bool], None] | None = None,
+) -> dict:
+    """Run ``scenario`` under every system for ``seeds`` seeds (``seed`` or the scenario's seed,
+    + 0 … seeds−1) and return the comparison document: the scenario, the systems with their
+    settings, the seeds, :func:`aggregate`'s statistics, every run's summary and the wall time.
+    With ``out``, each run's files are written as it finishes (see :func:`run_matrix`) and
+    ``compare.json`` and ``compare.csv`` at the end. Bad arguments raise MobmemError."""
+    import time
+
+    from mobmem import session
+    from mobmem.session import systems as systems_mod
+    from mobmem.session.output import atomic_write, csv_text
+
+    user = list(settings or [])
+    pairs = session.parse_settings(user)
+    check_arguments(systems, seeds, seed, jobs, out, resume)
+    base = scenario_seed(scenario) if seed is None else seed
+    seed_list = [base + i for i in range(seeds)]
+    for s in seed_list:
+        session.check_seed(s)
+    t0 = time.perf_counter()
+    results = run_matrix(scenario, systems, seed_list, user, jobs=jobs, out=out, resume=resume, progress=progress)
+    agg = aggregate(systems, seed_list, results)
+    first = results[(systems[0], seed_list[0])]
+    doc = {
+        "scenario": first["scenario"],
+        "scenario_file": first["scenario_file"],
+        "device": first["device"],
+        "settings": [list(p) for p in pairs],
+        "systems": {n: {"description": systems_mod.get(n).description, "settings": list(systems_mod.get(n).settings)} for n in systems},
+        "seeds": seed_list,
+        "aggregate": agg,
+        "runs": [{"system": n, "seed": sd, "summary": session.summary(results[(n, sd)])} for sd in seed_list for n in systems],
+        "wall_seconds": time.perf_counter() - t0,
+    }
+    if out is not None:
+        atomic_write(Path(out) / "compare.csv", csv_text(csv_rows(doc)))
+        atomic_write(Path(out) / "compare.json", json.dumps(doc, indent=1) + "\n")
+    return doc
+
+
+def check_arguments(systems: list[str], seeds: int, seed: int | None, jobs: int, out: Path | None, resume: bool) -> None:
+    """:func:`compare`'s checks of its arguments (MobmemError naming the option)."""
+    from mobmem import session
+    from mobmem.errors import MobmemError
+    from mobmem.session.output import check_out_dir
+
+    session.check_seed(seed)
+    if not systems:
+        raise MobmemError("no systems to compare")
+    if not 1 <= seeds <= 1000:
+        raise MobmemError(f"--seeds must be within [1, 1000], got {seeds}")
+    if not 1 <= jobs <= 64:
+        raise MobmemError(f"--jobs must be within [1, 64], got {jobs}")
+    if resume and out is None:
+        raise MobmemError("--resume needs --out (where the finished runs are)")
+    if out is not None:
+        check_out_dir(out)
+
+
+def csv_rows(doc: dict) -> list[dict]:
+    """The aggregates of a comparison document as CSV rows: metric, app ("" overall), system,
+    n, mean, 95% CI."""
+    agg, names = doc["aggregate"], list(doc["systems"])
+    rows = []
+
+    def row(key: str, app: str, n: str, st: dict) -> None:
+        rows.append({"metric": key, "app": app, "system": n, "n": st["n"], "mean": st["mean"], "ci_low": st["ci_low"], "ci_high": st["ci_high"]})
+
+    for key, _label, _ in METRICS:
+        for n in names:
+            row(key, "", n, agg["overall"][key][n])
+    for a, d in agg["per_app"].items():
+        for key, by in d.items():
+            for n in names:
+                row(key, a, n, by[n])
+    return rows
