@@ -641,11 +641,12 @@ impl Runtime {
         self.gc_count += 1;
         self.heap.next_epoch();
         self.heap.gc_pages_touched = 0;
-        let c = self.collector.as_ref().unwrap();
+        let c = self.collector.as_mut().unwrap();
+        c.begin(ty);
         let mut st = Box::new(GcState::new(ty, cause, c.plan(ty), self.cfg.trace_order));
         st.scope_hook = self.hooks.scope.is_some();
-        st.prefetch_fifo = c.mark_stack_prefetch() && st.order == crate::config::TraceOrder::DepthFirst;
-        st.record_depth |= self.hooks.placement.is_some() || self.hooks.record_depth;
+        st.tr.prefetch_fifo = c.mark_stack_prefetch() && st.tr.order == crate::config::TraceOrder::DepthFirst;
+        st.tr.record_depth |= self.hooks.placement.is_some() || self.hooks.record_depth;
         st.force_evacuate_all = cause == GcCause::CollectorTransition;
         st.rec.id = self.gc_count;
         st.rec.collector = self.collector_kind.short();

@@ -46,7 +46,7 @@ impl Collector for ConcurrentCopying {
                 trace::mark_roots(cx);
                 cx.heap.allocate_black = true;
                 cx.st.barrier = true;
-                cx.st.cursor = 0;
+                cx.st.tr.cursor = 0;
                 true
             }
             PhaseId::ConcurrentCopy => {
@@ -59,7 +59,7 @@ impl Collector for ConcurrentCopying {
                 cx.t.cpu(cx.heap.costs.suspend_ns / 2);
                 trace::drain(cx, Nanos::MAX);
                 cx.st.barrier = false;
-                cx.st.cursor = 0;
+                cx.st.tr.cursor = 0;
                 true
             }
             PhaseId::Reclaim => {

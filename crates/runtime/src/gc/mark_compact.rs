@@ -37,6 +37,8 @@ pub struct Compaction {
 #[derive(Default)]
 pub struct MarkCompact {
     compaction: Option<Compaction>,
+    /// This collection's roots are marked (the concurrent marking phase runs in slices).
+    roots_marked: bool,
 }
 
 fn compaction_flip(cx: &mut Cx) -> Compaction {
@@ -199,6 +201,9 @@ fn finish_compaction(cx: &mut Cx, c: Compaction) {
 }
 
 impl Collector for MarkCompact {
+    fn begin(&mut self, _: GcType) {
+        self.roots_marked = false;
+    }
     fn name(&self, _: GcType) -> &'static str {
         "concurrent mark compact"
     }
@@ -211,9 +216,9 @@ impl Collector for MarkCompact {
     fn run_phase(&mut self, phase: PhaseId, cx: &mut Cx, until: Nanos) -> bool {
         match phase {
             PhaseId::MarkingPhase => {
-                if !cx.st.roots_marked {
+                if !self.roots_marked {
                     cx.st.sticky = false;
-                    cx.st.roots_marked = true;
+                    self.roots_marked = true;
                     start_marking(cx);
                 }
                 concurrent_mark(cx, until)

@@ -36,7 +36,7 @@ pub fn start_marking(cx: &mut Cx) {
     cx.st.evacuate = false;
     trace::mark_roots(cx);
     cx.heap.allocate_black = true;
-    cx.st.cursor = 0;
+    cx.st.tr.cursor = 0;
 }
 
 /// Concurrent marking; sticky collections first mark from the old objects on aged/dirty cards.
@@ -54,7 +54,7 @@ pub fn remark(cx: &mut Cx) {
     let which = if cx.st.sticky { trace::CardScan::OldOrMarked } else { trace::CardScan::Marked };
     trace::scan_cards(cx, CARD_DIRTY, which, Nanos::MAX);
     trace::drain(cx, Nanos::MAX);
-    cx.st.cursor = 0;
+    cx.st.tr.cursor = 0;
 }
 
 /// Sweep: free unmarked objects (the live stack only in sticky collections).

@@ -21,7 +21,11 @@ use super::mark_sweep::{concurrent_mark, remark, sweep};
 use super::{sticky_mark_sweep, trace, Collector, Cx, GcType, PhaseId};
 use mobmem_engine::Nanos;
 
-pub struct MarkSweepOtf;
+#[derive(Default)]
+pub struct MarkSweepOtf {
+    /// This collection's extra roots are marked (the concurrent mark runs in slices).
+    roots_marked: bool,
+}
 
 /// The root checkpoint, run by (or for) the mutator thread.
 fn roots_checkpoint(cx: &mut Cx) {
@@ -31,10 +35,13 @@ fn roots_checkpoint(cx: &mut Cx) {
     let n = trace::mark_thread_roots(cx);
     trace::charge_roots(cx, n);
     cx.heap.allocate_black = true;
-    cx.st.cursor = 0;
+    cx.st.tr.cursor = 0;
 }
 
 impl Collector for MarkSweepOtf {
+    fn begin(&mut self, _: GcType) {
+        self.roots_marked = false;
+    }
     fn name(&self, t: GcType) -> &'static str {
         match t {
             GcType::Sticky => sticky_mark_sweep::NAME,
@@ -61,8 +68,8 @@ impl Collector for MarkSweepOtf {
                 true
             }
             PhaseId::ConcurrentMark => {
-                if !cx.st.roots_marked {
-                    cx.st.roots_marked = true;
+                if !self.roots_marked {
+                    self.roots_marked = true;
                     // The tracing-scope hook's extra roots (not thread roots), on the GC thread.
                     let n = trace::mark_extra_roots(cx);
                     trace::charge_roots(cx, n);

@@ -17,7 +17,7 @@
 //! Collectors: [`nogc`], [`semi_space`], [`concurrent_copying`], [`mark_compact`],
 //! [`mark_sweep`] (with [`sticky_mark_sweep`] for its sticky collections) and
 //! [`mark_sweep_otf`] (mark-sweep with on-the-fly root scanning). They share the tracing
-//! primitives of [`trace`]. The registry ([`registry::create`]) maps collector kinds to
+//! primitives of [`trace`] over the tracer's state ([`tracer`]). The registry ([`registry::create`]) maps collector kinds to
 //! implementations; this module names no collector, so collectors import it without a cycle.
 
 pub mod concurrent_copying;
@@ -30,8 +30,10 @@ pub mod registry;
 pub mod semi_space;
 pub mod sticky_mark_sweep;
 pub mod trace;
+pub mod tracer;
 
 pub use record::{GcCause, GcRecord, GcType, PhaseId, PhaseKind, PhaseRecord};
+pub use tracer::Tracer;
 
 use crate::config::{RuntimeConfig, TraceOrder};
 use crate::heap::Heap;
@@ -40,7 +42,9 @@ use crate::object::ObjId;
 use mobmem_engine::Nanos;
 use mobmem_kernel::{Breakdown, Kernel, Task};
 
-/// The state of a collection in progress.
+/// A collection in progress: its kind, plan and accounting (kept by the runtime, which runs the
+/// phases), the scope the collector sets for it (sticky, evacuating, barrier on), and the shared
+/// tracer's work state ([`Tracer`]). State only one collector needs lives in that collector.
 pub struct GcState {
     pub gc_type: GcType,
     pub cause: GcCause,
@@ -49,33 +53,8 @@ pub struct GcState {
     pub phase_started: bool,
     pub phase_start_ns: Nanos,
     pub phase_cpu_start: Nanos,
-    /// Mark stack of (object, depth). Breadth-first tracing reads it from `head` as a queue.
-    pub stack: Vec<(ObjId, u16)>,
-    pub head: usize,
-    pub order: TraceOrder,
-    /// Depth-first marking pops through ART MarkSweep's prefetch FIFO (see
-    /// [`Collector::mark_stack_prefetch`]).
-    pub prefetch_fifo: bool,
     pub evacuate: bool,
     pub sticky: bool,
-    /// The live stack: objects allocated since the previous collection started (the sticky
-    /// scope; survivors become old).
-    pub young_snapshot: Vec<ObjId>,
-    /// Position in a resumable pass (reclaim's second pass).
-    pub cursor: usize,
-    /// Reclaim: the first pass is done; the objects to rescue (out of the tracing scope, in the
-    /// from-space) and to sweep (dead, in free-list spaces or the large-object space), each in
-    /// ascending address order.
-    pub sweep_started: bool,
-    pub rescue: Vec<ObjId>,
-    pub sweep: Vec<ObjId>,
-    /// Card scanning in progress: the used card ranges, the range and card reached.
-    pub cards_started: bool,
-    pub card_ranges: [(usize, usize); 3],
-    pub card_range_idx: usize,
-    pub card_cursor: usize,
-    /// Objects of the card being scanned (reused buffer).
-    pub card_buf: Vec<ObjId>,
     pub rec: GcRecord,
     pub bd_start: Breakdown,
     pub pswpin_start: u64,
@@ -88,11 +67,7 @@ pub struct GcState {
     pub force_evacuate_all: bool,
     /// The mutator waits for the whole collection (allocation failure, explicit GC).
     pub blocking: bool,
-    /// Store each marked object's depth in `Info::depth` (placement policies, breadth-first
-    /// tracing); the mark stack carries depths either way.
-    pub record_depth: bool,
-    /// Roots have been marked (collectors that mark them in a concurrent phase).
-    pub roots_marked: bool,
+    pub tr: Tracer,
 }
 
 impl GcState {
@@ -105,22 +80,8 @@ impl GcState {
             phase_started: false,
             phase_start_ns: 0,
             phase_cpu_start: 0,
-            stack: Vec::new(),
-            head: 0,
-            order,
-            prefetch_fifo: false,
             evacuate: false,
             sticky: gc_type == GcType::Sticky,
-            young_snapshot: Vec::new(),
-            cursor: 0,
-            sweep_started: false,
-            rescue: Vec::new(),
-            sweep: Vec::new(),
-            cards_started: false,
-            card_ranges: [(0, 0); 3],
-            card_range_idx: 0,
-            card_cursor: 0,
-            card_buf: Vec::new(),
             rec: GcRecord::default(),
             bd_start: Breakdown::default(),
             pswpin_start: 0,
@@ -130,8 +91,7 @@ impl GcState {
             scope_hook: false,
             force_evacuate_all: false,
             blocking: false,
-            record_depth: order == TraceOrder::BreadthFirst,
-            roots_marked: false,
+            tr: Tracer::new(order),
         }
     }
     pub fn current(&self) -> Option<PhaseId> {
@@ -175,6 +135,8 @@ pub trait Collector: Send {
     /// Run `phase`; pause phases run to completion, concurrent phases may stop when the thread's
     /// clock reaches `until` (returns false: not finished).
     fn run_phase(&mut self, phase: PhaseId, cx: &mut Cx, until: Nanos) -> bool;
+    /// A collection of `gc_type` starts (before [`Collector::plan`]): reset per-collection state.
+    fn begin(&mut self, _gc_type: GcType) {}
     /// Mutator access to `o` while `st.barrier` is on (read barrier / compaction fault).
     fn mutator_access(&mut self, _cx: &mut Cx, _o: ObjId) {}
     /// Whether depth-first marking goes through a small prefetch FIFO (ART `MarkSweep`'s

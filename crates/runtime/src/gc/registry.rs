@@ -15,7 +15,7 @@ const BUILTIN: [Ctor; 6] = [
     || Box::new(super::concurrent_copying::ConcurrentCopying),
     || Box::new(super::mark_compact::MarkCompact::default()),
     || Box::new(super::mark_sweep::MarkSweep),
-    || Box::new(super::mark_sweep_otf::MarkSweepOtf),
+    || Box::new(super::mark_sweep_otf::MarkSweepOtf::default()),
     || Box::new(super::semi_space::SemiSpace),
     || Box::new(super::nogc::NoGc),
 ];

@@ -28,9 +28,9 @@ pub fn take_snapshots(cx: &mut Cx) {
     let h = &mut *cx.heap;
     h.settle_fresh();
     // The old live stack's buffer becomes the new allocation stack (no allocation per GC).
-    let mut old = std::mem::take(&mut cx.st.young_snapshot);
+    let mut old = std::mem::take(&mut cx.st.tr.young_snapshot);
     old.clear();
-    cx.st.young_snapshot = std::mem::replace(&mut h.young, old);
+    cx.st.tr.young_snapshot = std::mem::replace(&mut h.young, old);
     h.revoke_tlab();
     h.retire_evac_regions();
 }
@@ -77,13 +77,13 @@ pub enum CardScan {
 /// are young or moving). Cards are left as they are (ART `CardTable::Scan<false>`). Resumable:
 /// returns false when stopped by `until`.
 pub fn scan_cards(cx: &mut Cx, min_age: u8, which: CardScan, until: Nanos) -> bool {
-    if !cx.st.cards_started {
-        cx.st.cards_started = true;
-        cx.st.card_ranges = cx.heap.card_ranges();
-        cx.st.card_range_idx = 0;
-        cx.st.card_cursor = cx.st.card_ranges[0].0;
+    if !cx.st.tr.cards_started {
+        cx.st.tr.cards_started = true;
+        cx.st.tr.card_ranges = cx.heap.card_ranges();
+        cx.st.tr.card_range_idx = 0;
+        cx.st.tr.card_cursor = cx.st.tr.card_ranges[0].0;
         let mut span = 0u64;
-        for (lo, hi) in cx.st.card_ranges {
+        for (lo, hi) in cx.st.tr.card_ranges {
             cx.heap.gc_touch_cards(cx.k, cx.t, lo, hi, false);
             span += (hi - lo) as u64;
         }
@@ -93,19 +93,19 @@ pub fn scan_cards(cx: &mut Cx, min_age: u8, which: CardScan, until: Nanos) -> bo
     }
     let epoch = cx.heap.mark_epoch;
     let regions = cx.heap.collector.uses_regions();
-    while cx.st.card_range_idx < 3 {
-        let hi = cx.st.card_ranges[cx.st.card_range_idx].1;
-        while let Some(c) = cx.heap.cards.next_card(cx.st.card_cursor, hi, min_age) {
-            cx.st.card_cursor = c + 1;
-            if regions && cx.st.card_range_idx == 0 {
-                let r = (((c - cx.st.card_ranges[0].0) as u64 * CARD_SIZE) / REGION_SIZE) as usize;
+    while cx.st.tr.card_range_idx < 3 {
+        let hi = cx.st.tr.card_ranges[cx.st.tr.card_range_idx].1;
+        while let Some(c) = cx.heap.cards.next_card(cx.st.tr.card_cursor, hi, min_age) {
+            cx.st.tr.card_cursor = c + 1;
+            if regions && cx.st.tr.card_range_idx == 0 {
+                let r = (((c - cx.st.tr.card_ranges[0].0) as u64 * CARD_SIZE) / REGION_SIZE) as usize;
                 if cx.heap.regions.in_from[r] {
                     continue;
                 }
             }
             cx.st.rec.cards_scanned += 1;
             cx.t.cpu(cx.heap.costs.card_ns);
-            let mut buf = std::mem::take(&mut cx.st.card_buf);
+            let mut buf = std::mem::take(&mut cx.st.tr.card_buf);
             buf.clear();
             cx.heap.objects_on_card(c, &mut buf);
             buf.retain(|&o| {
@@ -122,17 +122,17 @@ pub fn scan_cards(cx: &mut Cx, min_age: u8, which: CardScan, until: Nanos) -> bo
                 scan_object(cx, o, DEPTH_UNKNOWN - 1);
             }
             cx.st.rec.card_objects_scanned += buf.len() as u64;
-            cx.st.card_buf = buf;
+            cx.st.tr.card_buf = buf;
             if !drain(cx, until) {
                 return false;
             }
         }
-        cx.st.card_range_idx += 1;
-        if cx.st.card_range_idx < 3 {
-            cx.st.card_cursor = cx.st.card_ranges[cx.st.card_range_idx].0;
+        cx.st.tr.card_range_idx += 1;
+        if cx.st.tr.card_range_idx < 3 {
+            cx.st.tr.card_cursor = cx.st.tr.card_ranges[cx.st.tr.card_range_idx].0;
         }
     }
-    cx.st.cards_started = false;
+    cx.st.tr.cards_started = false;
     true
 }
 
@@ -199,7 +199,7 @@ fn mark_new(cx: &mut Cx, o: ObjId, depth: u16) {
         }
     }
     h.objs.set_mark(o, h.mark_epoch);
-    if cx.st.record_depth {
+    if cx.st.tr.record_depth {
         h.objs.set_depth(o, depth);
     }
     cx.st.rec.objects_marked += 1;
@@ -220,7 +220,7 @@ fn mark_new(cx: &mut Cx, o: ObjId, depth: u16) {
     // Host performance only. Without the prefetch FIFO this object is probably the next one
     // scanned: start loading its edges, or its children's mark words and headers, one level
     // ahead of the scan. With the FIFO, the FIFO prefetches the header when it pops it.
-    if !cx.st.prefetch_fifo && !crate::cell::is_cell(o) {
+    if !cx.st.tr.prefetch_fifo && !crate::cell::is_cell(o) {
         let objs = &cx.heap.objs;
         let h = &objs.hdr[o as usize];
         if h.uses_edges() {
@@ -233,7 +233,7 @@ fn mark_new(cx: &mut Cx, o: ObjId, depth: u16) {
             }
         }
     }
-    cx.st.stack.push((o, depth));
+    cx.st.tr.stack.push((o, depth));
 }
 
 /// Copy `o` into its placement class's evacuation region (touching source and destination pages).
@@ -351,26 +351,26 @@ const PREFETCH_BELOW: usize = 2;
 pub fn drain(cx: &mut Cx, until: Nanos) -> bool {
     let mut fifo = PrefetchFifo::default();
     loop {
-        let next = match cx.st.order {
-            TraceOrder::DepthFirst if cx.st.prefetch_fifo => fifo.pop(cx),
+        let next = match cx.st.tr.order {
+            TraceOrder::DepthFirst if cx.st.tr.prefetch_fifo => fifo.pop(cx),
             TraceOrder::DepthFirst => {
-                let e = cx.st.stack.pop();
+                let e = cx.st.tr.stack.pop();
                 // The entries below are scanned next when this object's subtree is small (leaves,
                 // already-marked children): start loading their headers (host performance only;
                 // the order is unchanged).
-                let st = &cx.st.stack;
+                let st = &cx.st.tr.stack;
                 for j in 1..=PREFETCH_BELOW.min(st.len()) {
                     cx.heap.objs.prefetch(st[st.len() - j].0);
                 }
                 e
             }
             TraceOrder::BreadthFirst => {
-                if cx.st.head < cx.st.stack.len() {
-                    cx.st.head += 1;
-                    Some(cx.st.stack[cx.st.head - 1])
+                if cx.st.tr.head < cx.st.tr.stack.len() {
+                    cx.st.tr.head += 1;
+                    Some(cx.st.tr.stack[cx.st.tr.head - 1])
                 } else {
-                    cx.st.stack.clear();
-                    cx.st.head = 0;
+                    cx.st.tr.stack.clear();
+                    cx.st.tr.head = 0;
                     None
                 }
             }
@@ -380,10 +380,10 @@ pub fn drain(cx: &mut Cx, until: Nanos) -> bool {
         scan_object(cx, o, d);
         cx.sync_kernel();
         if cx.t.now >= until {
-            fifo.put_back(&mut cx.st.stack);
-            return cx.st.stack.len() == cx.st.head && {
-                cx.st.stack.clear();
-                cx.st.head = 0;
+            fifo.put_back(&mut cx.st.tr.stack);
+            return cx.st.tr.stack.len() == cx.st.tr.head && {
+                cx.st.tr.stack.clear();
+                cx.st.tr.head = 0;
                 true
             };
         }
@@ -406,7 +406,7 @@ impl PrefetchFifo {
     fn pop(&mut self, cx: &mut Cx) -> Option<(ObjId, u16)> {
         const N: usize = MARK_STACK_PREFETCH;
         while self.len < N {
-            let Some(e) = cx.st.stack.pop() else { break };
+            let Some(e) = cx.st.tr.stack.pop() else { break };
             cx.heap.objs.prefetch(e.0);
             self.buf[(self.head + self.len) % N] = e;
             self.len += 1;
@@ -440,33 +440,33 @@ impl PrefetchFifo {
 /// ascending address order per space (ART walks the mark bitmaps), each with its cost. The
 /// order of both is a property of the heap's layout, never of host-side object ids.
 pub fn reclaim_objects(cx: &mut Cx, until: Nanos) -> bool {
-    if !cx.st.sweep_started {
+    if !cx.st.tr.sweep_started {
         reclaim_at_once(cx);
-        cx.st.sweep_started = true;
-        cx.st.cursor = 0;
+        cx.st.tr.sweep_started = true;
+        cx.st.tr.cursor = 0;
     }
-    let nr = cx.st.rescue.len();
-    while cx.st.cursor < nr + cx.st.sweep.len() {
-        let j = cx.st.cursor;
-        cx.st.cursor += 1;
+    let nr = cx.st.tr.rescue.len();
+    while cx.st.tr.cursor < nr + cx.st.tr.sweep.len() {
+        let j = cx.st.tr.cursor;
+        cx.st.tr.cursor += 1;
         if j < nr {
-            let o = cx.st.rescue[j];
+            let o = cx.st.tr.rescue[j];
             if cx.st.evacuate && in_from_space(cx, o) {
                 copy_object(cx, o, DEPTH_UNKNOWN - 1);
             }
         } else {
-            let o = cx.st.sweep[j - nr];
+            let o = cx.st.tr.sweep[j - nr];
             free_dead(cx, o);
         }
         cx.sync_kernel();
-        if cx.t.now >= until && cx.st.cursor < nr + cx.st.sweep.len() {
+        if cx.t.now >= until && cx.st.tr.cursor < nr + cx.st.tr.sweep.len() {
             return false;
         }
     }
-    cx.st.rescue.clear();
-    cx.st.sweep.clear();
-    cx.st.sweep_started = false;
-    cx.st.cursor = 0;
+    cx.st.tr.rescue.clear();
+    cx.st.tr.sweep.clear();
+    cx.st.tr.sweep_started = false;
+    cx.st.tr.cursor = 0;
     true
 }
 
@@ -474,10 +474,10 @@ pub fn reclaim_objects(cx: &mut Cx, until: Nanos) -> bool {
 fn reclaim_at_once(cx: &mut Cx) {
     let epoch = cx.heap.mark_epoch;
     reclaim_dead_fresh(cx);
-    let mut p = FirstPass { rescue: std::mem::take(&mut cx.st.rescue), sweep: std::mem::take(&mut cx.st.sweep), fast_objs: 0, fast_bytes: 0 };
+    let mut p = FirstPass { rescue: std::mem::take(&mut cx.st.tr.rescue), sweep: std::mem::take(&mut cx.st.tr.sweep), fast_objs: 0, fast_bytes: 0 };
     if cx.st.sticky {
-        for j in 0..cx.st.young_snapshot.len() {
-            let o = cx.st.young_snapshot[j];
+        for j in 0..cx.st.tr.young_snapshot.len() {
+            let o = cx.st.tr.young_snapshot[j];
             reclaim_one(cx, o, &mut p);
         }
     } else {
@@ -500,8 +500,8 @@ fn reclaim_at_once(cx: &mut Cx) {
                 }
             }
         }
-        for j in 0..cx.st.young_snapshot.len() {
-            let o = cx.st.young_snapshot[j];
+        for j in 0..cx.st.tr.young_snapshot.len() {
+            let o = cx.st.tr.young_snapshot[j];
             let f = cx.heap.objs.flags(o);
             if f & flag::LIVE != 0 && cx.heap.objs.mark(o) == epoch {
                 cx.heap.objs.set_flags(o, f & !flag::YOUNG);
@@ -515,8 +515,8 @@ fn reclaim_at_once(cx: &mut Cx) {
     let key = |o: &ObjId| (objs.space(*o), objs.addr(*o));
     p.rescue.sort_unstable_by_key(key);
     p.sweep.sort_unstable_by_key(key);
-    cx.st.rescue = p.rescue;
-    cx.st.sweep = p.sweep;
+    cx.st.tr.rescue = p.rescue;
+    cx.st.tr.sweep = p.sweep;
 }
 
 /// Free the dead fresh units' bytes (see `Heap::unit_dead`): every one died before this
