@@ -165,17 +165,7 @@ pub fn load(path: &str) -> Result<AppProfile, InputError> {
 
 /// The app profile `name` of `data_dir` (`apps/NAME.toml`); an unknown name lists the known ones.
 pub fn load_named(data_dir: &Path, name: &str) -> Result<AppProfile, InputError> {
-    let dir = data_dir.join("apps");
-    let known = input::stems(&dir);
-    if !known.iter().any(|n| n == name) {
-        return Err(InputError {
-            file: dir.to_string_lossy().into_owned(),
-            line: 0,
-            col: 0,
-            msg: format!("unknown app {name:?}; known apps: {}, or synthetic:footprint=180m,objsize=512[,churn=0.01]", known.join(", ")),
-        });
-    }
-    load(&dir.join(format!("{name}.toml")).to_string_lossy())
+    load(&input::named_file(&data_dir.join("apps"), "app", name, ", or synthetic:footprint=180m,objsize=512[,churn=0.01]")?)
 }
 
 /// Map an app profile onto the runtime's mutator workload (`name` names it in results; `seed`

@@ -99,17 +99,7 @@ impl DeviceProfile {
 
 /// The device profile `name` of `data_dir` (`devices/NAME.toml`); an unknown name lists the known ones.
 pub fn load_named(data_dir: &std::path::Path, name: &str) -> Result<DeviceProfile, InputError> {
-    let dir = data_dir.join("devices");
-    let known = input::stems(&dir);
-    if !known.iter().any(|n| n == name) {
-        return Err(InputError {
-            file: dir.to_string_lossy().into_owned(),
-            line: 0,
-            col: 0,
-            msg: format!("unknown device {name:?}; known devices: {}", known.join(", ")),
-        });
-    }
-    load(&dir.join(format!("{name}.toml")).to_string_lossy())
+    load(&input::named_file(&data_dir.join("devices"), "device", name, "")?)
 }
 
 pub fn load(path: &str) -> Result<DeviceProfile, InputError> {

@@ -49,6 +49,21 @@ pub fn read(path: &str) -> Result<String, InputError> {
     std::fs::read_to_string(path).map_err(|e| InputError { file: path.into(), line: 0, col: 0, msg: format!("cannot read: {e}") })
 }
 
+/// The path of entry `name` of a data directory's `kind`s (`dir/NAME.toml`): an unknown name is
+/// an error listing the known ones (`also` is appended to the list, e.g. other accepted forms).
+pub fn named_file(dir: &Path, kind: &str, name: &str, also: &str) -> Result<String, InputError> {
+    let known = stems(dir);
+    if !known.iter().any(|n| n == name) {
+        return Err(InputError {
+            file: dir.to_string_lossy().into_owned(),
+            line: 0,
+            col: 0,
+            msg: format!("unknown {kind} {name:?}; known {kind}s: {}{also}", known.join(", ")),
+        });
+    }
+    Ok(dir.join(format!("{name}.toml")).to_string_lossy().into_owned())
+}
+
 /// The stems of the `.toml` files in `dir`, sorted (the names of devices, apps, scenarios).
 pub fn stems(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(dir)

@@ -66,12 +66,17 @@ pub fn sweep(cx: &mut Cx, until: Nanos) -> bool {
     true
 }
 
+/// ART's names of mark-sweep collections (both mark-sweep collectors log them).
+pub fn name(t: GcType) -> &'static str {
+    match t {
+        GcType::Sticky => sticky_mark_sweep::NAME,
+        GcType::Full => "concurrent mark sweep",
+    }
+}
+
 impl Collector for MarkSweep {
     fn name(&self, t: GcType) -> &'static str {
-        match t {
-            GcType::Sticky => sticky_mark_sweep::NAME,
-            GcType::Full => "concurrent mark sweep",
-        }
+        name(t)
     }
     fn supports_sticky(&self) -> bool {
         true

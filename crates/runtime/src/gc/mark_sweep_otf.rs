@@ -17,8 +17,8 @@
 //! Left out: several mutator threads (each would run its checkpoint at its own safepoint, the
 //! GC thread waiting for the last one).
 
-use super::mark_sweep::{concurrent_mark, remark, sweep};
-use super::{sticky_mark_sweep, trace, Collector, Cx, GcType, PhaseId};
+use super::mark_sweep::{self, concurrent_mark, remark, sweep};
+use super::{trace, Collector, Cx, GcType, PhaseId};
 use mobmem_engine::Nanos;
 
 #[derive(Default)]
@@ -43,10 +43,7 @@ impl Collector for MarkSweepOtf {
         self.roots_marked = false;
     }
     fn name(&self, t: GcType) -> &'static str {
-        match t {
-            GcType::Sticky => sticky_mark_sweep::NAME,
-            GcType::Full => "concurrent mark sweep",
-        }
+        mark_sweep::name(t)
     }
     fn supports_sticky(&self) -> bool {
         true
