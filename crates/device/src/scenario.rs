@@ -320,3 +320,11 @@ seconds = 5
         assert!(e.contains("field `app` does not belong to a `wait` step"), "{e}");
     }
 }
+
+/// The seed of the scenario file at `path` (its `seed`, or the default), read with the same
+/// parser and errors as a run (a seed sequence for several runs starts there).
+pub fn seed_of(path: &str) -> Result<u64, crate::InputError> {
+    let text = crate::input::read(path)?;
+    let s: Scenario = crate::input::parse(path, &text)?;
+    Ok(s.seed)
+}

@@ -263,6 +263,12 @@ fn session_run(py: Python<'_>, scenario: String, data_dir: String, overrides: Pa
     r.map(|v| v.to_string()).map_err(PyValueError::new_err)
 }
 
+/// The seed of the scenario file at `path` (bad file: ValueError with FILE:LINE:COL).
+#[pyfunction]
+fn scenario_seed(path: String) -> PyResult<u64> {
+    mobmem_device::scenario::seed_of(&path).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
 /// The settings of device `name` of `data_dir`: (`kernel.*` pairs of its `[kernel]` table, runtime
 /// pairs of its `[runtime]` table). An unknown name or a bad file raises ValueError.
 #[pyfunction]
@@ -287,6 +293,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(system_settings, m)?)?;
     m.add_function(wrap_pyfunction!(catalog, m)?)?;
     m.add_function(wrap_pyfunction!(session_run, m)?)?;
+    m.add_function(wrap_pyfunction!(scenario_seed, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

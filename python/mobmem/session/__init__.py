@@ -8,6 +8,7 @@ timeline and an event log.
 
 - :func:`resolve_scenario` — a path, or the stem of a shipped scenario (``hot_launch``).
 - :func:`parse_settings` — ``--set key=value`` strings → pairs (the core validates the keys).
+- :func:`scenario_seed` — a scenario file's seed (where a seed sequence of several runs starts).
 - :func:`run` — one session; settings are layered device ← scenario ``[system]`` ← the named
   system of ``data/systems.toml`` (:mod:`mobmem.session.systems`) ← the user's ``--set`` values.
 - :func:`summary` — the result without ``timeline`` and ``events``.
@@ -90,6 +91,16 @@ def _clean_error(msg: str) -> str:
     if msg.startswith("setting "):
         msg = "--set: " + msg
     return msg
+
+
+def scenario_seed(path: str | os.PathLike) -> int:
+    """The seed of the scenario file at ``path`` (read by the core, like a run)."""
+    from mobmem import _core
+
+    try:
+        return int(_core.scenario_seed(str(path)))
+    except ValueError as e:
+        raise MobmemError(_clean_error(str(e))) from None
 
 
 def check_seed(seed: int | None) -> None:

@@ -219,19 +219,6 @@ def run_matrix(
     return results
 
 
-def scenario_seed(path: Path) -> int:
-    """The scenario file's ``seed`` (1 when it has none or cannot be read; the core reports a
-    bad file when the run starts)."""
-    import tomllib
-
-    try:
-        with Path(path).open("rb") as f:
-            s = tomllib.load(f).get("seed", 1)
-        return int(s) if isinstance(s, int) and s >= 0 else 1
-    except (OSError, ValueError):
-        return 1
-
-
 def compare(
     scenario: Path,
     systems: list[str],
@@ -257,7 +244,7 @@ def compare(
     user = list(settings or [])
     pairs = session.parse_settings(user)
     check_arguments(systems, seeds, seed, jobs, out, resume)
-    base = scenario_seed(scenario) if seed is None else seed
+    base = session.scenario_seed(scenario) if seed is None else seed
     seed_list = [base + i for i in range(seeds)]
     for s in seed_list:
         session.check_seed(s)

@@ -114,16 +114,9 @@ def _job(args: tuple) -> tuple[str, int, str, dict]:
 
 def seeds_of(scenario: str, n: int) -> list[int]:
     """The scenario's seed + 0 … n−1."""
-    import tomllib
-
     from mobmem import session
 
-    try:
-        with session.resolve_scenario(scenario).open("rb") as f:
-            s = tomllib.load(f).get("seed", 1)
-        base = int(s) if isinstance(s, int) and s >= 0 else 1
-    except (OSError, ValueError):
-        base = 1
+    base = session.scenario_seed(session.resolve_scenario(scenario))
     return [base + i for i in range(n)]
 
 
