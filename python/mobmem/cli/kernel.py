@@ -12,8 +12,6 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from mobmem.errors import MobmemError
-
 app = typer.Typer(help="The Linux memory-management model: replay page traces, compare with the real kernel.", no_args_is_help=True)
 console = Console()
 
@@ -116,14 +114,6 @@ def print_model_result(res: dict, title: str = "") -> None:
         console.print("kills: none")
 
 
-def _model_json(res: dict) -> dict:
-    """The documented JSON keys first; wall time is kept apart (not deterministic)."""
-    out = {k: res[k] for k in ("vmstat", "meminfo", "kills", "per_process")}
-    for k in ("psi", "watermarks", "kswapd", "trace", "config", "timeseries", "wall"):
-        out[k] = res[k]
-    return out
-
-
 @app.command()
 def replay(
     trace: Path = typer.Argument(..., help="A page trace (mobmem page trace v1)."),
@@ -141,49 +131,15 @@ def replay(
 
         # The real kernel runs under a memory cgroup: compare with the model's memcg-limit path.
         res = model.replay(trace, device, ["scope=memcg", *set_])
-        code = real_mod.replay_real(str(trace), as_json=as_json, model=_model_json(res))
+        code = real_mod.replay_real(str(trace), as_json=as_json, model=model.result_json(res))
         raise typer.Exit(code)
     res = model.replay(trace, device, set_)
     if out is not None:
-        write_outputs(res, out)
+        model.write_outputs(res, out)
     if as_json:
-        sys.stdout.write(json.dumps(_model_json(res)) + "\n")
+        sys.stdout.write(json.dumps(model.result_json(res)) + "\n")
     else:
         print_model_result(res, title=str(trace))
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    """Write via a temporary file and rename, so an interrupted run never leaves half a file."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    tmp.replace(path)
-
-
-def write_outputs(res: dict, out: Path) -> None:
-    """The result as files: JSON summary and CSV tables (time series, processes, kills)."""
-    import csv
-    import io
-
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise MobmemError(f"--out {out}: {e.strerror}") from None
-
-    def table(rows: list[dict]) -> str:
-        buf = io.StringIO()
-        if rows:
-            w = csv.DictWriter(buf, fieldnames=list(rows[0].keys()))
-            w.writeheader()
-            w.writerows(rows)
-        return buf.getvalue()
-
-    ts = res["timeseries"]
-    cols = list(ts.keys())
-    series_rows = [dict(zip(cols, vals)) for vals in zip(*(ts[c] for c in cols))]
-    _atomic_write(out / "result.json", json.dumps(_model_json(res), indent=1) + "\n")
-    _atomic_write(out / "timeseries.csv", table(series_rows))
-    _atomic_write(out / "per_process.csv", table(res["per_process"]))
-    _atomic_write(out / "kills.csv", table(res["kills"]))
 
 
 @app.command()

@@ -77,3 +77,30 @@ def replay(trace_path: str | Path, device: str | None = None, settings: dict | l
     except ValueError as e:
         raise MobmemError(str(e)) from None
     return json.loads(text)
+
+
+def result_json(res: dict) -> dict:
+    """A replay result as printed and written: the documented keys first; wall time kept apart
+    (not deterministic)."""
+    out = {k: res[k] for k in ("vmstat", "meminfo", "kills", "per_process")}
+    for k in ("psi", "watermarks", "kswapd", "trace", "config", "timeseries", "wall"):
+        out[k] = res[k]
+    return out
+
+
+def write_outputs(res: dict, out: Path) -> None:
+    """A replay result as files in ``out``: ``result.json`` and the CSV tables ``timeseries.csv``,
+    ``per_process.csv`` and ``kills.csv`` (each written atomically)."""
+    from mobmem.files import atomic_write, csv_text
+
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise MobmemError(f"--out {out}: {e.strerror}") from None
+    ts = res["timeseries"]
+    cols = list(ts.keys())
+    series_rows = [dict(zip(cols, vals)) for vals in zip(*(ts[c] for c in cols))]
+    atomic_write(out / "result.json", json.dumps(result_json(res), indent=1) + "\n")
+    atomic_write(out / "timeseries.csv", csv_text(series_rows, cols))
+    atomic_write(out / "per_process.csv", csv_text(res["per_process"]))
+    atomic_write(out / "kills.csv", csv_text(res["kills"]))

@@ -1,0 +1,80 @@
+"""Writing results safely: atomic files, CSV text, an output directory checked before a long
+run, and signals held while a set of files is written (so an interrupted command leaves either
+no files or all of them). Shared by every command that writes results."""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import io
+import os
+import signal
+import threading
+from pathlib import Path
+
+from mobmem.errors import MobmemError
+
+
+def check_out_dir(out: Path) -> None:
+    """Fail before a long run if ``out`` cannot be a directory."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise MobmemError(f"--out {out}: exists and is not a directory")
+    parent = out
+    while not parent.exists():
+        parent = parent.parent
+    if not os.access(parent, os.W_OK):
+        raise MobmemError(f"--out {out}: {parent} is not writable")
+
+
+@contextlib.contextmanager
+def deferred_interrupts():
+    """Hold SIGINT and SIGTERM until the block is done, then raise KeyboardInterrupt if one came
+    (only in the main thread, where signal handlers live; elsewhere the block runs as is)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    got: list[int] = []
+    old = {}
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        prev = signal.getsignal(sig)
+        if prev is None:  # a handler not installed from Python: leave it alone
+            continue
+        old[sig] = prev
+        signal.signal(sig, lambda signum, frame: got.append(signum))
+    try:
+        yield
+    finally:
+        for sig, prev in old.items():
+            signal.signal(sig, prev)
+        if got:
+            raise KeyboardInterrupt
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write via a temporary file in the same directory and rename."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text)
+        os.replace(tmp, path)
+    except OSError as e:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise MobmemError(f"{path}: {e.strerror}") from None
+
+
+def csv_text(rows: list[dict], fields: list[str] | None = None) -> str:
+    buf = io.StringIO()
+    if fields is None:
+        fields = []
+        for r in rows:
+            for k in r:
+                if k not in fields:
+                    fields.append(k)
+    w = csv.DictWriter(buf, fieldnames=fields, lineterminator="\n", extrasaction="ignore")
+    w.writeheader()
+    for r in rows:
+        w.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in fields})
+    return buf.getvalue()
