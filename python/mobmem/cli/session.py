@@ -461,8 +461,6 @@ def systems() -> None:
 
 # ---------------------------------------------------------------------------- benchmark
 
-GOAL_WALL_S = 60.0
-
 
 def bench_session(
     scenario: str = typer.Option("hot_launch", "--scenario", help="Scenario to run (default: the full hot-launch experiment)."),
@@ -472,42 +470,15 @@ def bench_session(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Benchmark the session simulator: simulated seconds per wall second (goal: hot_launch in ≤ 60 s wall)."""
-    from mobmem import _core, session
+    from mobmem import session
+    from mobmem.session.speed import GOAL_WALL_S, measure
 
     name = "demo_hot_launch" if quick else scenario
     path = session.resolve_scenario(name)
     pairs = session.parse_settings(set_)
     session.check_seed(seed)
-    t0 = time.perf_counter()
-    res = _run_session(path, pairs, seed, None, as_json, None, what="bench session ")
-    wall = time.perf_counter() - t0
-    # The work the session did, and a floor under its wall time measured on this machine: the
-    # runtime's allocation benchmark (allocation only — no reads, no tracing, no kernel; its
-    # median rate, the fastest collector's), applied to the objects the session's apps allocated.
-    from mobmem import runtime as rtm
-
-    alloc_bench = rtm.bench(1000, 5_000_000)["allocation"]
-    alloc_rate = max(r["objects_per_s"] for r in alloc_bench)
-    objects = res["gc"]["objects_allocated"]
-    out = {
-        "scenario": res["scenario"],
-        "scenario_file": res["scenario_file"],
-        "parameters": res["parameters"],
-        "seed": res["seed"],
-        "sim_seconds": res["sim_seconds"],
-        "wall_seconds": wall,
-        "core_wall_seconds": res["wall_seconds"],
-        "sim_seconds_per_wall_second": res["sim_seconds"] / max(wall, 1e-9),
-        "launches": len(res["launches"]),
-        "objects_allocated": objects,
-        "bytes_allocated": res["gc"]["bytes_allocated"],
-        "gc_objects_touched": res["gc"]["gc_objects_touched"],
-        "allocation_benchmark_objects_per_s": alloc_rate,
-        "allocation_only_floor_wall_seconds": objects / alloc_rate,
-        "goal_wall_seconds": GOAL_WALL_S if Path(path).stem == "hot_launch" else None,
-        "meets_goal": (wall <= GOAL_WALL_S) if Path(path).stem == "hot_launch" else None,
-        "debug_build": _core.debug_build(),
-    }
+    out = measure(path, pairs, seed, run=lambda p, s, sd: _run_session(p, s, sd, None, as_json, None, what="bench session "))
+    wall, objects, alloc_rate = out["wall_seconds"], out["objects_allocated"], out["allocation_benchmark_objects_per_s"]
     if as_json:
         sys.stdout.write(json.dumps(out) + "\n")
         return
