@@ -252,6 +252,14 @@ pub fn load(path: &str, known: &Known) -> Result<Scenario, InputError> {
     Ok(s)
 }
 
+/// The seed of the scenario file at `path` (its `seed`, or the default), read with the same
+/// parser and errors as a run (a seed sequence for several runs starts there).
+pub fn seed_of(path: &str) -> Result<u64, crate::InputError> {
+    let text = crate::input::read(path)?;
+    let s: Scenario = crate::input::parse(path, &text)?;
+    Ok(s.seed)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -319,12 +327,4 @@ seconds = 5
         let e = check(&GOOD.replace("seconds = 5", "app = \"twitter\"")).unwrap_err();
         assert!(e.contains("field `app` does not belong to a `wait` step"), "{e}");
     }
-}
-
-/// The seed of the scenario file at `path` (its `seed`, or the default), read with the same
-/// parser and errors as a run (a seed sequence for several runs starts there).
-pub fn seed_of(path: &str) -> Result<u64, crate::InputError> {
-    let text = crate::input::read(path)?;
-    let s: Scenario = crate::input::parse(path, &text)?;
-    Ok(s.seed)
 }

@@ -89,6 +89,33 @@ fn pressure_slows_hot_launches_by_what_their_faults_cost() {
     assert!(slower > 0.0, "hot launches under pressure must be slower ({slower} ms)");
     // The extra time is the faults' and stalls' time (other parts — CPU wait, GC — may differ a little).
     assert!((slower - explained).abs() <= 0.25 * slower, "slower by {slower:.1} ms, faults and stalls explain {explained:.1} ms");
+    breakdowns_sum_to_ttid(&roomy);
+    breakdowns_sum_to_ttid(&pressed);
+}
+
+/// Every launch's breakdown covers its TTID to the nanosecond: the system part, CPU, CPU wait,
+/// faults, reclaim stalls, GC waits and idle time (the counts and the GC thread's CPU are not
+/// time of the main thread's).
+fn breakdowns_sum_to_ttid(v: &Value) {
+    const PARTS: [&str; 9] = [
+        "system_ms",
+        "cpu_ms",
+        "cpu_wait_ms",
+        "minor_fault_ms",
+        "major_fault_zram_ms",
+        "major_fault_flash_swap_ms",
+        "major_fault_file_ms",
+        "reclaim_stall_ms",
+        "gc_wait_ms",
+    ];
+    let ls = launches(v);
+    assert!(!ls.is_empty());
+    for l in ls {
+        let d = &l["breakdown"];
+        let sum: f64 = PARTS.iter().chain(["idle_ms"].iter()).map(|k| d[k].as_f64().unwrap_or_else(|| panic!("breakdown has no {k}: {d}"))).sum();
+        let ttid = l["ttid_ms"].as_f64().unwrap();
+        assert!((sum - ttid).abs() < 1e-6 * ttid.max(1.0), "{} {} launch: parts sum to {sum} ms, TTID {ttid} ms ({d})", l["app"], l["kind"]);
+    }
 }
 
 #[test]

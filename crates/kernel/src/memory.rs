@@ -173,7 +173,7 @@ impl Kernel {
 
     #[inline]
     pub(crate) fn minor(&mut self, t: &mut Task, proc_idx: usize, ns: u64) {
-        t.cpu(ns);
+        t.kernel_cpu(ns);
         t.bd.minor_faults += 1;
         t.bd.minor_fault_ns += ns;
         self.procs[proc_idx].stats.minflt += 1;
@@ -252,7 +252,7 @@ impl Kernel {
         // zram decompression is CPU work; flash is waiting on I/O. The fault's own time excludes
         // the reclaim its page allocation did (a reclaim stall, counted as such).
         if is_zram {
-            t.cpu(ns);
+            t.kernel_cpu(ns);
             t.bd.major_faults_zram += 1;
             t.bd.major_fault_zram_ns += ns;
         } else {
@@ -358,7 +358,7 @@ impl Kernel {
         let c = &self.cfg.costs;
         let io = c.flash_read_ns + nread.saturating_sub(1) * crate::page::PAGE_SIZE * 1_000_000_000 / c.flash_read_bw;
         let ns = c.major_fault_overhead_ns + io;
-        t.cpu(c.major_fault_overhead_ns);
+        t.kernel_cpu(c.major_fault_overhead_ns);
         t.now += io;
         t.bd.major_faults_file += 1;
         // Excluding the reclaim stalls of the read-around's page allocations (counted as such).

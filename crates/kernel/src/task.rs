@@ -10,7 +10,9 @@ use serde::Serialize;
 /// Where a thread's time went while it was in the kernel model.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Breakdown {
-    /// Time doing useful work: resident page accesses (the caller adds its own compute).
+    /// Time doing the task's own work on a core: its compute and resident page accesses (CPU
+    /// spent inside faults and reclaim is in those components). With the other time fields and
+    /// the time the task was idle, it covers every nanosecond of the task's clock.
     pub cpu_ns: Nanos,
     pub minor_faults: u64,
     pub minor_fault_ns: Nanos,
@@ -92,9 +94,17 @@ impl Task {
         Self { thread, proc_idx, now, bd: Breakdown::default(), unbooked_cpu_ns: 0, cpu_total_ns: 0, killed: false }
     }
 
-    /// Charge CPU work (runs on a core).
+    /// Charge CPU work (runs on a core): the task's own work, booked as `bd.cpu_ns`.
     #[inline]
     pub fn cpu(&mut self, ns: Nanos) {
+        self.kernel_cpu(ns);
+        self.bd.cpu_ns += ns;
+    }
+
+    /// Charge CPU work the kernel does on the task's behalf inside a fault or a reclaim stall
+    /// (runs on a core; the caller books the time to that fault's or stall's component).
+    #[inline]
+    pub fn kernel_cpu(&mut self, ns: Nanos) {
         self.now += ns;
         self.unbooked_cpu_ns += ns;
         self.cpu_total_ns += ns;

@@ -672,7 +672,7 @@ impl Kernel {
     /// Charge reclaim work to the task that did it: CPU time that PSI counts as a memory stall.
     fn charge_reclaim(&mut self, t: &mut Task, sc: &ScanControl) {
         let start = t.now;
-        t.cpu(sc.cost_ns);
+        t.kernel_cpu(sc.cost_ns);
         t.bd.reclaim_stall_ns += sc.cost_ns;
         self.psi_memstall(t, start, sc.cost_ns);
     }
@@ -772,7 +772,7 @@ impl Kernel {
         }
         self.vmstat.pgsteal_direct += 1;
         let start = t.now;
-        t.cpu(sc.cost_ns + self.cfg.costs.reclaim_page_ns);
+        t.kernel_cpu(sc.cost_ns + self.cfg.costs.reclaim_page_ns);
         t.bd.reclaim_stall_ns += t.now - start;
         true
     }

@@ -74,10 +74,28 @@ def launches_table(res: dict, title: str = "launches") -> Table:
         title=title,
         show_edge=False,
         title_justify="left",
-        caption="times in ms; major faults as count / ms (blank: none); alive: apps alive after the launch",
+        caption="times in ms; system … idle sum to TTID; major faults as count / ms (blank: none); alive: apps alive after the launch",
         caption_justify="left",
     )
-    cols = ["#", "t s", "app", "kind", "TTID", "system", "cpu", "cpu wait", "maj zram", "maj flash", "maj file", "reclaim stall", "gc wait", "GCs", "alive"]
+    cols = [
+        "#",
+        "t s",
+        "app",
+        "kind",
+        "TTID",
+        "system",
+        "cpu",
+        "cpu wait",
+        "minor",
+        "maj zram",
+        "maj flash",
+        "maj file",
+        "reclaim stall",
+        "gc wait",
+        "idle",
+        "GCs",
+        "alive",
+    ]
     for c in cols:
         t.add_column(c, justify="left" if c in ("app", "kind") else "right", no_wrap=True)
     for l in res["launches"]:
@@ -91,11 +109,13 @@ def launches_table(res: dict, title: str = "launches") -> Table:
             f"{b['system_ms']:.1f}",
             f"{b['cpu_ms']:.1f}",
             f"{b['cpu_wait_ms']:.1f}",
+            f"{b['minor_fault_ms']:.1f}",
             _nf(b["major_faults_zram"], b["major_fault_zram_ms"]),
             _nf(b["major_faults_flash_swap"], b["major_fault_flash_swap_ms"]),
             _nf(b["major_faults_file"], b["major_fault_file_ms"]),
             f"{b['reclaim_stall_ms']:.1f}",
             f"{b['gc_wait_ms']:.1f}",
+            f"{b.get('idle_ms', 0.0):.1f}",
             str(b["gcs"]),
             str(l["alive_after"]),
         )

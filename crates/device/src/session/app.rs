@@ -7,8 +7,9 @@
 //! task records its CPU wait, minor and major faults by kind (zram / flash swap / file) with their
 //! time, and direct-reclaim stalls; the runtime records the mutator's waits for the GC; the
 //! system part (system_server binding, the zygote's fork) is the time before the app's thread
-//! starts. `cpu_ms` is the rest of the mutator's time, i.e. the compute charged by the app model
-//! (launch work, allocation, barriers, object accesses).
+//! starts. `cpu_ms` is the compute the app model charged to the main thread (launch work,
+//! allocation, barriers, object accesses) and `idle_ms` its idle time other than GC waits; the
+//! components sum to the TTID to the nanosecond (a debug assertion and a session test check it).
 //!
 //! **Graphics buffers** (gralloc/dmabuf) are modelled as a locked anonymous mapping: allocated
 //! when the app becomes visible, unreclaimable while held, released when it goes to the
@@ -46,6 +47,8 @@ pub struct LaunchBreakdown {
     pub allocstalls: u64,
     /// The main thread waiting for the GC (pauses, blocking collections).
     pub gc_wait_ms: f64,
+    /// The main thread idle for any other reason (waiting for the first frame's vsync).
+    pub idle_ms: f64,
     /// Collections that ran during the launch, on any of the app's threads.
     pub gcs: u64,
     pub gc_cpu_ms: f64,
@@ -148,13 +151,17 @@ impl Live {
     fn breakdown_since(&self, s: &Snap, system_ns: Nanos) -> LaunchBreakdown {
         let d = self.rt.mutator.bd.since(&s.bd);
         let elapsed = self.rt.mutator.now - s.t;
+        // Waits for the GC are part of the runtime's idle time (the mutator's clock moves on
+        // while it is stopped); the rest of the idle time is the main thread's own.
         let idle = self.rt.mutator_idle_ns - s.idle;
         let wait = self.rt.stats.mutator_wait_ns - s.wait;
-        let accounted = d.total_ns() - d.cpu_ns + idle + wait;
+        debug_assert!(wait <= idle, "GC waits {wait} ns exceed the idle time {idle} ns");
+        // Every nanosecond of the main thread's clock is booked to one component.
+        debug_assert_eq!(d.total_ns() + idle, elapsed, "launch breakdown does not cover the main thread's time: {d:?}, idle {idle} ns");
         let ms = |ns: Nanos| ns as f64 / 1e6;
         LaunchBreakdown {
             system_ms: ms(system_ns),
-            cpu_ms: ms(elapsed.saturating_sub(accounted)),
+            cpu_ms: ms(d.cpu_ns),
             cpu_wait_ms: ms(d.cpu_wait_ns),
             minor_faults: d.minor_faults,
             minor_fault_ms: ms(d.minor_fault_ns),
@@ -167,6 +174,7 @@ impl Live {
             reclaim_stall_ms: ms(d.reclaim_stall_ns),
             allocstalls: d.allocstalls,
             gc_wait_ms: ms(wait),
+            idle_ms: ms(idle - wait),
             gcs: (self.rt.records.len() - s.gcs) as u64,
             gc_cpu_ms: ms(self.rt.gc_cpu_ns() - s.gc_cpu),
         }
