@@ -34,6 +34,9 @@ pub struct JavaHeap {
     pub launch_other_live_share: f64,
     /// Whether the app sizes caches from the reported maximum heap (heap-size feedback).
     pub introspects_heap_size: bool,
+    /// The manifest declares `android:largeHeap` (its heap limit is `dalvik.vm.heapsize`).
+    #[serde(default)]
+    pub large_heap: bool,
     pub source: String,
 }
 
@@ -194,6 +197,7 @@ pub fn workload_of(name: &str, p: &AppProfile, seed: u64) -> Workload {
         hot_launch_file_share: p.files.hot_launch_read_share,
         launch_other_share: j.launch_other_live_share,
         introspects_heap: j.introspects_heap_size,
+        large_heap: j.large_heap,
         seed,
         ..Workload::default()
     }

@@ -324,8 +324,7 @@ pub struct RuntimeConfig {
     pub trace_order: TraceOrder,
     /// Map the card table (heap bytes / 128) as an anonymous VMA (`dalvik-card table`) whose pages
     /// the write barrier and card passes touch (see `card_table`); false keeps it out of the
-    /// kernel model. Default false: the device session results (lmkd's kills in
-    /// `crates/device/tests/session.rs`) were tuned without it; see docs/runtime.md.
+    /// kernel model. Default true, as on a phone (the table is a real mapping of every app).
     pub card_table_in_memory: bool,
     /// Mutator slice (the granularity at which the GC thread and mutators interleave).
     pub slice_ns: Nanos,
@@ -351,7 +350,7 @@ impl Default for RuntimeConfig {
             evacuate_live_percent: 75,
             release_regions_at_gc: true,
             trace_order: TraceOrder::DepthFirst,
-            card_table_in_memory: false,
+            card_table_in_memory: true,
             slice_ns: 1_000_000,
             grain: Grain::Unit,
             costs: RuntimeCosts::default(),
@@ -704,7 +703,7 @@ static ENTRIES: &[Setting<RuntimeConfig>] = &[
         kind: Kind::Bool,
         unit: "",
         help: "map the card table as an anonymous VMA whose pages barriers and card passes touch",
-        source: "off by default (see docs/runtime.md)",
+        source: "ART maps the card table as the anonymous mapping `dalvik-card table`",
         get: |c| c.card_table_in_memory.to_string(),
         set: |c, v| {
             c.card_table_in_memory = v.bool();
@@ -1086,8 +1085,8 @@ mod tests {
         assert_eq!((c.fg_collector, c.fg_collector.short()), (CollectorKind::MarkSweepOtf, "ms-otf"));
         assert!(!c.fg_collector.uses_regions() && c.fg_collector.concurrent());
         assert_eq!(CollectorKind::parse("gcms"), Some(CollectorKind::MarkSweep));
-        c.set("card_table_in_memory", "true").unwrap();
-        assert!(c.card_table_in_memory);
+        c.set("card_table_in_memory", "false").unwrap();
+        assert!(!c.card_table_in_memory);
         assert!(c.set("bogus", "1").is_err());
         assert!(c.set("heaptargetutilization", "2").is_err());
     }

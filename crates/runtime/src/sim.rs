@@ -136,8 +136,8 @@ pub struct RunOptions<'a> {
 /// Run one app for `seconds` of simulated time after its start-up.
 pub fn run_app(o: &RunOptions) -> Result<Value, String> {
     let kcfg = kernel_config(o.kernel)?;
-    let rcfg = runtime_config(o.runtime)?;
     let profile = o.app.clone();
+    let rcfg = profile.runtime_config(&runtime_config(o.runtime)?);
     if !(o.seconds >= 0.0 && o.seconds <= 86_400.0) {
         return Err(format!("seconds must be within [0, 86400], got {}", o.seconds));
     }

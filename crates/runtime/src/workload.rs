@@ -27,6 +27,7 @@
 //! Deaths are decided by the workload (it clears the reference that held a unit); whether the
 //! object is garbage is for the collector to find out. Draws come from seeded streams.
 
+use crate::config::RuntimeConfig;
 use crate::object::{AppState, ObjId, SpaceId, NULL};
 use crate::runtime::Runtime;
 use mobmem_engine::rng::{stream, Rng, Stream};
@@ -91,6 +92,9 @@ pub struct AppProfile {
     pub launch_other_share: f64,
     /// The app sizes caches from the reported maximum heap (heap-size feedback): no by default.
     pub introspects_heap: bool,
+    /// The app's manifest declares `android:largeHeap`: its heap limit is `dalvik.vm.heapsize`
+    /// instead of the growth limit.
+    pub large_heap: bool,
     pub seed: u64,
 }
 
@@ -132,6 +136,7 @@ impl Default for AppProfile {
             launch_fyo_window: 4 << 20,
             launch_other_share: 0.05,
             introspects_heap: false,
+            large_heap: false,
             seed: 1,
         }
     }
@@ -593,6 +598,19 @@ static ENTRIES: &[Setting<AppProfile>] = &[
         },
     },
     Setting {
+        key: "largeheap",
+        aliases: &["large_heap"],
+        kind: Kind::Bool,
+        unit: "",
+        help: "the app's manifest declares android:largeHeap (its heap limit is dalvik.vm.heapsize)",
+        source: "the app's manifest",
+        get: |c| c.large_heap.to_string(),
+        set: |c, v| {
+            c.large_heap = v.bool();
+            Ok(())
+        },
+    },
+    Setting {
         key: "seed",
         aliases: &[],
         kind: Kind::Int { min: 0, max: u64::MAX },
@@ -612,6 +630,14 @@ impl AppProfile {
         SETTINGS.keys()
     }
 
+    /// The runtime configuration of this app's process: the device's and the user's `cfg` with
+    /// what the app's manifest asks for (`android:largeHeap`).
+    pub fn runtime_config(&self, cfg: &RuntimeConfig) -> RuntimeConfig {
+        let mut c = cfg.clone();
+        c.heap.large_heap |= self.large_heap;
+        c
+    }
+
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
         SETTINGS.set(self, key, value).map_err(|e| format!("app {e}"))?;
         if self.temp_share + self.medium_share > 1.0 + 1e-9 {
@@ -628,7 +654,9 @@ impl AppProfile {
     /// it sets the foreground allocation rate, and 1/16 of it the background rate — an estimate:
     /// background work is throttled as for popular apps) and any app setting (`rate=…` and
     /// `alloc_rate_bg=…` replace what churn gives). Footprint 180 MiB and 512-byte objects unless
-    /// given.
+    /// given. A synthetic app declares `largeHeap` unless `largeheap=false` is given: the Fleet
+    /// study's synthetic apps hold a 180 MB heap, which only a large-heap app can on a phone whose
+    /// growth limit is 192 MiB (their manifest is not published: an inference from that size).
     pub fn synthetic(spec: &str) -> Result<Self, String> {
         let body = spec.strip_prefix("synthetic").ok_or_else(|| format!("not a synthetic app spec: {spec:?}"))?;
         let body = body.strip_prefix(':').unwrap_or(body);
@@ -641,6 +669,7 @@ impl AppProfile {
             bg_temp_share: 0.0,
             unit_objects: 4.0,
             fanout: 2.0,
+            large_heap: true,
             ..Self::default()
         };
         let mut churn = 0.01;

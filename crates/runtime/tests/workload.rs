@@ -105,6 +105,22 @@ fn synthetic_app_has_one_object_size_and_a_fixed_footprint() {
 }
 
 #[test]
+fn a_large_heap_app_is_limited_by_heapsize_not_the_growth_limit() {
+    let device = mobmem_runtime::RuntimeConfig::default();
+    assert!(device.heap.growth_limit < device.heap.capacity);
+    // Synthetic apps declare largeHeap unless told otherwise; an app without it keeps the growth limit.
+    let large = AppProfile::synthetic("synthetic:footprint=180m").unwrap();
+    assert_eq!(large.runtime_config(&device).heap.limit(), device.heap.capacity);
+    let normal = AppProfile::synthetic("synthetic:footprint=180m,largeheap=false").unwrap();
+    assert_eq!(normal.runtime_config(&device).heap.limit(), device.heap.growth_limit);
+    assert_eq!(AppProfile::default().runtime_config(&device).heap.limit(), device.heap.growth_limit);
+    // The device-wide setting still gives every app the large heap.
+    let mut all = device.clone();
+    all.heap.large_heap = true;
+    assert_eq!(normal.runtime_config(&all).heap.limit(), device.heap.capacity);
+}
+
+#[test]
 fn synthetic_spec_churn_sets_the_rates_unless_they_are_given() {
     let p = AppProfile::synthetic("synthetic:footprint=160m,objsize=512,churn=0.05").unwrap();
     assert_eq!(p.live_heap, 160 << 20);

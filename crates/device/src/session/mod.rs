@@ -341,7 +341,7 @@ impl Session {
             let t_start = zt.now;
             let pid = self.next_pid;
             self.next_pid += 1;
-            let mut l = Live::spawn(&mut self.k, &spec, pid, self.rcfg.clone(), &self.inp.options.policies, &self.zygote, t_start)?;
+            let mut l = Live::spawn(&mut self.k, &spec, pid, spec.workload.runtime_config(&self.rcfg), &self.inp.options.policies, &self.zygote, t_start)?;
             let pi = l.proc_idx as usize;
             if self.proc_app.len() <= pi {
                 self.proc_app.resize(pi + 1, None);
