@@ -62,6 +62,9 @@ def _register() -> None:
     app.add_typer(bench_cli.app, name="bench")
     app.add_typer(lbo_cli.app, name="lbo")
     demo_cli.register(app)
+    from mobmem.cli import fidelity as fidelity_cli
+
+    fidelity_cli.register(app)
     kernel_cli.register_bench(bench_cli.app)
     from mobmem.cli import session as session_cli  # run, compare, scenarios, systems; bench session
 

@@ -1,0 +1,257 @@
+"""Stock-Android fidelity: the simulated stock phone against published measurements.
+
+A *fact* (``data/fidelity.toml``) is one published number of stock Android — cached apps when lmkd
+starts killing, a hot-launch mean, a GC's traced objects — with its source, the shipped scenario
+and named system that reproduce its setting, and the metric of a session result that measures the
+same thing. :func:`run` runs every (scenario, system) the chosen facts need over several seeds
+(each run once, however many facts read it) and :func:`evaluate` gives, per fact, the model's
+mean with a 95 % Student-t interval across seeds, the relative error against the published value
+and whether it is within the tolerance (±30 %).
+
+Nothing here feeds back into the model: facts are checked, never used as inputs. Metrics read the
+result's own fields; a field a result lacks (no hot launch of that app, no kill) is reported as
+missing, not as zero.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from mobmem.errors import MobmemError
+from mobmem.paths import DATA
+
+FACTS_FILE = DATA / "fidelity.toml"
+#: A fact agrees when |model mean − published| ≤ TOLERANCE × published.
+TOLERANCE = 0.30
+#: ``--quick``: every fact, two seeds, every use and wait duration scaled by this (a smoke run:
+#: its numbers are not comparable with the published ones).
+QUICK_TIME_SCALE = 0.02
+QUICK_SEEDS = 2
+
+
+def _launch(res: dict, app: str, kind: str, stat: str) -> float | None:
+    s = res.get("launch_stats", {}).get(kind, {}).get(app)
+    return float(s[stat]) if s and s.get("n") else None
+
+
+def _cached_at_first_kill(res: dict) -> float | None:
+    c = res["cached_apps"]
+    i = c.get("first_kill_launch")
+    return None if i is None else float(c["alive_after_launch"][i])
+
+
+def _cached_max(res: dict) -> float | None:
+    c = res["cached_apps"]
+    return float(c["alive_after_launch_max"]) if c["alive_after_launch"] else None
+
+
+def _gc_objects(res: dict, app: str, state: str, type: str) -> float | None:
+    xs = [g["objects_touched"] for g in res["gcs"] if g["app"] == app and g["state"] == state and g["type"] == type]
+    return sum(xs) / len(xs) if xs else None
+
+
+@dataclass(frozen=True)
+class Metric:
+    fn: Callable[..., float | None]
+    params: tuple[str, ...]
+    help: str
+
+
+#: The metrics a fact may name: function of (result, **params), its parameters, what it measures.
+METRICS: dict[str, Metric] = {
+    "launch": Metric(_launch, ("app", "kind", "stat"), "launch time of one app (kind hot|cold; stat mean|p50|p90|p10|max|min), ms"),
+    "cached_at_first_kill": Metric(_cached_at_first_kill, (), "apps alive after the last launch before lmkd's first kill of an app"),
+    "cached_max": Metric(_cached_max, (), "most apps alive after a launch"),
+    "gc_objects": Metric(
+        _gc_objects, ("app", "state", "type"), "objects a collection of one app traces, mean over its collections of that state (fg|bg) and type (full|sticky)"
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Fact:
+    id: str
+    claim: str
+    published: float
+    unit: str
+    source: str
+    scenario: str
+    system: str
+    metric: str
+    params: dict = field(default_factory=dict)
+    line: int = 0
+
+    def measure(self, res: dict) -> float | None:
+        return METRICS[self.metric].fn(res, **self.params)
+
+
+_FIELDS = ("id", "claim", "published", "unit", "source", "scenario", "system", "metric")
+
+
+def load(path: Path | None = None) -> list[Fact]:
+    """Every fact of the file, checked: unknown fields, metrics, scenarios and systems, missing or
+    extra metric parameters and duplicate ids raise ``FILE:LINE: fact ID: problem``."""
+    from mobmem import session
+    from mobmem.session import systems as systems_mod
+
+    path = Path(path or FACTS_FILE)
+    try:
+        text = path.read_text()
+        doc = tomllib.loads(text)
+    except OSError as e:
+        raise MobmemError(f"{path}: {e.strerror}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise MobmemError(f"{path}: {e}") from None
+    headers = [i + 1 for i, ln in enumerate(text.splitlines()) if ln.strip() == "[[fact]]"]
+    scenarios, systems = set(session.scenario_names()), systems_mod.load()
+    facts: list[Fact] = []
+    for n, raw in enumerate(doc.get("fact", [])):
+        line = headers[n] if n < len(headers) else 0
+        where = f"{path}:{line}: fact {raw.get('id', n + 1)!s}"
+        missing = [f for f in _FIELDS if f not in raw]
+        if missing:
+            raise MobmemError(f"{where}: missing field(s) {', '.join(missing)}")
+        metric = METRICS.get(raw["metric"])
+        if metric is None:
+            raise MobmemError(f"{where}: metric: unknown metric {raw['metric']!r}; known: {', '.join(METRICS)}")
+        params = {k: v for k, v in raw.items() if k not in _FIELDS}
+        if set(params) != set(metric.params):
+            raise MobmemError(f"{where}: metric {raw['metric']} takes {', '.join(metric.params) or 'no parameters'}; got {', '.join(params) or 'none'}")
+        if raw["scenario"] not in scenarios:
+            raise MobmemError(f"{where}: scenario: unknown scenario {raw['scenario']!r}")
+        if raw["system"] not in systems:
+            raise MobmemError(f"{where}: system: unknown system {raw['system']!r}; known: {', '.join(systems)}")
+        pub = raw["published"]
+        if isinstance(pub, bool) or not isinstance(pub, (int, float)) or not pub > 0:
+            raise MobmemError(f"{where}: published: expected a positive number, got {pub!r}")
+        if any(f.id == raw["id"] for f in facts):
+            raise MobmemError(f"{where}: id: {raw['id']!r} is used twice")
+        facts.append(Fact(**{k: raw[k] for k in _FIELDS}, params=params, line=line))
+    if not facts:
+        raise MobmemError(f"{path}: no [[fact]] entries")
+    return facts
+
+
+def select(facts: list[Fact], ids: list[str]) -> list[Fact]:
+    """The facts named by ``ids`` (all when empty), in file order; an unknown id is an error."""
+    known = {f.id for f in facts}
+    for i in ids:
+        if i not in known:
+            raise MobmemError(f"unknown fact {i!r}; known: {', '.join(f.id for f in facts)}")
+    return [f for f in facts if not ids or f.id in ids]
+
+
+def check_arguments(seeds: int, time_scale: float, jobs: int) -> None:
+    if seeds < 1:
+        raise MobmemError(f"--seeds must be at least 1, got {seeds}")
+    if not (time_scale > 0 and math.isfinite(time_scale)):
+        raise MobmemError(f"--time-scale must be a positive number, got {time_scale}")
+    if jobs < 1:
+        raise MobmemError(f"--jobs must be at least 1, got {jobs}")
+
+
+def runs_needed(facts: list[Fact]) -> list[tuple[str, str]]:
+    """The distinct (scenario, system) pairs of ``facts``, in first-use order."""
+    out: list[tuple[str, str]] = []
+    for f in facts:
+        if (f.scenario, f.system) not in out:
+            out.append((f.scenario, f.system))
+    return out
+
+
+def run(
+    facts: list[Fact],
+    seeds: int,
+    time_scale: float = 1.0,
+    jobs: int = 1,
+    progress: Callable[[str, str, int, dict], None] | None = None,
+) -> dict[tuple[str, str, int], dict]:
+    """Every run the facts need: (scenario, system, seed) → result, seeds = each scenario's own
+    seed + 0 … seeds−1. Ctrl-C stops the runs under way (KeyboardInterrupt propagates)."""
+    from mobmem import session
+    from mobmem.session.pool import run_all
+
+    check_arguments(seeds, time_scale, jobs)
+    user = [] if time_scale == 1.0 else [f"session.time_scale={time_scale!r}"]
+    todo = []
+    for scenario, system in runs_needed(facts):
+        path = session.resolve_scenario(scenario)
+        first = session.scenario_seed(path)
+        todo += [((scenario, system, first + k), (str(path), system, first + k, user, None)) for k in range(seeds)]
+    results: dict[tuple[str, str, int], dict] = {}
+
+    def done(r: tuple[tuple[str, str, int], dict]) -> None:
+        key, res = r
+        results[key] = res
+        if progress:
+            progress(*key, res)
+
+    run_all(_job, todo, jobs, done)
+    return results
+
+
+def _job(item: tuple) -> tuple[tuple[str, str, int], dict]:
+    """One run in a worker process (picklable): (key, result)."""
+    from mobmem.session import compare
+
+    key, args = item
+    return key, compare._job(args)[2]
+
+
+def evaluate(facts: list[Fact], results: dict[tuple[str, str, int], dict]) -> list[dict]:
+    """Per fact: the model's values per seed, mean, 95 % CI, relative error of the mean and
+    whether it is within :data:`TOLERANCE` (None when no run measured it)."""
+    from mobmem.session.compare import stat
+
+    rows = []
+    for f in facts:
+        vals = [f.measure(res) for (sc, sy, _), res in sorted(results.items(), key=lambda kv: kv[0][2]) if (sc, sy) == (f.scenario, f.system)]
+        s = stat(vals)
+        err = None if s["mean"] is None else (s["mean"] - f.published) / f.published
+        rows.append(
+            {
+                "id": f.id,
+                "claim": f.claim,
+                "unit": f.unit,
+                "published": f.published,
+                "source": f.source,
+                "scenario": f.scenario,
+                "system": f.system,
+                "metric": f.metric,
+                "params": f.params,
+                **{k: s[k] for k in ("n", "mean", "ci_low", "ci_high", "values")},
+                "rel_error": err,
+                "within": None if err is None else abs(err) <= TOLERANCE,
+            }
+        )
+    return rows
+
+
+def fidelity(ids: list[str], seeds: int = 3, time_scale: float = 1.0, jobs: int = 1, progress=None, facts_file: Path | None = None) -> dict:
+    """Run and evaluate the facts named by ``ids`` (all when empty); the document the command
+    prints and writes: settings, per-fact rows, the count within tolerance, wall time."""
+    import time
+
+    facts = select(load(facts_file), ids)
+    check_arguments(seeds, time_scale, jobs)
+    t0 = time.monotonic()
+    results = run(facts, seeds, time_scale, jobs, progress)
+    rows = evaluate(facts, results)
+    return {
+        "tolerance": TOLERANCE,
+        "confidence": 0.95,
+        "seeds": seeds,
+        "time_scale": time_scale,
+        "facts": rows,
+        "within": sum(1 for r in rows if r["within"]),
+        "measured": sum(1 for r in rows if r["within"] is not None),
+        "runs": [
+            {"scenario": sc, "system": sy, "seed": sd, "sim_seconds": r["sim_seconds"], "wall_seconds": r["wall_seconds"]}
+            for (sc, sy, sd), r in sorted(results.items())
+        ],
+        "wall_seconds": time.monotonic() - t0,
+    }

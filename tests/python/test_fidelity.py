@@ -1,0 +1,137 @@
+"""`mobmem fidelity`: facts file checks, metric definitions, and a short run cross-checked against
+separate `mobmem run` sessions."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from mobmem.errors import MobmemError
+from mobmem.session import fidelity as fid
+
+MOBMEM = [sys.executable, "-m", "mobmem"]
+
+GOOD = """
+[[fact]]
+id = "a"
+claim = "c"
+published = 10
+unit = "apps"
+source = "s"
+scenario = "demo_caching"
+system = "stock"
+metric = "cached_max"
+"""
+
+
+def _mobmem(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([*MOBMEM, *args], capture_output=True, text=True, timeout=600)
+
+
+def test_shipped_facts_load_and_name_real_scenarios_systems_and_metrics():
+    facts = fid.load()
+    assert len({f.id for f in facts}) == len(facts) >= 7
+    for f in facts:
+        assert f.metric in fid.METRICS and set(f.params) == set(fid.METRICS[f.metric].params)
+        assert f.published > 0 and f.source
+
+
+@pytest.mark.parametrize(
+    "edit, says",
+    [
+        (('metric = "cached_max"', 'metric = "cached_min"'), "unknown metric 'cached_min'"),
+        (('scenario = "demo_caching"', 'scenario = "nope"'), "unknown scenario 'nope'"),
+        (('system = "stock"', 'system = "stonk"'), "unknown system 'stonk'"),
+        (("published = 10", "published = -3"), "published: expected a positive number"),
+        (('unit = "apps"\n', ""), "missing field(s) unit"),
+        (('metric = "cached_max"', 'metric = "cached_max"\napp = "twitter"'), "takes no parameters; got app"),
+        (('metric = "cached_max"', 'metric = "launch"\napp = "twitter"'), "takes app, kind, stat; got app"),
+    ],
+)
+def test_a_bad_fact_is_named_with_file_and_line(tmp_path, edit, says):
+    p = tmp_path / "facts.toml"
+    p.write_text(GOOD.replace(*edit))
+    with pytest.raises(MobmemError) as e:
+        fid.load(p)
+    assert f"{p}:2: fact a" in str(e.value) and says in str(e.value), str(e.value)
+
+
+def test_duplicate_ids_and_empty_files_are_refused(tmp_path):
+    p = tmp_path / "facts.toml"
+    p.write_text(GOOD + GOOD)
+    with pytest.raises(MobmemError, match=r"facts.toml:12: fact a: id: 'a' is used twice"):
+        fid.load(p)
+    p.write_text("# nothing\n")
+    with pytest.raises(MobmemError, match="no \\[\\[fact\\]\\] entries"):
+        fid.load(p)
+
+
+def test_metrics_read_the_result_and_report_missing_values_as_missing():
+    res = {
+        "cached_apps": {"alive_after_launch": [1, 2, 3, 3, 2], "alive_after_launch_max": 3, "first_kill_launch": 2},
+        "launch_stats": {"hot": {"twitter": {"n": 2, "mean": 250.0, "p90": 300.0}}, "cold": {}},
+        "gcs": [
+            {"app": "x", "state": "bg", "type": "full", "objects_touched": 100},
+            {"app": "x", "state": "bg", "type": "full", "objects_touched": 300},
+            {"app": "x", "state": "fg", "type": "full", "objects_touched": 9999},
+        ],
+    }
+    m = fid.METRICS
+    assert m["cached_at_first_kill"].fn(res) == 3.0  # alive after the last launch before the first kill
+    assert m["cached_max"].fn(res) == 3.0
+    assert m["launch"].fn(res, app="twitter", kind="hot", stat="p90") == 300.0
+    assert m["launch"].fn(res, app="twitter", kind="cold", stat="mean") is None
+    assert m["gc_objects"].fn(res, app="x", state="bg", type="full") == 200.0
+    assert m["gc_objects"].fn(res, app="x", state="bg", type="sticky") is None
+    res["cached_apps"]["first_kill_launch"] = None
+    assert m["cached_at_first_kill"].fn(res) is None
+
+
+def test_bad_arguments_get_one_line_errors():
+    for args, says in [
+        (["bogus-fact"], "unknown fact 'bogus-fact'"),
+        (["--seeds", "0"], "--seeds must be at least 1"),
+        (["--seeds", "-2"], "--seeds must be at least 1"),
+        (["--time-scale", "0"], "--time-scale must be a positive number"),
+        (["--jobs", "0"], "--jobs must be at least 1"),
+    ]:
+        r = _mobmem("fidelity", *args)
+        assert r.returncode == 2, (args, r.stdout, r.stderr)
+        lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+        assert len(lines) == 1 and says in lines[0], (args, r.stderr)
+        assert "Traceback" not in r.stderr
+
+
+def test_list_names_every_fact():
+    r = _mobmem("fidelity", "--list")
+    assert r.returncode == 0, r.stderr
+    assert [ln.split(":")[0] for ln in r.stdout.splitlines()] == [f.id for f in fid.load()]
+
+
+def test_a_short_run_reports_what_separate_sessions_measure(tmp_path):
+    """The cheapest fact, --quick: the table's values are the metric of the same sessions run
+    with `mobmem run`, and the report page carries the command and every value."""
+    report = tmp_path / "fidelity.md"
+    r = _mobmem("fidelity", "background-gc-objects", "--quick", "--json", "--report", str(report))
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    (row,) = doc["facts"]
+    assert doc["seeds"] == fid.QUICK_SEEDS and doc["time_scale"] == fid.QUICK_TIME_SCALE
+    fact = fid.select(fid.load(), ["background-gc-objects"])[0]
+    from mobmem import session
+
+    first = session.scenario_seed(session.resolve_scenario(fact.scenario))
+    expected = []
+    for k in range(fid.QUICK_SEEDS):
+        s = _mobmem("run", fact.scenario, "--system", fact.system, "--seed", str(first + k), "--set", f"session.time_scale={fid.QUICK_TIME_SCALE}", "--json")
+        assert s.returncode == 0, s.stderr
+        expected.append(fact.measure(json.loads(s.stdout)))
+    assert row["values"] == expected and None not in expected
+    assert row["mean"] == pytest.approx(sum(expected) / len(expected))
+    assert row["rel_error"] == pytest.approx((row["mean"] - fact.published) / fact.published)
+    assert row["within"] == (abs(row["rel_error"]) <= fid.TOLERANCE)
+    text = report.read_text()
+    assert "mobmem fidelity background-gc-objects --quick --json --report" in text
+    assert f"{row['mean']:,.0f}" in text and "shortened run" in text
