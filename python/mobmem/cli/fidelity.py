@@ -90,6 +90,18 @@ def markdown(doc: dict, command: str, revision: str | None) -> str:
         lines.append(
             f"| `{r['id']}`: {r['claim']} | {_num(r['published'], r['unit'])} {r['unit']} | {_num(r['mean'], r['unit'])} | {_ci(r)} | {_err(r)} | {_verdict(r)} | {r['scenario']} / {r['system']} × {r['n']} |"
         )
+    lines += [
+        "",
+        "## How to read it",
+        "",
+        "Each fact is a published measurement of stock Android (`python/mobmem/data/fidelity.toml`), run",
+        "in the shipped scenario and named system that reproduce its setting. The facts are checked, never",
+        "used as inputs: device, app and kernel inputs are set from their sources (each file gives them),",
+        "and no input is chosen to make one of these numbers come out. A fact outside ±30 % is a gap of",
+        "the model or of its inputs, reported as it is. The interval is a 95 % Student-t interval of the",
+        "mean across seeds (none with one seed); `—` is a value no run measured (for example an app with",
+        "no hot launch).",
+    ]
     lines += ["", "## Sources", ""]
     lines += [f"- `{r['id']}`: {r['source']}." for r in doc["facts"]]
     lines += ["", "## Values per seed", ""]
