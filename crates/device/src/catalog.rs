@@ -67,7 +67,7 @@ pub fn catalog(data_dir: Option<&Path>) -> Result<Value, InputError> {
         let mut list = Vec::new();
         for n in input::stems(&d.join("scenarios")) {
             let s = crate::scenario::load(&file("scenarios", &n), &known)?;
-            list.push(json!({ "name": n, "title": s.name, "description": s.description, "device": s.device.get_ref() }));
+            list.push(json!({ "name": n, "title": s.name, "description": s.description, "device": s.device.get_ref(), "expect": s.expect }));
         }
         c["scenarios"] = list.into();
         c["systems"] = serde_json::to_value(crate::systems::load(&d.join("systems.toml"))?).expect("plain data");

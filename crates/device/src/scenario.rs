@@ -107,6 +107,9 @@ pub struct Scenario {
     pub system: System,
     pub apps: Vec<AppRef>,
     pub script: Vec<Step>,
+    /// What the scenario is meant to produce (checked by the shipped-scenario test).
+    #[serde(default)]
+    pub expect: Expect,
     /// The script after validation.
     #[serde(skip)]
     pub actions: Vec<Action>,
@@ -114,6 +117,19 @@ pub struct Scenario {
 
 fn default_seed() -> u64 {
     1
+}
+
+/// A scenario's intent, so that a run that misses it fails loudly instead of reporting numbers
+/// that measure nothing.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Expect {
+    /// The scenario creates memory pressure: its run must swap out, reclaim directly or kill.
+    #[serde(default)]
+    pub pressure: bool,
+    /// Some app is meant to run out of Java heap (otherwise a Java OOM is a failed run).
+    #[serde(default)]
+    pub java_oom: bool,
 }
 
 /// Names a scenario may refer to.
