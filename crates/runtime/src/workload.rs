@@ -91,6 +91,7 @@ pub struct AppProfile {
     pub launch_fyo_window: u64,
     pub launch_other_share: f64,
     /// The app sizes caches from the reported maximum heap (heap-size feedback): no by default.
+    /// Recorded only: the mutator model does not act on it yet.
     pub introspects_heap: bool,
     /// The app's manifest declares `android:largeHeap`: its heap limit is `dalvik.vm.heapsize`
     /// instead of the growth limit.
