@@ -93,7 +93,19 @@ def test_run_json_contract_and_determinism():
     for k in ("system_ms", "cpu_ms", "cpu_wait_ms", "major_faults_zram", "major_fault_file_ms", "reclaim_stall_ms", "gc_wait_ms", "idle_ms"):
         assert k in a["launches"][0]["breakdown"], k
     # the time parts of a launch sum to its TTID (to the nanosecond, up to float rounding)
-    parts = ("system", "cpu", "cpu_wait", "minor_fault", "major_fault_zram", "major_fault_flash_swap", "major_fault_file", "reclaim_stall", "gc_wait", "idle")
+    parts = (
+        "system",
+        "cpu",
+        "cpu_wait",
+        "minor_fault",
+        "major_fault_zram",
+        "major_fault_flash_swap",
+        "major_fault_file",
+        "file_read_wait",
+        "reclaim_stall",
+        "gc_wait",
+        "idle",
+    )
     for l in a["launches"]:
         assert abs(sum(l["breakdown"][f"{p}_ms"] for p in parts) - l["ttid_ms"]) < 1e-6, l
     assert a["launch_stats"]["hot"]["*"]["n"] == 1

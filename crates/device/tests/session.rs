@@ -97,7 +97,7 @@ fn pressure_slows_hot_launches_by_what_their_faults_cost() {
 /// faults, reclaim stalls, GC waits and idle time (the counts and the GC thread's CPU are not
 /// time of the main thread's).
 fn breakdowns_sum_to_ttid(v: &Value) {
-    const PARTS: [&str; 9] = [
+    const PARTS: [&str; 10] = [
         "system_ms",
         "cpu_ms",
         "cpu_wait_ms",
@@ -105,6 +105,7 @@ fn breakdowns_sum_to_ttid(v: &Value) {
         "major_fault_zram_ms",
         "major_fault_flash_swap_ms",
         "major_fault_file_ms",
+        "file_read_wait_ms",
         "reclaim_stall_ms",
         "gc_wait_ms",
     ];

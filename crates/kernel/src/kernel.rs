@@ -88,6 +88,7 @@ impl Kernel {
             ops_after_kill: 0,
             pending_writeback: Vec::new(),
             flash_busy_until: 0,
+            flash_read_busy_until: 0,
             writeback_due: Vec::new(),
             reclaim_congested: false,
             zram_sizes: crate::zram::SizeTable::new(&cfg.zram),

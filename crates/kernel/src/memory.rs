@@ -12,19 +12,30 @@
 //! - file, cached but not mapped by this process: minor fault, plus fault-around mapping of
 //!   neighbouring cached pages (old on arm64, young on x86: `kernel.fault_around_young`);
 //! - file, not cached: major fault with mmap read-around of `read_ahead_kb` centred on the fault;
-//!   every page read in with a shadow entry is a refault;
+//!   every page read in with a shadow entry is a refault; a PG_readahead page, when touched,
+//!   submits the next window asynchronously;
+//! - reads from flash (read-around and readahead) queue on the device one after another
+//!   (`queue_file_read`); a page whose read has not completed is locked (`pg::LOCKED`): the
+//!   faulting thread sleeps until its read completes (counted as a read wait in its breakdown)
+//!   and fault-around skips it, so a scan faster than the flash runs at the flash's pace;
 //! - anon, COW entry (a page shared after fork): see [`crate::fork`] — a read of the resident
 //!   shared page is an access, not a fault; a swapped one is swapped in once for every sharer; a
 //!   write copies the page (`wp_page_copy`) or, for the last sharer, takes it over.
 //!
 //! Costs go to the faulting `Task`. Left out: THP, userfaultfd, mmap_miss readahead back-off,
-//! swap readahead (Android sets page-cluster 0; the setting is read but only 0 is modelled).
+//! swap readahead (Android sets page-cluster 0; the setting is read but only 0 is modelled),
+//! overlap of queued flash commands, and the sharing of the device between file reads, swap
+//! reads and writeback (each is timed on its own).
 
 use crate::config::SwapKind;
 use crate::mm::{MappingKind, Pte, PTE_HOT};
 use crate::mmzone::Kernel;
 use crate::page::{lru, pg, Pfn, NO_PFN, NO_SLOT};
 use crate::task::Task;
+use mobmem_engine::Nanos;
+
+/// `Frames::io_done` of a page whose read is submitted but whose completion is not known yet.
+const IO_PENDING: Nanos = Nanos::MAX;
 
 impl Kernel {
     /// Access one page of VMA `v` on behalf of `t`.
@@ -288,13 +299,18 @@ impl Kernel {
                     return self.filemap_fault(t, v, page, write);
                 }
             }
+            // A page whose read is still in flight (readahead submitted it, the read has not
+            // completed): the fault waits on the page lock until it has (lock_page in filemap_fault).
+            if self.frames.flags[p as usize] & pg::LOCKED != 0 {
+                self.wait_on_read(t, p);
+            }
             self.map_file_page(v, page, p);
             self.frames.flags[p as usize] |= pg::YOUNG;
             if write {
                 self.mark_dirty(p);
             }
             if !write {
-                self.fault_around(v, page);
+                self.fault_around(v, page, t.now);
             }
             self.minor(t, proc_idx, self.cfg.costs.file_minor_fault_ns);
             return;
@@ -326,6 +342,11 @@ impl Kernel {
             if async_size > 0 && idx == marker && idx != page {
                 self.frames.flags[p as usize] |= pg::READAHEAD;
             }
+            if idx != page {
+                // Part of the same read: locked until it completes (known below).
+                self.frames.flags[p as usize] |= pg::LOCKED;
+                self.frames.io_done[p as usize] = IO_PENDING;
+            }
             nread += 1;
         }
         if !self.vmas[v as usize].live {
@@ -355,11 +376,18 @@ impl Kernel {
         if write {
             self.frames.flags[fi] |= pg::DIRTY;
         }
-        let c = &self.cfg.costs;
-        let io = c.flash_read_ns + nread.saturating_sub(1) * crate::page::PAGE_SIZE * 1_000_000_000 / c.flash_read_bw;
-        let ns = c.major_fault_overhead_ns + io;
-        t.kernel_cpu(c.major_fault_overhead_ns);
+        let overhead = self.cfg.costs.major_fault_overhead_ns;
+        t.kernel_cpu(overhead);
+        let io = self.queue_file_read(t.now, nread) - t.now;
+        let ns = overhead + io;
         t.now += io;
+        // The window's other pages arrive with the faulting one.
+        for idx in ra_start..ra_end {
+            let e = self.mappings[m].pages.get(idx as usize).copied().unwrap_or(Pte::NONE);
+            if e.is_present() && self.frames.io_done[e.pfn() as usize] == IO_PENDING && self.frames.flags[e.pfn() as usize] & pg::LOCKED != 0 {
+                self.frames.io_done[e.pfn() as usize] = t.now;
+            }
+        }
         t.bd.major_faults_file += 1;
         // Excluding the reclaim stalls of the read-around's page allocations (counted as such).
         t.bd.major_fault_file_ns += ns;
@@ -415,6 +443,10 @@ impl Kernel {
         }
         let end = (new_start + next).min(npages);
         self.vmas[v as usize].ra = (new_start, next, next);
+        // The window is one read submitted now; it completes after the device's latency and the
+        // transfer of the pages it reads. Until then its pages are locked (a touch waits).
+        let missing = (new_start..end).filter(|&i| !self.mappings[m].pages[i as usize].is_present()).count() as u64;
+        let done = if missing > 0 { self.queue_file_read(t.now, missing) } else { t.now };
         let mut nread = 0u64;
         for idx in new_start..end {
             if self.mappings[m].pages.is_empty() {
@@ -427,11 +459,39 @@ impl Kernel {
             if idx == new_start {
                 self.frames.flags[p as usize] |= pg::READAHEAD;
             }
+            self.frames.flags[p as usize] |= pg::LOCKED;
+            // Allocating the window's pages may have stalled the task in reclaim: the read
+            // cannot complete before it was submitted.
+            self.frames.io_done[p as usize] = done.max(t.now);
             nread += 1;
         }
         self.vmstat.pgpgin += nread * 4;
         // Submitting the I/O is a little CPU; the read itself does not block the task.
         t.cpu(self.cfg.costs.major_fault_overhead_ns / 4);
+    }
+
+    /// Queue a read of `n` pages from flash submitted at `now`; returns when it completes: the
+    /// device's latency and the transfer of the pages, after the reads queued before it.
+    fn queue_file_read(&mut self, now: Nanos, n: u64) -> Nanos {
+        let c = &self.cfg.costs;
+        let start = self.flash_read_busy_until.max(now);
+        let done = start + c.flash_read_ns + n.saturating_sub(1) * crate::page::PAGE_SIZE * 1_000_000_000 / c.flash_read_bw;
+        self.flash_read_busy_until = done;
+        done
+    }
+
+    /// Wait for the read of locked page `p` to complete (`wait_on_page_locked`): the task sleeps
+    /// on I/O until then, which its breakdown counts as file I/O. The page is uptodate after.
+    fn wait_on_read(&mut self, t: &mut Task, p: Pfn) {
+        let i = p as usize;
+        let done = self.frames.io_done[i];
+        debug_assert!(done != IO_PENDING, "a locked page's read has a completion time");
+        if done > t.now {
+            t.bd.file_read_wait_ns += done - t.now;
+            t.bd.file_read_waits += 1;
+            t.now = done;
+        }
+        self.frames.flags[i] &= !pg::LOCKED;
     }
 
     /// Map a cached file page into VMA `v` (if not already mapped there).
@@ -449,7 +509,7 @@ impl Kernel {
     }
 
     /// `do_fault_around`: map the cached pages of the aligned fault-around window.
-    fn fault_around(&mut self, v: u32, page: u32) {
+    fn fault_around(&mut self, v: u32, page: u32, now: Nanos) {
         if self.pure_lru() {
             return;
         }
@@ -467,8 +527,17 @@ impl Kernel {
                 continue;
             }
             let e = self.mappings[m].pages[idx as usize];
-            // filemap_map_pages skips PG_readahead pages so that touching them faults.
-            if e.is_present() && self.frames.flags[e.pfn() as usize] & pg::READAHEAD == 0 {
+            // filemap_map_pages skips PG_readahead pages so that touching them faults, and pages
+            // whose read is still in flight (not uptodate, locked).
+            if !e.is_present() {
+                continue;
+            }
+            let f = self.frames.flags[e.pfn() as usize];
+            if f & pg::READAHEAD != 0 || (f & pg::LOCKED != 0 && self.frames.io_done[e.pfn() as usize] > now) {
+                continue;
+            }
+            self.frames.flags[e.pfn() as usize] &= !pg::LOCKED;
+            {
                 let g = self.frames.gen[e.pfn() as usize];
                 let newly = self.vmas[v as usize].mapgen[idx as usize] != g;
                 self.map_file_page(v, idx, e.pfn());

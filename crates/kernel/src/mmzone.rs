@@ -122,6 +122,10 @@ pub struct Kernel {
     /// Writeback started by the current reclaim call, completed by one event.
     pub pending_writeback: Vec<(Pfn, u32)>,
     /// When the flash device finishes the writes queued so far.
+    /// When the flash finishes the file reads queued so far (page-cache reads: read-around and
+    /// readahead). Reads are served one after another; writeback and swap reads are not in this
+    /// queue (an estimate: UFS overlaps commands, the model does not).
+    pub flash_read_busy_until: Nanos,
     pub flash_busy_until: Nanos,
     /// Completion times of the queued `WritebackDone` events (for reclaim throttling).
     pub writeback_due: Vec<Nanos>,

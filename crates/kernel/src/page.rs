@@ -64,6 +64,10 @@ pub mod pg {
     pub const MLOCKED: u16 = 1 << 8;
     /// PG_readahead: a fault on this page starts the next asynchronous readahead window.
     pub const READAHEAD: u16 = 1 << 9;
+    /// PG_locked for a read: the page is in the page cache but its read from flash completes at
+    /// `Frames::io_done` (not PG_uptodate before). A task touching it then waits for the read;
+    /// fault-around does not map it. Cleared by the first touch after the read completed.
+    pub const LOCKED: u16 = 1 << 10;
 }
 
 /// The frame table.
@@ -84,8 +88,9 @@ pub struct Frames {
     pub gen: Vec<u32>,
     /// Swap slot holding a copy of this anon page (swap cache), or NO_SLOT.
     pub swap_slot: Vec<u32>,
-    /// When this frame's writeback completes (valid while WRITEBACK is set).
-    pub wb_done: Vec<u64>,
+    /// When this frame's I/O completes: its writeback while WRITEBACK is set, its read while
+    /// LOCKED is set.
+    pub io_done: Vec<u64>,
     free: Vec<Pfn>,
 }
 
@@ -102,7 +107,7 @@ impl Frames {
             mapcount: vec![0; n],
             gen: vec![0; n],
             swap_slot: vec![NO_SLOT; n],
-            wb_done: vec![0; n],
+            io_done: vec![0; n],
             free,
         }
     }

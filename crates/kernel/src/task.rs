@@ -22,6 +22,10 @@ pub struct Breakdown {
     pub major_fault_flash_swap_ns: Nanos,
     pub major_faults_file: u64,
     pub major_fault_file_ns: Nanos,
+    /// Waits for file pages whose readahead read was still in flight (minor faults that sleep on
+    /// the page lock until the read completes).
+    pub file_read_waits: u64,
+    pub file_read_wait_ns: Nanos,
     /// Direct reclaim (global or memcg-limit) done by this thread.
     pub reclaim_stall_ns: Nanos,
     pub allocstalls: u64,
@@ -38,6 +42,7 @@ impl Breakdown {
             + self.major_fault_zram_ns
             + self.major_fault_flash_swap_ns
             + self.major_fault_file_ns
+            + self.file_read_wait_ns
             + self.reclaim_stall_ns
             + self.cpu_wait_ns
     }
@@ -65,6 +70,8 @@ impl Breakdown {
         f(&mut self.major_fault_flash_swap_ns, o.major_fault_flash_swap_ns);
         f(&mut self.major_faults_file, o.major_faults_file);
         f(&mut self.major_fault_file_ns, o.major_fault_file_ns);
+        f(&mut self.file_read_waits, o.file_read_waits);
+        f(&mut self.file_read_wait_ns, o.file_read_wait_ns);
         f(&mut self.reclaim_stall_ns, o.reclaim_stall_ns);
         f(&mut self.allocstalls, o.allocstalls);
         f(&mut self.memstall_ns, o.memstall_ns);

@@ -575,7 +575,7 @@ impl Kernel {
         let done = start + per_page;
         self.flash_busy_until = done;
         self.frames.flags[i] |= pg::WRITEBACK | pg::RECLAIM;
-        self.frames.wb_done[i] = done;
+        self.frames.io_done[i] = done;
         sc.wb_started += 1;
         sc.wb_done_at = sc.wb_done_at.max(done);
         self.pending_writeback.push((p, self.frames.gen[i]));

@@ -2,7 +2,7 @@
 //! the counters it drives move the way the mechanism says.
 
 mod common;
-use common::replay;
+use common::{replay, replay_stats};
 use std::fmt::Write;
 
 /// A sequential pass over `pages` of anon memory, `passes` times, writing.
@@ -267,6 +267,34 @@ fn async_readahead_continues_a_sequential_scan_without_major_faults() {
     // One synchronous read-around; every later window is started by a PG_readahead hit.
     assert_eq!(k.vmstat.pgmajfault, 1, "{:?}", k.vmstat);
     assert_eq!(k.vmstat.pgpgin, 20000 * 4);
+}
+
+#[test]
+fn a_scan_faster_than_the_flash_waits_for_readahead_reads_in_flight() {
+    // 20,000 file pages touched in order as fast as the CPU allows: after the first read-around
+    // every page comes from asynchronous readahead, whose reads take the flash's latency and
+    // transfer time. The scan cannot run ahead of them: it sleeps on pages still being read.
+    let pages = 20_000u32;
+    let scan = |gap_us: u32| {
+        let mut s = String::from("ram 256\nproc 1 app\nmap 1 data file big.bin 20000\n");
+        for first in (0..pages).step_by(100) {
+            writeln!(s, "touch 1 data {first} 100").unwrap();
+            if gap_us > 0 {
+                writeln!(s, "tick {gap_us}").unwrap();
+            }
+        }
+        replay_stats(&s, &[("kernel.read_ahead_kb", "512")])
+    };
+    let (k, fast) = scan(0);
+    let transfer_ns = pages as f64 * 4096.0 * 1e9 / k.cfg.costs.flash_read_bw as f64;
+    assert_eq!(k.vmstat.pgmajfault, 1, "{:?}", k.vmstat);
+    assert!(fast.sim_time_ns as f64 >= 0.9 * transfer_ns, "scan took {} ns, the reads alone {transfer_ns} ns", fast.sim_time_ns);
+    // With 5 ms between batches of 100 pages every read completes before its pages are touched:
+    // the scan's own time is its faults' CPU, far below the transfer time.
+    let (k2, slow) = scan(5_000);
+    let ticks_ns = (pages / 100) as u64 * 5_000_000;
+    assert_eq!(k2.vmstat.pgmajfault, 1);
+    assert!(((slow.sim_time_ns - ticks_ns) as f64) < 0.5 * transfer_ns, "scan with gaps: {} ns beyond the gaps", slow.sim_time_ns - ticks_ns);
 }
 
 #[test]

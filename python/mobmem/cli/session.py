@@ -74,7 +74,7 @@ def launches_table(res: dict, title: str = "launches") -> Table:
         title=title,
         show_edge=False,
         title_justify="left",
-        caption="times in ms; system … idle sum to TTID; major faults as count / ms (blank: none); alive: apps alive after the launch",
+        caption="times in ms; system … idle sum to TTID; major faults and read waits (file pages still being read by readahead) as count / ms (blank: none); alive: apps alive after the launch",
         caption_justify="left",
     )
     cols = [
@@ -90,6 +90,7 @@ def launches_table(res: dict, title: str = "launches") -> Table:
         "maj zram",
         "maj flash",
         "maj file",
+        "read wait",
         "reclaim stall",
         "gc wait",
         "idle",
@@ -113,6 +114,7 @@ def launches_table(res: dict, title: str = "launches") -> Table:
             _nf(b["major_faults_zram"], b["major_fault_zram_ms"]),
             _nf(b["major_faults_flash_swap"], b["major_fault_flash_swap_ms"]),
             _nf(b["major_faults_file"], b["major_fault_file_ms"]),
+            _nf(b.get("file_read_waits", 0), b.get("file_read_wait_ms", 0.0)),
             f"{b['reclaim_stall_ms']:.1f}",
             f"{b['gc_wait_ms']:.1f}",
             f"{b.get('idle_ms', 0.0):.1f}",

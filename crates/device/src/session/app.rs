@@ -43,6 +43,9 @@ pub struct LaunchBreakdown {
     pub major_fault_flash_swap_ms: f64,
     pub major_faults_file: u64,
     pub major_fault_file_ms: f64,
+    /// Waits for file pages still being read by readahead.
+    pub file_read_waits: u64,
+    pub file_read_wait_ms: f64,
     pub reclaim_stall_ms: f64,
     pub allocstalls: u64,
     /// The main thread waiting for the GC (pauses, blocking collections).
@@ -171,6 +174,8 @@ impl Live {
             major_fault_flash_swap_ms: ms(d.major_fault_flash_swap_ns),
             major_faults_file: d.major_faults_file,
             major_fault_file_ms: ms(d.major_fault_file_ns),
+            file_read_waits: d.file_read_waits,
+            file_read_wait_ms: ms(d.file_read_wait_ns),
             reclaim_stall_ms: ms(d.reclaim_stall_ns),
             allocstalls: d.allocstalls,
             gc_wait_ms: ms(wait),

@@ -1,5 +1,5 @@
 #![allow(dead_code)]
-use mobmem_kernel::replay::{config_for, run};
+use mobmem_kernel::replay::{config_for, run, ReplayStats};
 use mobmem_kernel::trace::parse;
 use mobmem_kernel::Kernel;
 
@@ -9,10 +9,15 @@ pub fn settings(s: &[(&str, &str)]) -> Vec<(String, String)> {
 
 /// Replay trace text with settings; full invariant check every 64 ops and at the end.
 pub fn replay(text: &str, set: &[(&str, &str)]) -> Kernel {
+    replay_stats(text, set).0
+}
+
+/// [`replay`], with the replay's own counters (its simulated time).
+pub fn replay_stats(text: &str, set: &[(&str, &str)]) -> (Kernel, ReplayStats) {
     let t = parse("test.trace", text).expect("trace parses");
     let cfg = config_for(&t, &[], &settings(set)).expect("config");
     let mut k = Kernel::new(cfg).expect("kernel");
-    run(&mut k, &t, 64).expect("replay");
+    let stats = run(&mut k, &t, 64).expect("replay");
     k.check_invariants().expect("invariants at end");
-    k
+    (k, stats)
 }
