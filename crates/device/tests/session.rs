@@ -76,7 +76,10 @@ fn pressure_slows_hot_launches_by_what_their_faults_cost() {
     assert_eq!(b.len(), 4, "with lmkd off every app stays and comes back hot");
     let stall = |l: &Value| {
         let d = &l["breakdown"];
-        ["major_fault_zram_ms", "major_fault_flash_swap_ms", "major_fault_file_ms", "reclaim_stall_ms"].iter().map(|k| d[k].as_f64().unwrap()).sum::<f64>()
+        ["major_fault_zram_ms", "major_fault_flash_swap_ms", "major_fault_file_ms", "file_read_wait_ms", "reclaim_stall_ms"]
+            .iter()
+            .map(|k| d[k].as_f64().unwrap())
+            .sum::<f64>()
     };
     let majors = |l: &Value| {
         let d = &l["breakdown"];
@@ -91,6 +94,15 @@ fn pressure_slows_hot_launches_by_what_their_faults_cost() {
     assert!((slower - explained).abs() <= 0.25 * slower, "slower by {slower:.1} ms, faults and stalls explain {explained:.1} ms");
     breakdowns_sum_to_ttid(&roomy);
     breakdowns_sum_to_ttid(&pressed);
+    // The version-independent refault (file refaults + swap-ins) sees the pressure whatever the
+    // kernel version counts as an anon refault, and the apps' shares add up to at most it.
+    let refault = |v: &Value| v["refaults"]["refault"].as_u64().unwrap();
+    for v in [&roomy, &pressed] {
+        assert_eq!(refault(v), v["refaults"]["file"].as_u64().unwrap() + v["swap"]["pswpin"].as_u64().unwrap());
+        let apps: u64 = v["per_app"].as_object().unwrap().values().map(|p| p["refault"].as_u64().unwrap()).sum();
+        assert!(apps <= refault(v), "apps' refaults {apps} exceed the total {}", refault(v));
+    }
+    assert!(refault(&pressed) > refault(&roomy) + 100, "pressure must make evicted pages come back: {} vs {}", refault(&pressed), refault(&roomy));
 }
 
 /// Every launch's breakdown covers its TTID to the nanosecond: the system part, CPU, CPU wait,

@@ -96,6 +96,8 @@ pub fn result(s: &Session, wall_s: f64) -> Value {
         j["relaunches"] = json!(launches.iter().filter(|l| l.relaunch).count());
         j["kills"] = json!(kills.iter().filter(|x| x["app"] == json!(a.spec.name)).count());
         j["jank_ratio"] = ratio(t.frames.janky, t.frames.frames);
+        // Evicted pages of the app needed again, whatever the kernel version counts as a refault.
+        j["refault"] = json!(t.refault_file + t.swapin);
         j["estimate"] = json!(a.spec.estimate);
         per_app.insert(a.spec.name.clone(), j);
     }
@@ -149,7 +151,13 @@ pub fn result(s: &Session, wall_s: f64) -> Value {
             "direct_reclaim_ratio": ratio(v.pgsteal_direct, evictions),
             "anon_share_of_evictions": ratio(v.pgsteal_anon, v.pgsteal_anon + v.pgsteal_file),
         },
-        "refaults": { "total": refaults, "anon": v.workingset_refault_anon, "file": v.workingset_refault_file, "evictions": evictions, "by_app": app_refaults, "system_processes": sys_refaults },
+        "refaults": {
+            "total": refaults, "anon": v.workingset_refault_anon, "file": v.workingset_refault_file, "evictions": evictions, "by_app": app_refaults, "system_processes": sys_refaults,
+            // Version-independent: an evicted page needed again — a file page read back (its
+            // shadow entry found) or a swapped-out page swapped in. Kernels before 5.9 count no
+            // anon refaults, so `total` alone is not comparable across kernel versions.
+            "refault": v.workingset_refault_file + v.pswpin,
+        },
         "direct_reclaims": v.allocstall,
         "kswapd_cpu_ms": k.kswapd.cpu_ns as f64 / 1e6,
         "swap": { "pswpin": v.pswpin, "pswpout": v.pswpout },
