@@ -335,7 +335,10 @@ impl Kernel {
             if cur.is_present() {
                 continue;
             }
-            let Some((p, ws)) = self.add_to_page_cache(t, m, idx, proc_idx) else { return };
+            let Some((p, ws)) = self.add_to_page_cache(t, m, idx, proc_idx) else {
+                self.complete_reads(m, ra_start, ra_end, t.now);
+                return;
+            };
             if ws && idx == page {
                 memstall = true;
             }
@@ -351,6 +354,7 @@ impl Kernel {
         }
         if !self.vmas[v as usize].live {
             // Reclaim while reading killed this process and released its VMAs.
+            self.complete_reads(m, ra_start, ra_end, t.now);
             t.killed = true;
             return;
         }
@@ -358,6 +362,7 @@ impl Kernel {
         // holds a reference on it; the model does not), or another task read it in meanwhile.
         let cur = self.mappings[m].pages.get(page as usize).copied().unwrap_or(Pte::NONE);
         if !cur.is_present() {
+            self.complete_reads(m, ra_start, ra_end, t.now);
             return;
         }
         let fault_pfn = cur.pfn();
@@ -382,12 +387,7 @@ impl Kernel {
         let ns = overhead + io;
         t.now += io;
         // The window's other pages arrive with the faulting one.
-        for idx in ra_start..ra_end {
-            let e = self.mappings[m].pages.get(idx as usize).copied().unwrap_or(Pte::NONE);
-            if e.is_present() && self.frames.io_done[e.pfn() as usize] == IO_PENDING && self.frames.flags[e.pfn() as usize] & pg::LOCKED != 0 {
-                self.frames.io_done[e.pfn() as usize] = t.now;
-            }
-        }
+        self.complete_reads(m, ra_start, ra_end, t.now);
         t.bd.major_faults_file += 1;
         // Excluding the reclaim stalls of the read-around's page allocations (counted as such).
         t.bd.major_fault_file_ns += ns;
@@ -478,6 +478,21 @@ impl Kernel {
         let done = start + c.flash_read_ns + n.saturating_sub(1) * crate::page::PAGE_SIZE * 1_000_000_000 / c.flash_read_bw;
         self.flash_read_busy_until = done;
         done
+    }
+
+    /// Give the pages of read-around window `start..end` of mapping `m` that wait for their read
+    /// (locked, completion not known yet) the completion time `done`. Every exit of the major
+    /// fault path calls it, so no page stays locked without one.
+    fn complete_reads(&mut self, m: usize, start: u32, end: u32, done: Nanos) {
+        for idx in start..end {
+            let Some(e) = self.mappings[m].pages.get(idx as usize).copied() else { break };
+            if e.is_present() {
+                let i = e.pfn() as usize;
+                if self.frames.flags[i] & pg::LOCKED != 0 && self.frames.io_done[i] == IO_PENDING {
+                    self.frames.io_done[i] = done;
+                }
+            }
+        }
     }
 
     /// Wait for the read of locked page `p` to complete (`wait_on_page_locked`): the task sleeps
