@@ -127,8 +127,7 @@ def fidelity(
     from mobmem.files import atomic_write
     from mobmem.session import fidelity as fid
 
-    all_facts = fid.load()
-    chosen = fid.select(all_facts, list(facts or []))
+    chosen = fid.select(fid.load(), list(facts or []))
     if list_:
         for f in chosen:
             console.print(f"[bold]{f.id}[/bold]: {f.claim} — published {f.published:g} {f.unit} ({f.scenario} / {f.system})", highlight=False)
@@ -146,7 +145,7 @@ def fidelity(
         bar.log(f"[{bar.done}/{total}] {scenario} / {system} seed {seed}: {res.get('sim_seconds', 0):.0f} simulated s in {res.get('wall_seconds', 0):.1f} s")
 
     with bar:
-        doc = fid.fidelity([f.id for f in chosen] if facts else [], seeds, time_scale, jobs, progress)
+        doc = fid.fidelity(chosen, seeds, time_scale, jobs, progress)
     if report is not None:
         from mobmem.harness.environment import git_revision
 

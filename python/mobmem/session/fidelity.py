@@ -231,13 +231,11 @@ def evaluate(facts: list[Fact], results: dict[tuple[str, str, int], dict]) -> li
     return rows
 
 
-def fidelity(ids: list[str], seeds: int = 3, time_scale: float = 1.0, jobs: int = 1, progress=None, facts_file: Path | None = None) -> dict:
-    """Run and evaluate the facts named by ``ids`` (all when empty); the document the command
+def fidelity(facts: list[Fact], seeds: int = 3, time_scale: float = 1.0, jobs: int = 1, progress=None) -> dict:
+    """Run and evaluate ``facts`` (from :func:`load`, :func:`select`); the document the command
     prints and writes: settings, per-fact rows, the count within tolerance, wall time."""
     import time
 
-    facts = select(load(facts_file), ids)
-    check_arguments(seeds, time_scale, jobs)
     t0 = time.monotonic()
     results = run(facts, seeds, time_scale, jobs, progress)
     rows = evaluate(facts, results)
