@@ -228,6 +228,7 @@ impl Kernel {
             live: true,
             locked: false,
             ra: (0, 0, 0),
+            mmap_miss: 0,
             cow_parent: None,
         });
         let p = &mut self.procs[proc_idx as usize];

@@ -13,7 +13,9 @@
 //!   neighbouring cached pages (old on arm64, young on x86: `kernel.fault_around_young`);
 //! - file, not cached: major fault with mmap read-around of `read_ahead_kb` centred on the fault;
 //!   every page read in with a shadow entry is a refault; a PG_readahead page, when touched,
-//!   submits the next window asynchronously;
+//!   submits the next window asynchronously. A mapping whose faults miss much more than they hit
+//!   (`mmap_miss` above `MMAP_LOTSAMISS`; each miss adds one, each cached page a fault finds or
+//!   fault-around maps takes one off) stops read-around: its misses read one page each;
 //! - reads from flash (read-around and readahead) queue on the device one after another
 //!   (`queue_file_read`); a page whose read has not completed is locked (`pg::LOCKED`): the
 //!   faulting thread sleeps until its read completes (counted as a read wait in its breakdown)
@@ -22,13 +24,13 @@
 //!   shared page is an access, not a fault; a swapped one is swapped in once for every sharer; a
 //!   write copies the page (`wp_page_copy`) or, for the last sharer, takes it over.
 //!
-//! Costs go to the faulting `Task`. Left out: THP, userfaultfd, mmap_miss readahead back-off,
+//! Costs go to the faulting `Task`. Left out: THP, userfaultfd, MADV_RANDOM/SEQUENTIAL readahead hints,
 //! swap readahead (Android sets page-cluster 0; the setting is read but only 0 is modelled),
 //! overlap of queued flash commands, and the sharing of the device between file reads, swap
 //! reads and writeback (each is timed on its own).
 
 use crate::config::SwapKind;
-use crate::mm::{MappingKind, Pte, PTE_HOT};
+use crate::mm::{MappingKind, Pte, MMAP_LOTSAMISS, PTE_HOT};
 use crate::mmzone::Kernel;
 use crate::page::{lru, pg, Pfn, NO_PFN, NO_SLOT};
 use crate::task::Task;
@@ -285,6 +287,9 @@ impl Kernel {
             // Cached, not mapped here: minor fault, then fault-around. A PG_readahead page starts
             // the next readahead window asynchronously (do_async_mmap_readahead).
             let p = e.pfn();
+            // do_async_mmap_readahead: a hit counts against the misses.
+            let vm = &mut self.vmas[v as usize];
+            vm.mmap_miss = vm.mmap_miss.saturating_sub(1);
             if self.frames.flags[p as usize] & pg::READAHEAD != 0 {
                 self.frames.flags[p as usize] &= !pg::READAHEAD;
                 self.async_readahead(t, v, proc_idx);
@@ -317,13 +322,23 @@ impl Kernel {
         }
         // Major fault: read-around window.
         let npages = self.mappings[m].pages.len() as u32;
-        let ra = if self.pure_lru() { 1 } else { ((self.cfg.read_ahead_kb / 4) as u32).max(1) };
+        let pure_lru = self.pure_lru();
+        let vm = &mut self.vmas[v as usize];
+        if vm.mmap_miss < MMAP_LOTSAMISS * 10 {
+            vm.mmap_miss += 1;
+        }
+        // A mapping that misses much more than it hits (scattered access) gets no read-around:
+        // the fault reads its own page only (page_cache_read), and the readahead state stays.
+        let around = !pure_lru && vm.mmap_miss <= MMAP_LOTSAMISS;
+        let ra = if around { ((self.cfg.read_ahead_kb / 4) as u32).max(1) } else { 1 };
         // mmap read-around (do_sync_mmap_readahead): ra_pages centred on the fault, the last
         // quarter asynchronous (its first page carries PG_readahead).
         let ra_start = page.saturating_sub(ra / 2);
         let ra_end = (ra_start + ra).min(npages);
         let async_size = if ra >= 4 { ra / 4 } else { 0 };
-        self.vmas[v as usize].ra = (ra_start, ra, async_size);
+        if around {
+            self.vmas[v as usize].ra = (ra_start, ra, async_size);
+        }
         let marker = (ra_start + ra).saturating_sub(async_size);
         let mut nread = 0u64;
         let mut memstall = false;
@@ -552,13 +567,14 @@ impl Kernel {
                 continue;
             }
             self.frames.flags[e.pfn() as usize] &= !pg::LOCKED;
-            {
-                let g = self.frames.gen[e.pfn() as usize];
-                let newly = self.vmas[v as usize].mapgen[idx as usize] != g;
-                self.map_file_page(v, idx, e.pfn());
-                if newly && young {
-                    self.frames.flags[e.pfn() as usize] |= pg::YOUNG;
-                }
+            // filemap_map_pages: every page mapped around counts as a hit.
+            let vm = &mut self.vmas[v as usize];
+            vm.mmap_miss = vm.mmap_miss.saturating_sub(1);
+            let g = self.frames.gen[e.pfn() as usize];
+            let newly = self.vmas[v as usize].mapgen[idx as usize] != g;
+            self.map_file_page(v, idx, e.pfn());
+            if newly && young {
+                self.frames.flags[e.pfn() as usize] |= pg::YOUNG;
             }
         }
     }

@@ -161,6 +161,9 @@ impl Mapping {
     }
 }
 
+/// `MMAP_LOTSAMISS` (mm/filemap.c): misses beyond which mmap read-around stops for a file.
+pub const MMAP_LOTSAMISS: u32 = 100;
+
 /// A virtual memory area of a process.
 #[derive(Clone, Debug)]
 pub struct Vma {
@@ -178,6 +181,9 @@ pub struct Vma {
     /// Readahead state of this mapping of the file (`struct file_ra_state`): window start, size,
     /// async part.
     pub ra: (u32, u32, u32),
+    /// `file_ra_state.mmap_miss`: page-cache misses of faults on this mapping, less its hits;
+    /// above [`MMAP_LOTSAMISS`] a major fault reads only the faulting page (no read-around).
+    pub mmap_miss: u32,
     /// The parent's VMA this one was duplicated from by fork (`dup_mmap`), if any. Informational:
     /// sharing is per page, through COW entries.
     pub cow_parent: Option<u32>,
