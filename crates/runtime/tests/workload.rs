@@ -141,3 +141,32 @@ fn synthetic_spec_churn_sets_the_rates_unless_they_are_given() {
         assert!(e.contains(says), "{bad}: {e}");
     }
 }
+
+#[test]
+fn a_launch_reads_its_file_pages_as_scattered_runs() {
+    // 40 MiB of code/resources, 40 % read at start-up. Read as a few long runs, readahead
+    // streams them in with a major fault each; read as short runs scattered over the file
+    // (the default), each run that lands outside the windows already read is a major fault.
+    let launch = |run_pages: f64| {
+        let (mut k, mut rt) = nogc(64);
+        let p = AppProfile {
+            live_heap: 2 << 20,
+            native_anon: 0,
+            file_bytes: 40 << 20,
+            launch_file_share: 0.4,
+            launch_read_run_pages: run_pages,
+            ..AppProfile::default()
+        };
+        let mut w = Workload::new(p);
+        w.build(&mut rt, &mut k);
+        (rt.mutator.bd.major_faults_file, rt.mutator.bd.file_read_waits, k.vmstat.pgpgin / 4)
+    };
+    let (seq_faults, _, seq_read) = launch(1e6);
+    let (faults, _, read) = launch(3.0);
+    let pages = 40 * 256;
+    assert!(seq_faults <= 5, "sequential launch: {seq_faults} major faults");
+    assert!(seq_read >= (pages as f64 * 0.4) as u64, "sequential launch read {seq_read} pages");
+    // 4,096 pages in runs of ~3 over 10,240 pages: hundreds of 32-page windows, most of the file.
+    assert!(faults >= 150, "scattered launch: {faults} major faults");
+    assert!(read > (pages as f64 * 0.6) as u64 && read <= pages as u64, "scattered launch read {read} pages");
+}
