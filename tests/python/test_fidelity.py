@@ -48,6 +48,7 @@ def test_shipped_facts_load_and_name_real_scenarios_systems_and_metrics():
         (('unit = "apps"\n', ""), "missing field(s) unit"),
         (('metric = "cached_max"', 'metric = "cached_max"\napp = "twitter"'), "takes no parameters; got app"),
         (('metric = "cached_max"', 'metric = "launch"\napp = "twitter"'), "takes app, kind, stat; got app"),
+        (('metric = "cached_max"', 'metric = "cold_io_share"\nquantile = 1.5'), "quantile: 1.5 is not a number from 0 to 1"),
     ],
 )
 def test_a_bad_fact_is_named_with_file_and_line(tmp_path, edit, says):
@@ -87,6 +88,28 @@ def test_metrics_read_the_result_and_report_missing_values_as_missing():
     assert m["gc_objects"].fn(res, app="x", state="bg", type="sticky") is None
     res["cached_apps"]["first_kill_launch"] = None
     assert m["cached_at_first_kill"].fn(res) is None
+
+
+def test_cold_io_share_is_a_quantile_across_apps_of_each_apps_mean_share():
+    def launch(app, kind, ttid, file_ms=0.0, wait_ms=0.0, swap_ms=0.0, zram_ms=0.0):
+        bd = {"file_read_wait_ms": wait_ms, "major_fault_file_ms": file_ms, "major_fault_flash_swap_ms": swap_ms, "major_fault_zram_ms": zram_ms}
+        return {"app": app, "kind": kind, "ttid_ms": ttid, "breakdown": bd}
+
+    res = {
+        "launches": [
+            launch("a", "cold", 1000.0, file_ms=100.0),  # a: 10 %, then 30 %: mean 20 %
+            launch("a", "cold", 1000.0, file_ms=200.0, wait_ms=100.0),
+            launch("a", "hot", 100.0, file_ms=100.0),  # hot launches do not count
+            launch("b", "cold", 500.0, swap_ms=200.0, zram_ms=300.0),  # b: 40 % (zram is not I/O)
+            launch("c", "cold", 2000.0),  # c: 0 %
+        ]
+    }
+    f = fid.METRICS["cold_io_share"].fn
+    assert f(res, quantile=0.5) == pytest.approx(20.0)
+    assert f(res, quantile=0.0) == pytest.approx(0.0)
+    assert f(res, quantile=1.0) == pytest.approx(40.0)
+    assert f(res, quantile=0.25) == pytest.approx(10.0)
+    assert f({"launches": [launch("a", "hot", 100.0)]}, quantile=0.5) is None
 
 
 def test_bad_arguments_get_one_line_errors():

@@ -54,6 +54,28 @@ def _gc_objects(res: dict, app: str, state: str, type: str) -> float | None:
     return sum(xs) / len(xs) if xs else None
 
 
+#: Breakdown parts of a launch that are blocking I/O on the flash (file reads and flash swap-ins;
+#: zram swap-ins are decompression, not I/O).
+_IO_PARTS = ("file_read_wait_ms", "major_fault_file_ms", "major_fault_flash_swap_ms")
+
+
+def _cold_io_share(res: dict, quantile: float) -> float | None:
+    """Per app, the mean share (%) of its cold launches' TTID spent blocked on I/O; the
+    ``quantile`` of those shares across apps (linear interpolation)."""
+    per_app: dict[str, list[float]] = {}
+    for launch in res["launches"]:
+        if launch["kind"] == "cold" and launch["ttid_ms"] > 0:
+            bd = launch["breakdown"]
+            per_app.setdefault(launch["app"], []).append(100.0 * sum(bd[k] for k in _IO_PARTS) / launch["ttid_ms"])
+    shares = sorted(sum(v) / len(v) for v in per_app.values())
+    if not shares:
+        return None
+    x = quantile * (len(shares) - 1)
+    lo = math.floor(x)
+    hi = min(lo + 1, len(shares) - 1)
+    return shares[lo] + (shares[hi] - shares[lo]) * (x - lo)
+
+
 @dataclass(frozen=True)
 class Metric:
     fn: Callable[..., float | None]
@@ -66,6 +88,11 @@ METRICS: dict[str, Metric] = {
     "launch": Metric(_launch, ("app", "kind", "stat"), "launch time of one app (kind hot|cold; stat mean|p50|p90|p10|max|min), ms"),
     "cached_at_first_kill": Metric(_cached_at_first_kill, (), "apps alive after the last launch before lmkd's first kill of an app"),
     "cached_max": Metric(_cached_max, (), "most apps alive after a launch"),
+    "cold_io_share": Metric(
+        _cold_io_share,
+        ("quantile",),
+        "per app, the share (%) of cold-launch time blocked on flash I/O (mean over its cold launches); this quantile (0-1) across apps",
+    ),
     "gc_objects": Metric(
         _gc_objects, ("app", "state", "type"), "objects a collection of one app traces, mean over its collections of that state (fg|bg) and type (full|sticky)"
     ),
@@ -121,6 +148,9 @@ def load(path: Path | None = None) -> list[Fact]:
         params = {k: v for k, v in raw.items() if k not in _FIELDS}
         if set(params) != set(metric.params):
             raise MobmemError(f"{where}: metric {raw['metric']} takes {', '.join(metric.params) or 'no parameters'}; got {', '.join(params) or 'none'}")
+        q = params.get("quantile", 0.0)
+        if not isinstance(q, (int, float)) or isinstance(q, bool) or not 0.0 <= q <= 1.0:
+            raise MobmemError(f"{where}: quantile: {q!r} is not a number from 0 to 1")
         if raw["scenario"] not in scenarios:
             raise MobmemError(f"{where}: scenario: unknown scenario {raw['scenario']!r}")
         if raw["system"] not in systems:
