@@ -28,7 +28,7 @@ from rich.table import Table
 from mobmem.errors import Interrupted, MobmemError
 
 # Piped output (files, pagers, tests) gets wide tables rather than 80 truncated columns.
-console = Console(width=None if sys.stdout.isatty() else 180)
+console = Console(width=None if sys.stdout.isatty() else 220)
 
 
 # ---------------------------------------------------------------------------- formatting
