@@ -156,7 +156,13 @@ def test_human_tables_and_out_files(tmp_path):
     assert len(tl) >= 5 and {"t_s", "free_mib", "anon_mib", "swap_used_mib", "cached_apps"} <= set(tl[0])
     ev = list(csv.DictReader((out / "events.csv").open()))
     assert [e["kind"] for e in ev].count("launch") == 3
-    assert list(csv.DictReader((out / "per_app.csv").open()))[0]["app"].startswith("synthetic")
+    per_app = list(csv.DictReader((out / "per_app.csv").open()))
+    assert per_app[0]["app"].startswith("synthetic") and "memory_at_end" not in per_app[0]
+    # Per-mapping memory at the end (smaps): the Java heap's main space, native heap and APK.
+    mem = {m["name"]: m for m in s["per_app"]["twitter"]["memory_at_end"]}
+    assert {"dalvik-main space", "[anon:libc_malloc]", "base.apk"} <= set(mem), sorted(mem)
+    assert all(0 <= m["rss_pages"] + m["swap_pages"] + m["cow_shared_pages"] <= m["pages"] for m in mem.values())
+    assert mem["dalvik-main space"]["rss_pages"] > 0 and mem["base.apk"]["rss_pages"] > 0
     assert (out / "kills.csv").read_text().startswith("t_s,app,")
     assert not list(out.glob("*.tmp")) and not list(out.glob(".*tmp"))
 

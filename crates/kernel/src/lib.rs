@@ -28,6 +28,7 @@ pub mod psi_types;
 pub mod replay;
 pub mod report;
 pub mod series;
+pub mod smaps;
 pub mod swap;
 pub mod task;
 pub mod trace;

@@ -453,3 +453,23 @@ fn scattered_file_faults_stop_read_around_after_lots_of_misses() {
     assert_eq!(k2.vmstat.pgmajfault, 400);
     assert!(k2.vmstat.pgpgin / 4 >= 400 * 30, "read {} pages", k2.vmstat.pgpgin / 4);
 }
+
+#[test]
+fn smaps_counts_every_touched_anon_page_once_resident_or_in_swap() {
+    // 96 MiB of heap written in 64 MiB of RAM: part of it ends in zram. Every written page is
+    // either resident or in swap; the file VMA's RSS is the cached pages it mapped (the pages it
+    // touched and their fault-around neighbours), never more than its size.
+    let mut s = anon_loop(64, "zram 128 ratio=3", 96 * 256, 1);
+    s.push_str("map 1 code file app.apk 4096\ntouch 1 code 0 1000\n");
+    let k = replay(&s, &[]);
+    let pi = k.proc_index(1).unwrap();
+    let m = k.smaps(pi);
+    let heap = m.iter().find(|u| u.name == "heap").unwrap();
+    assert!(!heap.file && heap.pages == 96 * 256);
+    assert!(heap.swap_pages > 0, "{heap:?}");
+    assert_eq!(heap.rss_pages + heap.swap_pages, 96 * 256, "{heap:?}");
+    let code = m.iter().find(|u| u.name == "code").unwrap();
+    assert!(code.file && code.swap_pages == 0);
+    assert!(code.rss_pages <= 4096 && code.rss_pages > 0, "{code:?}");
+    assert!(k.smaps(pi + 100).is_empty());
+}

@@ -76,6 +76,8 @@ def per_app_rows(res: dict) -> list[dict]:
             if isinstance(v, dict):
                 for k2, v2 in v.items():
                     r[f"{k}_{k2}"] = v2
+            elif isinstance(v, list):
+                continue  # per-mapping memory: in summary.json only
             else:
                 r[k] = v
         rows.append(r)

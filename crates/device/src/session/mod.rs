@@ -492,6 +492,7 @@ impl Session {
                 let slot = &mut self.apps[i];
                 slot.totals.absorb(&l, &self.k);
                 slot.totals.alive_at_end = true;
+                slot.totals.memory_at_end = self.k.smaps(l.proc_idx);
                 slot.live = Some(l);
             }
         }

@@ -90,6 +90,9 @@ pub struct AppTotals {
     pub swapin: u64,
     pub java_ooms: u32,
     pub alive_at_end: bool,
+    /// The process's memory per mapping at the end of the session (`/proc/PID/smaps`; empty if
+    /// the app was not alive then).
+    pub memory_at_end: Vec<mobmem_kernel::smaps::VmaUsage>,
 }
 
 impl AppTotals {
