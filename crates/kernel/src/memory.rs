@@ -13,9 +13,14 @@
 //!   neighbouring cached pages (old on arm64, young on x86: `kernel.fault_around_young`);
 //! - file, not cached: major fault with mmap read-around of `read_ahead_kb` centred on the fault;
 //!   every page read in with a shadow entry is a refault; a PG_readahead page, when touched,
-//!   submits the next window asynchronously. A mapping whose faults miss much more than they hit
-//!   (`mmap_miss` above `MMAP_LOTSAMISS`; each miss adds one, each cached page a fault finds or
-//!   fault-around maps takes one off) stops read-around: its misses read one page each;
+//!   submits the next window asynchronously. Read faults map the cached pages of their
+//!   fault-around block before the read and, as the retry after the read does, the block's
+//!   newly read pages after it. A mapping whose faults miss much more than they hit (`mmap_miss`
+//!   above `MMAP_LOTSAMISS`; each miss adds one, each cached page a fault finds or fault-around
+//!   maps takes one off) stops read-around: its misses read one page each. With fault-around on,
+//!   a miss's own retry takes off more than the miss added, so (as in 4.19) the back-off only
+//!   acts where fault-around is off. The state is per VMA where Linux keeps it per open file
+//!   (a forked child shares its parent's);
 //! - reads from flash (read-around and readahead) queue on the device one after another
 //!   (`queue_file_read`); a page whose read has not completed is locked (`pg::LOCKED`): the
 //!   faulting thread sleeps until its read completes (counted as a read wait in its breakdown)
@@ -287,9 +292,6 @@ impl Kernel {
             // Cached, not mapped here: minor fault, then fault-around. A PG_readahead page starts
             // the next readahead window asynchronously (do_async_mmap_readahead).
             let p = e.pfn();
-            // do_async_mmap_readahead: a hit counts against the misses.
-            let vm = &mut self.vmas[v as usize];
-            vm.mmap_miss = vm.mmap_miss.saturating_sub(1);
             if self.frames.flags[p as usize] & pg::READAHEAD != 0 {
                 self.frames.flags[p as usize] &= !pg::READAHEAD;
                 self.async_readahead(t, v, proc_idx);
@@ -304,6 +306,9 @@ impl Kernel {
                     return self.filemap_fault(t, v, page, write);
                 }
             }
+            // do_async_mmap_readahead: a hit counts against the misses.
+            let vm = &mut self.vmas[v as usize];
+            vm.mmap_miss = vm.mmap_miss.saturating_sub(1);
             // A page whose read is still in flight (readahead submitted it, the read has not
             // completed): the fault waits on the page lock until it has (lock_page in filemap_fault).
             if self.frames.flags[p as usize] & pg::LOCKED != 0 {
@@ -320,7 +325,12 @@ impl Kernel {
             self.minor(t, proc_idx, self.cfg.costs.file_minor_fault_ns);
             return;
         }
-        // Major fault: read-around window.
+        // Major fault. do_read_fault tries fault-around before the fault handler: cached
+        // neighbours are mapped (and count as hits) even though this page must be read.
+        if !write {
+            self.fault_around(v, page, t.now);
+        }
+        // Read-around window.
         let npages = self.mappings[m].pages.len() as u32;
         let pure_lru = self.pure_lru();
         let vm = &mut self.vmas[v as usize];
@@ -403,6 +413,18 @@ impl Kernel {
         t.now += io;
         // The window's other pages arrive with the faulting one.
         self.complete_reads(m, ra_start, ra_end, t.now);
+        if !write {
+            // The fault found its page locked by the read and returned VM_FAULT_RETRY; the retry
+            // maps it and the now-readable pages of its fault-around block (filemap_map_pages),
+            // each a hit: so a read miss whose window serves its neighbours does not count
+            // towards the back-off. Without fault-around the retry goes through the fault
+            // handler, which does not count a retried fault as a hit (FAULT_FLAG_TRIED).
+            if self.cfg.fault_around_bytes / crate::page::PAGE_SIZE > 1 && !self.pure_lru() {
+                let vm = &mut self.vmas[v as usize];
+                vm.mmap_miss = vm.mmap_miss.saturating_sub(1);
+                self.fault_around(v, page, t.now);
+            }
+        }
         t.bd.major_faults_file += 1;
         // Excluding the reclaim stalls of the read-around's page allocations (counted as such).
         t.bd.major_fault_file_ns += ns;

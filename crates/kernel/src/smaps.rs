@@ -2,8 +2,8 @@
 //! are resident in its page tables and how many are in swap.
 //!
 //! Anonymous VMAs count their private pages (resident or swapped) and, separately, the pages
-//! still shared copy-on-write with the parent they were forked from (the zygote's, counted once
-//! in the parent). File VMAs count the page-cache pages this process has mapped (a page cached
+//! whose entry is still copy-on-write (shared with the process it was forked from or its other
+//! children, resident or swapped: smaps would count them in Rss or Swap). File VMAs count the page-cache pages this process has mapped (a page cached
 //! but not mapped here is not in its RSS, as in smaps). Left out: PSS, dirty/clean split, THP.
 
 use crate::mmzone::Kernel;
@@ -20,16 +20,17 @@ pub struct VmaUsage {
     pub rss_pages: u64,
     /// In swap (smaps `Swap`; anon only).
     pub swap_pages: u64,
-    /// Anon pages still shared copy-on-write with the parent (not copied yet).
+    /// Anon pages whose entry is still copy-on-write (not copied yet; resident or swapped).
     pub cow_shared_pages: u64,
 }
 
 impl Kernel {
     /// The VMAs of a live process and their memory (empty for a process that has exited).
     pub fn smaps(&self, proc_idx: u32) -> Vec<VmaUsage> {
-        let Some(p) = self.procs.get(proc_idx as usize) else { return Vec::new() };
+        let Some(p) = self.procs.get(proc_idx as usize).filter(|p| p.alive) else { return Vec::new() };
         p.vmas
             .iter()
+            .filter(|&&v| self.vmas[v as usize].live)
             .map(|&v| {
                 let vm = &self.vmas[v as usize];
                 let pages = &self.mappings[vm.mapping as usize].pages;

@@ -1116,6 +1116,8 @@ impl Workload {
                     if rt.mutator.killed {
                         break;
                     }
+                    // Hundreds of reads: let kswapd, lmkd and the samplers run in between.
+                    k.sync(&mut rt.mutator);
                 }
             }
         }
@@ -1512,6 +1514,7 @@ impl Workload {
                 if rt.mutator.killed {
                     break;
                 }
+                k.sync(&mut rt.mutator);
             }
         }
         k.book_cpu(&mut rt.mutator);
@@ -1524,7 +1527,8 @@ impl Workload {
 
 /// The runs of file pages a launch reads: runs of geometric length (mean `run_pages`) at
 /// uniformly random places in a file of `file_pages`, in the order drawn, until they cover
-/// `share` of the file. Launch I/O is scattered: class loading and resource lookups read small
+/// `share` of the file; a run's pages already covered by earlier runs are left out (so the runs
+/// are disjoint and a leading share of them is that share of the pages). Launch I/O is scattered: class loading and resource lookups read small
 /// pieces all over the APK and its libraries (AOSP iorap's recorded launch traces).
 fn launch_runs(file_pages: u32, share: f64, run_pages: f64, seed: u64) -> Vec<(u32, u32)> {
     let want = ((file_pages as f64 * share) as u32).min(file_pages);
@@ -1542,13 +1546,23 @@ fn launch_runs(file_pages: u32, share: f64, run_pages: f64, seed: u64) -> Vec<(u
         let len = if q > 0.0 { 1 + (u.ln() / q.ln()) as u32 } else { 1 };
         let first = rng.gen_range(0..file_pages);
         let len = len.min(file_pages - first);
-        for c in &mut covered[first as usize..(first + len) as usize] {
-            if !*c {
-                *c = true;
+        // The uncovered stretches of [first, first + len).
+        let mut start = None;
+        for pg in first..first + len + 1 {
+            let free = pg < first + len && !covered[pg as usize];
+            match (free, start) {
+                (true, None) => start = Some(pg),
+                (false, Some(s0)) => {
+                    runs.push((s0, pg - s0));
+                    start = None;
+                }
+                _ => {}
+            }
+            if free {
+                covered[pg as usize] = true;
                 n += 1;
             }
         }
-        runs.push((first, len));
     }
     runs
 }

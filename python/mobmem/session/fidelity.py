@@ -55,7 +55,8 @@ def _gc_objects(res: dict, app: str, state: str, type: str) -> float | None:
 
 
 #: Breakdown parts of a launch that are blocking I/O on the flash (file reads and flash swap-ins;
-#: zram swap-ins are decompression, not I/O).
+#: zram swap-ins are decompression, not I/O). A major fault's time includes its few µs of kernel
+#: CPU (``major_fault_overhead``), a slight overstatement of the I/O.
 _IO_PARTS = ("file_read_wait_ms", "major_fault_file_ms", "major_fault_flash_swap_ms")
 
 
