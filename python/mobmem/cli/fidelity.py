@@ -100,7 +100,8 @@ def markdown(doc: dict, command: str, revision: str | None) -> str:
         "and no input is chosen to make one of these numbers come out. A fact outside ±30 % is a gap of",
         "the model or of its inputs, reported as it is. The interval is a 95 % Student-t interval of the",
         "mean across seeds (none with one seed); `—` is a value no run measured (for example an app with",
-        "no hot launch).",
+        "no hot launch). What the model lacks where a fact is off, with the runs that show it:",
+        "[fidelity-gaps.md](fidelity-gaps.md).",
     ]
     lines += ["", "## Sources", ""]
     lines += [f"- `{r['id']}`: {r['source']}." for r in doc["facts"]]
