@@ -468,4 +468,8 @@ fn smaps_counts_every_touched_anon_page_once_resident_or_in_swap() {
     assert!(code.file && code.swap_pages == 0);
     assert!(code.rss_pages <= 4096 && code.rss_pages > 0, "{code:?}");
     assert!(k.smaps(pi + 100).is_empty());
+    // An exited process has no memory to report (its VMAs are torn down).
+    s.push_str("exit 1\n");
+    let k = replay(&s, &[]);
+    assert!(k.smaps(k.proc_index(1).unwrap()).is_empty());
 }
