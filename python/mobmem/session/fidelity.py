@@ -227,10 +227,10 @@ def run(
 
 def _job(item: tuple) -> tuple[tuple[str, str, int], dict]:
     """One run in a worker process (picklable): (key, result)."""
-    from mobmem.session import compare
+    from mobmem import session
 
-    key, args = item
-    return key, compare._job(args)[2]
+    key, (scenario, system, seed, user, systems_file) = item
+    return key, session.run(scenario, user, seed=seed, system=system, systems_file=systems_file)
 
 
 def evaluate(facts: list[Fact], results: dict[tuple[str, str, int], dict]) -> list[dict]:
