@@ -419,10 +419,9 @@ impl Kernel {
             // each a hit: so a read miss whose window serves its neighbours does not count
             // towards the back-off. Without fault-around the retry goes through the fault
             // handler, which does not count a retried fault as a hit (FAULT_FLAG_TRIED).
-            if self.cfg.fault_around_bytes / crate::page::PAGE_SIZE > 1 && !self.pure_lru() {
+            if self.fault_around(v, page, t.now) {
                 let vm = &mut self.vmas[v as usize];
                 vm.mmap_miss = vm.mmap_miss.saturating_sub(1);
-                self.fault_around(v, page, t.now);
             }
         }
         t.bd.major_faults_file += 1;
@@ -560,14 +559,15 @@ impl Kernel {
         }
     }
 
-    /// `do_fault_around`: map the cached pages of the aligned fault-around window.
-    fn fault_around(&mut self, v: u32, page: u32, now: Nanos) {
+    /// `do_fault_around`: map the cached pages of the aligned fault-around window. Returns
+    /// false when fault-around is off (pure LRU, or a window of one page).
+    fn fault_around(&mut self, v: u32, page: u32, now: Nanos) -> bool {
         if self.pure_lru() {
-            return;
+            return false;
         }
         let n = (self.cfg.fault_around_bytes / crate::page::PAGE_SIZE) as u32;
         if n <= 1 {
-            return;
+            return false;
         }
         let young = self.cfg.fault_around_young;
         let vm = &self.vmas[v as usize];
@@ -599,6 +599,7 @@ impl Kernel {
                 self.frames.flags[e.pfn() as usize] |= pg::YOUNG;
             }
         }
+        true
     }
 
     /// Move a listed page to the unevictable list (PG_mlocked).

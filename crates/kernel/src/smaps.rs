@@ -3,8 +3,9 @@
 //!
 //! Anonymous VMAs count their private pages (resident or swapped) and, separately, the pages
 //! whose entry is still copy-on-write (shared with the process it was forked from or its other
-//! children, resident or swapped: smaps would count them in Rss or Swap). File VMAs count the page-cache pages this process has mapped (a page cached
-//! but not mapped here is not in its RSS, as in smaps). Left out: PSS, dirty/clean split, THP.
+//! children, resident or swapped: smaps would count them in Rss or Swap). File VMAs count the
+//! page-cache pages this process has mapped (a page cached but not mapped here is not in its
+//! RSS, as in smaps). Left out: PSS, dirty/clean split, THP.
 
 use crate::mmzone::Kernel;
 use serde::Serialize;
@@ -33,19 +34,14 @@ impl Kernel {
             .filter(|&&v| self.vmas[v as usize].live)
             .map(|&v| {
                 let vm = &self.vmas[v as usize];
-                let pages = &self.mappings[vm.mapping as usize].pages;
-                let mut u = VmaUsage { name: vm.name.clone(), file: vm.file, pages: vm.npages as u64, ..VmaUsage::default() };
-                for (idx, e) in pages.iter().enumerate().take(vm.npages as usize) {
-                    if e.is_present() {
-                        let mapped = !vm.file || vm.mapgen[idx] == self.frames.gen[e.pfn() as usize];
-                        u.rss_pages += mapped as u64;
-                    } else if e.is_swap() {
-                        u.swap_pages += !vm.file as u64;
-                    } else if e.is_cow() {
-                        u.cow_shared_pages += 1;
-                    }
+                let u = VmaUsage { name: vm.name.clone(), file: vm.file, pages: vm.npages as u64, ..VmaUsage::default() };
+                if vm.file {
+                    VmaUsage { rss_pages: self.file_mapped_pages(v).0, ..u }
+                } else {
+                    // An anon VMA's mapping is its own: its counters are its pages.
+                    let m = &self.mappings[vm.mapping as usize];
+                    VmaUsage { rss_pages: m.nr_present, swap_pages: m.nr_swapped, cow_shared_pages: m.nr_cow, ..u }
                 }
-                u
             })
             .collect()
     }

@@ -1111,14 +1111,7 @@ impl Workload {
             if let Ok(v) = k.map_file(pi, "base.apk", &file, self.file_pages, true) {
                 self.file_vma = Some(v);
                 self.launch_runs = launch_runs(self.file_pages, p.launch_file_share, p.launch_read_run_pages, p.seed);
-                for &(first, count) in &self.launch_runs {
-                    k.touch_range(&mut rt.mutator, v, first, count, false);
-                    if rt.mutator.killed {
-                        break;
-                    }
-                    // Hundreds of reads: let kswapd, lmkd and the samplers run in between.
-                    k.sync(&mut rt.mutator);
-                }
+                self.read_launch_runs(rt, k, v, self.launch_runs.len());
             }
         }
         k.book_cpu(&mut rt.mutator);
@@ -1435,6 +1428,19 @@ impl Workload {
         true
     }
 
+    /// Read the first `n` launch runs of the file VMA `v`, in order (a cold launch all of them,
+    /// a hot launch a leading share), until the process is killed.
+    fn read_launch_runs(&self, rt: &mut Runtime, k: &mut Kernel, v: u32, n: usize) {
+        for &(first, count) in &self.launch_runs[..n] {
+            k.touch_range(&mut rt.mutator, v, first, count, false);
+            if rt.mutator.killed {
+                return;
+            }
+            // Hundreds of reads: let kswapd, lmkd and the samplers run in between.
+            k.sync(&mut rt.mutator);
+        }
+    }
+
     #[inline]
     fn sync(&mut self, rt: &mut Runtime, k: &mut Kernel) {
         k.sync(&mut rt.mutator);
@@ -1509,13 +1515,7 @@ impl Workload {
             // The hot launch reads the same scattered runs as a cold one, fewer of them.
             let share = if self.p.launch_file_share > 0.0 { (self.p.hot_launch_file_share / self.p.launch_file_share).min(1.0) } else { 0.0 };
             let n = (self.launch_runs.len() as f64 * share).round() as usize;
-            for &(first, count) in &self.launch_runs[..n] {
-                k.touch_range(&mut rt.mutator, v, first, count, false);
-                if rt.mutator.killed {
-                    break;
-                }
-                k.sync(&mut rt.mutator);
-            }
+            self.read_launch_runs(rt, k, v, n);
         }
         k.book_cpu(&mut rt.mutator);
         la.objects = la.near_root + la.foreground_young + la.other;
@@ -1528,8 +1528,9 @@ impl Workload {
 /// The runs of file pages a launch reads: runs of geometric length (mean `run_pages`) at
 /// uniformly random places in a file of `file_pages`, in the order drawn, until they cover
 /// `share` of the file; a run's pages already covered by earlier runs are left out (so the runs
-/// are disjoint and a leading share of them is that share of the pages). Launch I/O is scattered: class loading and resource lookups read small
-/// pieces all over the APK and its libraries (AOSP iorap's recorded launch traces).
+/// are disjoint and a leading share of them is that share of the pages). Launch I/O is
+/// scattered: class loading and resource lookups read small pieces all over the APK and its
+/// libraries (AOSP iorap's recorded launch traces).
 fn launch_runs(file_pages: u32, share: f64, run_pages: f64, seed: u64) -> Vec<(u32, u32)> {
     let want = ((file_pages as f64 * share) as u32).min(file_pages);
     let mut runs = Vec::new();
@@ -1545,22 +1546,20 @@ fn launch_runs(file_pages: u32, share: f64, run_pages: f64, seed: u64) -> Vec<(u
         let u: f64 = 1.0 - rng.gen::<f64>();
         let len = if q > 0.0 { 1 + (u.ln() / q.ln()) as u32 } else { 1 };
         let first = rng.gen_range(0..file_pages);
-        let len = len.min(file_pages - first);
-        // The uncovered stretches of [first, first + len).
-        let mut start = None;
-        for pg in first..first + len + 1 {
-            let free = pg < first + len && !covered[pg as usize];
-            match (free, start) {
-                (true, None) => start = Some(pg),
-                (false, Some(s0)) => {
-                    runs.push((s0, pg - s0));
-                    start = None;
-                }
-                _ => {}
-            }
-            if free {
+        let end = first + len.min(file_pages - first);
+        // The uncovered stretches of [first, end), each a run.
+        let mut pg = first;
+        while pg < end {
+            let start = pg;
+            while pg < end && !covered[pg as usize] {
                 covered[pg as usize] = true;
-                n += 1;
+                pg += 1;
+            }
+            if pg > start {
+                runs.push((start, pg - start));
+                n += pg - start;
+            } else {
+                pg += 1;
             }
         }
     }

@@ -68,13 +68,11 @@ def _cold_io_share(res: dict, quantile: float) -> float | None:
         if launch["kind"] == "cold" and launch["ttid_ms"] > 0:
             bd = launch["breakdown"]
             per_app.setdefault(launch["app"], []).append(100.0 * sum(bd[k] for k in _IO_PARTS) / launch["ttid_ms"])
-    shares = sorted(sum(v) / len(v) for v in per_app.values())
-    if not shares:
+    if not per_app:
         return None
-    x = quantile * (len(shares) - 1)
-    lo = math.floor(x)
-    hi = min(lo + 1, len(shares) - 1)
-    return shares[lo] + (shares[hi] - shares[lo]) * (x - lo)
+    import numpy as np
+
+    return float(np.quantile([sum(v) / len(v) for v in per_app.values()], quantile))
 
 
 @dataclass(frozen=True)
