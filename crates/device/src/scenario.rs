@@ -44,6 +44,13 @@ pub struct System {
     pub cached_app_compaction: bool,
     #[serde(default)]
     pub freezer: bool,
+    /// Cached apps keep a small background activity (default); false: they are idle.
+    #[serde(default = "yes")]
+    pub cached_app_work: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 fn default_collector() -> Spanned<String> {
@@ -52,7 +59,15 @@ fn default_collector() -> Spanned<String> {
 
 impl Default for System {
     fn default() -> Self {
-        Self { collector: default_collector(), lmkd: None, policies: Vec::new(), kernel: BTreeMap::new(), cached_app_compaction: false, freezer: false }
+        Self {
+            collector: default_collector(),
+            lmkd: None,
+            policies: Vec::new(),
+            kernel: BTreeMap::new(),
+            cached_app_compaction: false,
+            freezer: false,
+            cached_app_work: true,
+        }
     }
 }
 

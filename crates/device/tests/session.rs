@@ -191,6 +191,26 @@ fn cached_app_compaction_pages_out_and_freezer_stops_background_work() {
     }
 }
 
+#[test]
+fn idle_cached_apps_do_no_background_work_but_finish_their_collector_transition() {
+    let text = away_and_back(&APPS[..2], &APPS[2..4]);
+    let stock = run("stock", &text, &[]);
+    let idle = run("idle", &text, &[("system.cached_app_work", "false")]);
+    assert_eq!(idle["system"]["cached_app_work"], false);
+    let per = |v: &Value, app: &str, key: &str| v["per_app"][app][key].as_f64().unwrap();
+    for app in &APPS[..2] {
+        // While cached they allocate nothing, so over the session they allocate less.
+        assert!(
+            per(&idle, app, "bytes_allocated") < per(&stock, app, "bytes_allocated"),
+            "{app}: idle {} B vs stock {} B allocated",
+            per(&idle, app, "bytes_allocated"),
+            per(&stock, app, "bytes_allocated")
+        );
+        // The runtime still ran its collector transition after the app left the foreground.
+        assert!(per(&idle, app, "transitions") >= 1.0, "{app}: no collector transition when idle");
+    }
+}
+
 fn v_events(v: &Value, kind: &str) -> usize {
     v["events"].as_array().unwrap().iter().filter(|e| e["kind"] == kind).count()
 }

@@ -1446,6 +1446,18 @@ impl Workload {
         k.sync(&mut rt.mutator);
     }
 
+    /// The app does no work until `until` (a cached app on the phone: no frames, no units of
+    /// work): its runtime still runs what is pending (a collection in flight, the collector
+    /// transition) and the kernel's events go on.
+    pub fn idle_until(&mut self, rt: &mut Runtime, k: &mut Kernel, until: Nanos) {
+        if k.procs[rt.proc_idx as usize].alive {
+            rt.mutator_idle_until(until);
+            k.advance_to(until);
+            rt.poll(k);
+        }
+        self.next_unit_at = self.next_unit_at.max(until);
+    }
+
     /// Run the app until simulated time `until` (units of work at their period, the GC thread
     /// and kernel events in between). Returns false if the app ran out of memory.
     pub fn run_until(&mut self, rt: &mut Runtime, k: &mut Kernel, until: Nanos) -> bool {

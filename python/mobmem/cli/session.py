@@ -62,6 +62,8 @@ def header_line(res: dict) -> str:
         parts.append("cached-app compaction")
     if s.get("freezer"):
         parts.append("freezer")
+    if s.get("cached_app_work") is False:
+        parts.append("cached apps idle")
     if s.get("policies"):
         parts.append("policies " + ",".join(s["policies"]))
     sysname = f"system {res['system_name']} · " if res.get("system_name") else ""

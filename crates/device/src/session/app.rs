@@ -124,6 +124,9 @@ pub struct Live {
     zygote_pages: u32,
     pub visible: bool,
     pub frozen: bool,
+    /// Cached and idle: no units of work until the app leaves the cache (see
+    /// `system.cached_app_work`).
+    pub idle: bool,
     pub frames: FrameStats,
     /// Frames drawn so far (for the framework-code touch pattern).
     frame_no: u64,
@@ -222,6 +225,7 @@ impl Live {
             zygote_pages: zygote.zygote_space_pages,
             visible: false,
             frozen: false,
+            idle: false,
             frames: FrameStats::default(),
             frame_no: 0,
         })
@@ -314,6 +318,9 @@ impl Live {
                 }
             }
             true
+        } else if self.idle {
+            self.w.idle_until(&mut self.rt, k, until);
+            true
         } else {
             self.w.run_until(&mut self.rt, k, until)
         }
@@ -357,6 +364,7 @@ impl Live {
     /// Hot launch at `t0`; the app's thread resumes at `t_start` (after system_server's work).
     pub fn hot_launch(&mut self, k: &mut Kernel, spec: &AppSpec, t0: Nanos, t_start: Nanos, budget: Nanos) -> Option<(Nanos, LaunchBreakdown, LaunchObjects)> {
         self.frozen = false;
+        self.idle = false;
         self.rt.mutator_idle_until(t_start);
         k.advance_to(self.rt.mutator.now);
         self.rt.poll(k);

@@ -85,6 +85,8 @@ pub struct SessionOptions {
     pub frame_budget_ns: Nanos,
     pub cached_app_compaction: bool,
     pub freezer: bool,
+    /// Cached apps keep running background units of work (off: a cached app is idle).
+    pub cached_app_work: bool,
     pub policies: Vec<String>,
     pub collector: String,
     pub lmkd: String,
@@ -101,6 +103,7 @@ impl Default for SessionOptions {
             frame_budget_ns: mobmem_runtime::workload::VSYNC_NS,
             cached_app_compaction: false,
             freezer: false,
+            cached_app_work: true,
             policies: Vec::new(),
             collector: mobmem_runtime::RuntimeConfig::default().fg_collector.short().into(),
             lmkd: String::new(),
@@ -211,6 +214,19 @@ static SESSION_ENTRIES: &[Setting<SessionOptions>] = &[
         },
     },
     Setting {
+        key: "system.cached_app_work",
+        aliases: &[],
+        kind: Kind::Bool,
+        unit: "",
+        help: "cached apps (oom_score_adj >= 900) keep a small background activity (reads, allocation at the background rates) as the previous app does; off: a cached app is idle, its runtime only finishes pending collections",
+        source: "estimate: on the phone cached apps run the occasional broadcast, job or service; source.android.com (Cached apps freezer): processes are typically not expected to do any work when cached; the scenario's [system] table",
+        get: |c| c.cached_app_work.to_string(),
+        set: |c, v| {
+            c.cached_app_work = v.bool();
+            Ok(())
+        },
+    },
+    Setting {
         key: "system.policies",
         aliases: &[],
         kind: Kind::Text,
@@ -315,6 +331,7 @@ pub fn load(scenario_path: &str, data: &Path, overrides: &Settings, seed: Option
     let mut options = SessionOptions {
         cached_app_compaction: sys.cached_app_compaction,
         freezer: sys.freezer,
+        cached_app_work: sys.cached_app_work,
         policies: sys.policies.iter().map(|p| p.get_ref().clone()).collect(),
         // the scenario's collector was checked when the file was read; results use its canonical name
         collector: mobmem_runtime::CollectorKind::parse(sys.collector.get_ref()).map_or_else(|| sys.collector.get_ref().clone(), |c| c.short().to_string()),

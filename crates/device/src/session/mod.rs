@@ -260,11 +260,12 @@ impl Session {
         }
     }
 
-    /// Cached-app compaction and freezer for apps that became cached.
+    /// Cached-app compaction, freezer and idleness for apps that became cached.
     fn cached_actions(&mut self) {
         let compaction = self.inp.options.cached_app_compaction;
         let freezer = self.inp.options.freezer;
-        if !compaction && !freezer {
+        let idle = !self.inp.options.cached_app_work;
+        if !compaction && !freezer && !idle {
             return;
         }
         let ss = self.system_server();
@@ -287,9 +288,9 @@ impl Session {
                     self.event(now, "compact", &name, "process_madvise PAGEOUT (anon), COLD (file)".into());
                 }
             }
-            if freezer {
-                self.apps[i].live.as_mut().unwrap().frozen = true;
-            }
+            let l = self.apps[i].live.as_mut().unwrap();
+            l.frozen = freezer;
+            l.idle = idle;
         }
     }
 
