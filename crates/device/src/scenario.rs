@@ -6,7 +6,7 @@
 //! seed = 1
 //! [system]
 //! collector = "cc"            # cc | cmc | ss | ms | nogc
-//! lmkd = "psi"                # psi | minfree | off (overrides the device)
+//! lmkd = "psi"                # psi | psi-minfree | minfree | off (overrides the device)
 //! policies = []
 //! [system.kernel]             # any kernel.<key> setting
 //! swappiness = 100

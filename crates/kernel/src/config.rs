@@ -223,6 +223,9 @@ pub struct KernelConfig {
     pub memcg_limit_pages: u64,
     /// vm.swappiness. source: Linux default 60; Android devices commonly 100.
     pub swappiness: u32,
+    /// `CONFIG_BALANCE_ANON_FILE_RECLAIM` (Qualcomm/Android kernels): no cache-trim mode, so anon
+    /// is scanned even while the inactive file list is large.
+    pub balance_anon_file_reclaim: bool,
     /// vm.min_free_kbytes; 0 = computed as the kernel does (int_sqrt(lowmem_kb * 16), clamped).
     pub min_free_kbytes: u64,
     /// vm.watermark_scale_factor in 1/10000 of memory. source: Linux default 10.
@@ -244,7 +247,7 @@ pub struct KernelConfig {
     pub costs: CostModel,
     /// Number of CPU cores the kernel threads and tasks compete for.
     pub cores: usize,
-    /// lmkd mode: "psi", "minfree" or "off" (a registry key, see `lmkd`).
+    /// lmkd mode: "psi", "psi-minfree", "minfree" or "off" (a registry key, see `lmkd`).
     pub lmkd: String,
     /// Time between two time-series samples. 0 = no time series.
     pub sample_interval_ns: u64,
@@ -275,6 +278,7 @@ impl Default for KernelConfig {
             reserved_pages: 0,
             memcg_limit_pages: 0,
             swappiness: 60,
+            balance_anon_file_reclaim: false,
             min_free_kbytes: 0,
             watermark_scale_factor: 10,
             extra_free_kbytes: 0,
@@ -392,6 +396,19 @@ static ENTRIES: &[Setting<KernelConfig>] = &[
         get: |c| c.swappiness.to_string(),
         set: |c, v| {
             c.swappiness = v.int() as u32;
+            Ok(())
+        },
+    },
+    Setting {
+        key: "balance_anon_file_reclaim",
+        aliases: &[],
+        kind: Kind::Bool,
+        unit: "",
+        help: "CONFIG_BALANCE_ANON_FILE_RECLAIM: reclaim never scans file pages only because the inactive file list is large (no cache-trim mode), so anon is swapped alongside",
+        source: "Linux default off; Qualcomm msm kernels (e.g. the Pixel 3's crosshatch_defconfig) enable it",
+        get: |c| c.balance_anon_file_reclaim.to_string(),
+        set: |c, v| {
+            c.balance_anon_file_reclaim = v.bool();
             Ok(())
         },
     },
@@ -583,7 +600,7 @@ static ENTRIES: &[Setting<KernelConfig>] = &[
         kind: Kind::Text,
         unit: "",
         help: "kill policy (a name from the kill-policy registry, checked when the kernel is built)",
-        source: "AOSP lmkd: PSI-based since Android 10",
+        source: "AOSP lmkd: PSI monitors since Android 10 (minfree levels on devices that set ro.lmk.use_minfree_levels), PSI rules since Android 11; the device profile",
         get: |c| c.lmkd.clone(),
         set: |c, v| {
             c.lmkd = v.text().into();
@@ -639,6 +656,32 @@ static ENTRIES: &[Setting<KernelConfig>] = &[
         get: |c| c.lmkd_swap_free_low_pct.to_string(),
         set: |c, v| {
             c.lmkd_swap_free_low_pct = v.int() as u32;
+            Ok(())
+        },
+    },
+    Setting {
+        key: "lmkd.psi_some_ms",
+        aliases: &[],
+        kind: Kind::Int { min: 1, max: 1000 },
+        unit: "ms",
+        help: "PSI trigger: partial memory stall per 1 s window that wakes lmkd (ro.lmk.psi_partial_stall_ms)",
+        source: "AOSP lmkd default 70 (Android 10: the low-level monitor, some 70 ms)",
+        get: |c| c.lmkd_psi_some_ms.to_string(),
+        set: |c, v| {
+            c.lmkd_psi_some_ms = v.int();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "lmkd.psi_full_ms",
+        aliases: &[],
+        kind: Kind::Int { min: 1, max: 1000 },
+        unit: "ms",
+        help: "PSI trigger: complete memory stall per 1 s window counted as critical (ro.lmk.psi_complete_stall_ms)",
+        source: "AOSP lmkd default 700 (Android 11+)",
+        get: |c| c.lmkd_psi_full_ms.to_string(),
+        set: |c, v| {
+            c.lmkd_psi_full_ms = v.int();
             Ok(())
         },
     },

@@ -13,6 +13,12 @@
 //!   kills at most once per PSI window (a trigger fires once per window).
 //! - `minfree` (legacy): polls every 100 ms; kills at adj ≥ the first minfree level where both
 //!   free memory and file cache are below the threshold.
+//! - `psi-minfree` (Android 10 with `ro.lmk.use_minfree_levels=true`, as on the Pixel 3): woken by
+//!   the same PSI triggers as `psi` (its lowest monitor, some ≥ 70 ms per 1 s window, since every
+//!   level leads to the same decision), then checks every 10 ms for one window; each check is the
+//!   minfree rule above. Victim: the heaviest process in the highest non-empty adj slot
+//!   (`ro.lmk.kill_heaviest_task=true`); a victim still alive 100 ms after its kill blocks the
+//!   next one (`ro.lmk.kill_timeout_ms=100`).
 //! - `off`: no userspace killer (how the Fleet and Marvin evaluations ran).
 //!
 //! Left out: lmkd's memcg/per-app limits, swap-utilisation rule, the process-group kill timing.
@@ -29,6 +35,9 @@ type Ctor = fn() -> Box<dyn KillPolicy>;
 pub const POLICIES: &[(&str, &str, Ctor)] = &[
     ("psi", "Android 10+ lmkd: PSI triggers, thrashing/swap/watermark rules, LRU victim by adj slot", || Box::new(PsiLmkd::default())),
     ("minfree", "legacy lmkd: kills at the first minfree level where free memory and file cache are below it", || Box::new(MinfreeLmkd::default())),
+    ("psi-minfree", "Android 10 lmkd with minfree levels: PSI triggers, then the minfree rule; heaviest victim by adj slot", || {
+        Box::new(PsiMinfreeLmkd::default())
+    }),
     ("off", "no user-space killer (the kernel's OOM killer only)", || Box::new(Off)),
 ];
 
@@ -45,15 +54,26 @@ pub fn create(name: &str) -> Result<Box<dyn KillPolicy>, String> {
         .ok_or_else(|| format!("unknown lmkd mode {name:?}; expected one of {}", names().join(", ")))
 }
 
-/// Pick the victim: adj slots from 1000 down to `min_adj`; LRU within a slot, or the heaviest at
-/// adj ≤ 200 when `heaviest_low` is set.
-pub fn find_victim(k: &Kernel, min_adj: i32, heaviest_low: bool) -> Option<u32> {
+/// How lmkd picks a victim inside an adj slot.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Pick {
+    /// The least recently used process.
+    Lru,
+    /// The heaviest (largest RSS) at adj ≤ 200, LRU above (Android 11+ `find_and_kill_process`).
+    HeaviestLow,
+    /// The heaviest in every slot (`ro.lmk.kill_heaviest_task=true` before Android 11).
+    Heaviest,
+}
+
+/// Pick the victim: adj slots from 1000 down to `min_adj`; within a slot by `pick`.
+pub fn find_victim(k: &Kernel, min_adj: i32, pick: Pick) -> Option<u32> {
     let mut best: Option<(i32, i64, u32)> = None; // (adj, key, idx): higher adj first, then key
     for (i, p) in k.procs.iter().enumerate() {
         if !p.alive || p.oom_score_adj < min_adj {
             continue;
         }
-        let key = if heaviest_low && p.oom_score_adj <= 200 { k.proc_rss_swap(i as u32).0 as i64 } else { -(p.last_active_ns as i64) };
+        let heaviest = pick == Pick::Heaviest || (pick == Pick::HeaviestLow && p.oom_score_adj <= 200);
+        let key = if heaviest { k.proc_rss_swap(i as u32).0 as i64 } else { -(p.last_active_ns as i64) };
         let cand = (p.oom_score_adj, key, i as u32);
         if best.is_none_or(|b| (cand.0, cand.1) > (b.0, b.1)) {
             best = Some(cand);
@@ -144,7 +164,7 @@ impl KillPolicy for PsiLmkd {
             None
         };
         if let Some((min_adj, reason)) = decision {
-            if let Some(v) = find_victim(k, min_adj, true) {
+            if let Some(v) = find_victim(k, min_adj, Pick::HeaviestLow) {
                 k.vmstat.lmkd_kills += 1;
                 let delay = k.cfg.reap_delay_ns;
                 k.kill_process(v, reason, min_adj, "lmkd", now, delay);
@@ -186,14 +206,69 @@ impl KillPolicy for MinfreeLmkd {
             return next;
         }
         self.kill_pending = None;
-        // other_free excludes the reserves; other_file is the file LRU.
-        let other_free = k.nr_free().saturating_sub(k.wmark.high);
-        let other_file = k.lru.file();
-        let mut levels = k.cfg.minfree.clone();
-        levels.sort_by_key(|&(_, mb)| mb);
-        let min_adj = levels.iter().find(|&&(_, mb)| other_free < mb * 256 && other_file < mb * 256).map(|&(adj, _)| adj);
-        if let Some(min_adj) = min_adj {
-            if let Some(v) = find_victim(k, min_adj, false) {
+        if let Some(min_adj) = minfree_min_adj(k) {
+            if let Some(v) = find_victim(k, min_adj, Pick::Lru) {
+                k.vmstat.lmkd_kills += 1;
+                let delay = k.cfg.reap_delay_ns;
+                k.kill_process(v, "minfree", min_adj, "lmkd", now, delay);
+                self.kill_pending = Some(v);
+                self.kill_time = now;
+            }
+        }
+        next
+    }
+}
+
+/// The minfree rule (lmkd's `use_minfree_levels`, the in-kernel lowmemorykiller before it): the
+/// lowest oom_score_adj that may be killed, from the first level (smallest threshold first)
+/// where both free memory above the reserves and the file cache are below the threshold.
+fn minfree_min_adj(k: &Kernel) -> Option<i32> {
+    // other_free excludes the reserves; other_file is the file LRU.
+    let other_free = k.nr_free().saturating_sub(k.wmark.high);
+    let other_file = k.lru.file();
+    let mut levels = k.cfg.minfree.clone();
+    levels.sort_by_key(|&(_, mb)| mb);
+    levels.iter().find(|&&(_, mb)| other_free < mb * 256 && other_file < mb * 256).map(|&(adj, _)| adj)
+}
+
+/// Android 10's lmkd on a PSI kernel with `ro.lmk.use_minfree_levels=true` (AOSP
+/// `mp_event_common`, android-10 branch; the Pixel 3's device configuration sets minfree levels,
+/// the heaviest victim and a 100 ms kill timeout).
+#[derive(Default)]
+pub struct PsiMinfreeLmkd {
+    poll_until: Nanos,
+    kill_pending: Option<u32>,
+    kill_time: Nanos,
+}
+
+impl KillPolicy for PsiMinfreeLmkd {
+    fn name(&self) -> &'static str {
+        "psi-minfree"
+    }
+    fn psi_triggered(&self) -> bool {
+        true
+    }
+    fn on_reaped(&mut self, _k: &Kernel, proc_idx: u32) {
+        if self.kill_pending == Some(proc_idx) {
+            self.kill_pending = None;
+        }
+    }
+    fn run(&mut self, k: &mut Kernel, now: Nanos) -> Option<Nanos> {
+        // A trigger event starts (or extends) one window of 10 ms polls (PSI_POLL_COUNT).
+        if k.psi.last_trigger.is_some_and(|t| t + PSI_WINDOW_NS > now && t <= now) {
+            self.poll_until = self.poll_until.max(k.psi.last_trigger.unwrap_or(now) + PSI_WINDOW_NS);
+        }
+        let next = if now + PSI_POLL_PERIOD_NS <= self.poll_until { Some(now + PSI_POLL_PERIOD_NS) } else { None };
+        // kill_timeout_ms: skip while the last victim is still exiting (/proc/<pid> exists).
+        if let Some(v) = self.kill_pending {
+            if now < self.kill_time + KILL_TIMEOUT_NS && k.procs[v as usize].vmas.iter().any(|&x| k.vmas[x as usize].live) {
+                return next;
+            }
+            self.kill_pending = None;
+        }
+        if let Some(min_adj) = minfree_min_adj(k) {
+            // kill_heaviest_task: the largest process of the highest non-empty slot.
+            if let Some(v) = find_victim(k, min_adj, Pick::Heaviest) {
                 k.vmstat.lmkd_kills += 1;
                 let delay = k.cfg.reap_delay_ns;
                 k.kill_process(v, "minfree", min_adj, "lmkd", now, delay);

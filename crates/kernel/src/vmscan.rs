@@ -181,7 +181,7 @@ impl Kernel {
         } else if !sc.memcg && self.lru.file() + self.nr_free() <= self.wmark.high && !self.inactive_is_low(false) && (self.lru.anon() >> sc.priority) > 0 {
             // file_is_tiny: the file LRU would be gone within a few reclaim cycles.
             ScanBalanceKind::Anon
-        } else if self.cache_trim_mode(sc) {
+        } else if !self.cfg.balance_anon_file_reclaim && self.cache_trim_mode(sc) {
             ScanBalanceKind::File
         } else {
             ScanBalanceKind::Fract

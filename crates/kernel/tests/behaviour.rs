@@ -118,6 +118,64 @@ fn lmkd_least_recently_used_within_an_adj_slot() {
     assert_eq!(names[1], "c1");
 }
 
+/// Cached apps of different sizes in one adj slot, then a foreground app that needs more memory
+/// than is free.
+fn cached_then_growing_fg() -> String {
+    let mut s = String::from("ram 128\nswap zram 128 ratio=3\n");
+    for (i, pages) in [2000u32, 6000, 3000, 4000].iter().enumerate() {
+        let pid = 10 + i as u32;
+        writeln!(s, "proc {pid} c{i} adj=0\nmap {pid} heap anon {pages}\ntouch {pid} heap 0 {pages} w\nadj {pid} 950\ntick 1000").unwrap();
+    }
+    writeln!(s, "proc 1 fg\nmap 1 heap anon 40000").unwrap();
+    for _ in 0..3 {
+        for first in (0..40000u32).step_by(500) {
+            writeln!(s, "touch 1 heap {first} 500 w\ntick 10000").unwrap();
+        }
+    }
+    s
+}
+
+#[test]
+fn psi_minfree_lmkd_kills_the_heaviest_by_minfree_levels_on_psi_triggers() {
+    let s = cached_then_growing_fg();
+    let lmkd_kills = |k: &mobmem_kernel::Kernel| k.kills.iter().filter(|x| x.killer == "lmkd").cloned().collect::<Vec<_>>();
+    let k = replay(&s, &[("kernel.lmkd", "psi-minfree")]);
+    let kills = lmkd_kills(&k);
+    assert!(!kills.is_empty(), "no lmkd kills; vmstat {:?}", k.vmstat);
+    // kill_heaviest_task: the cached app with the largest RSS goes first. By then reclaim has
+    // swapped out the older ones, so that is c3, the last one used (the polled legacy mode
+    // takes the least recently used one, c0, whatever its size).
+    assert_eq!(kills[0].name, "c3", "{kills:?}");
+    assert!(kills[1..].iter().filter(|x| x.name.starts_with('c')).all(|x| x.rss_kb < kills[0].rss_kb), "{kills:?}");
+    assert!(kills.iter().all(|x| x.reason == "minfree" && x.oom_score_adj >= x.min_score_adj), "{kills:?}");
+    let legacy = lmkd_kills(&replay(&s, &[("kernel.lmkd", "minfree")]));
+    assert_eq!(legacy.first().map(|x| x.name.as_str()), Some("c0"), "{legacy:?}");
+    // Woken by PSI only: with a trigger no stall can reach, lmkd never checks the levels.
+    let quiet = replay(&s, &[("kernel.lmkd", "psi-minfree"), ("kernel.lmkd.psi_some_ms", "1000"), ("kernel.lmkd.psi_full_ms", "1000")]);
+    assert!(lmkd_kills(&quiet).is_empty(), "{:?}", quiet.kills);
+}
+
+#[test]
+fn balance_anon_file_reclaim_scans_anon_while_inactive_file_is_plentiful() {
+    // An idle anon heap, then a large file streamed once: its pages pile up on the inactive file
+    // list, so stock reclaim trims the page cache only; with the Qualcomm option anon is scanned
+    // (and swapped) alongside.
+    let mut s = String::from("ram 128\nswap zram 128 ratio=3\nproc 1 app\nmap 1 heap anon 12000\ntouch 1 heap 0 12000 w\nmap 1 data file d.bin 60000\n");
+    for first in (0..60000u32).step_by(500) {
+        writeln!(s, "touch 1 data {first} 500\ntick 1000").unwrap();
+    }
+    let stock = replay(&s, &[("kernel.semantics", "4.19")]);
+    let balanced = replay(&s, &[("kernel.semantics", "4.19"), ("kernel.balance_anon_file_reclaim", "true")]);
+    assert!(stock.vmstat.pgscan_file > 0 && balanced.vmstat.pgscan_file > 0);
+    assert!(
+        balanced.vmstat.pgscan_anon > stock.vmstat.pgscan_anon + 1000,
+        "anon scanned: stock {}, balanced {}",
+        stock.vmstat.pgscan_anon,
+        balanced.vmstat.pgscan_anon
+    );
+    assert!(balanced.vmstat.pswpout > stock.vmstat.pswpout);
+}
+
 fn mixed(swappiness: &str) -> mobmem_kernel::Kernel {
     // Anon and file working sets together larger than RAM; both re-used.
     let mut s = String::from("ram 128\nswap zram 256 ratio=3\nproc 1 app\nmap 1 heap anon 20000\nmap 1 data file d.bin 20000\n");

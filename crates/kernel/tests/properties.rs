@@ -78,7 +78,7 @@ fn config(swap: u8, sem: u8, lmkd: u8, pure: bool) -> KernelConfig {
         }
     }
     c.set("semantics", ["4.19", "5.10", "6.1", "6.6"][sem as usize]).unwrap();
-    c.set("lmkd", ["psi", "minfree", "off"][lmkd as usize]).unwrap();
+    c.set("lmkd", ["psi", "minfree", "off", "psi-minfree"][lmkd as usize]).unwrap();
     if pure {
         c.set("lru", "pure").unwrap();
         if swap == 0 {
@@ -103,7 +103,7 @@ proptest! {
     #[test]
     fn invariants_hold_at_every_step(
         ops in proptest::collection::vec(op(), 1..120),
-        swap in 0u8..3, sem in 0u8..4, lmkd in 0u8..3, pure in any::<bool>(), memcg in any::<bool>(),
+        swap in 0u8..3, sem in 0u8..4, lmkd in 0u8..4, pure in any::<bool>(), memcg in any::<bool>(),
     ) {
         let mut cfg = config(swap, sem, lmkd, pure);
         if memcg {
