@@ -82,11 +82,58 @@ pub fn find_victim(k: &Kernel, min_adj: i32, pick: Pick) -> Option<u32> {
     best.map(|b| b.2)
 }
 
+/// The wake-up and kill bookkeeping lmkd's modes share: a PSI trigger starts a window of 10 ms
+/// polls; a victim still exiting blocks the next kill for up to the kill timeout.
 #[derive(Default)]
-pub struct PsiLmkd {
+struct KillCycle {
     poll_until: Nanos,
     kill_pending: Option<u32>,
     kill_time: Nanos,
+}
+
+impl KillCycle {
+    /// After a PSI trigger event: the next poll of its window, if any.
+    fn psi_poll(&mut self, k: &Kernel, now: Nanos) -> Option<Nanos> {
+        if k.psi.last_trigger.is_some_and(|t| t + PSI_WINDOW_NS > now && t <= now) {
+            self.poll_until = self.poll_until.max(k.psi.last_trigger.unwrap_or(now) + PSI_WINDOW_NS);
+        }
+        if now + PSI_POLL_PERIOD_NS <= self.poll_until {
+            Some(now + PSI_POLL_PERIOD_NS)
+        } else {
+            None
+        }
+    }
+
+    /// The last victim is still exiting (its memory not yet released) within the kill timeout
+    /// (`kill_timeout_ms` with `/proc/<pid>` still there).
+    fn victim_exiting(&mut self, k: &Kernel, now: Nanos) -> bool {
+        if let Some(v) = self.kill_pending {
+            if now < self.kill_time + KILL_TIMEOUT_NS && k.procs[v as usize].vmas.iter().any(|&x| k.vmas[x as usize].live) {
+                return true;
+            }
+            self.kill_pending = None;
+        }
+        false
+    }
+
+    fn kill(&mut self, k: &mut Kernel, v: u32, reason: &str, min_adj: i32, now: Nanos) {
+        k.vmstat.lmkd_kills += 1;
+        let delay = k.cfg.reap_delay_ns;
+        k.kill_process(v, reason, min_adj, "lmkd", now, delay);
+        self.kill_pending = Some(v);
+        self.kill_time = now;
+    }
+
+    fn reaped(&mut self, proc_idx: u32) {
+        if self.kill_pending == Some(proc_idx) {
+            self.kill_pending = None;
+        }
+    }
+}
+
+#[derive(Default)]
+pub struct PsiLmkd {
+    cycle: KillCycle,
     window_start: Option<Nanos>,
     init_ws_refault: u64,
     base_file_lru: u64,
@@ -109,23 +156,14 @@ impl KillPolicy for PsiLmkd {
         true
     }
     fn on_reaped(&mut self, _k: &Kernel, proc_idx: u32) {
-        if self.kill_pending == Some(proc_idx) {
-            self.kill_pending = None;
-        }
+        self.cycle.reaped(proc_idx);
     }
     fn run(&mut self, k: &mut Kernel, now: Nanos) -> Option<Nanos> {
         k.psi.advance(now);
         let (some, full) = k.psi.window();
-        let triggered = k.psi.last_trigger.is_some_and(|t| t + PSI_WINDOW_NS > now && t <= now);
-        if triggered {
-            self.poll_until = self.poll_until.max(k.psi.last_trigger.unwrap_or(now) + PSI_WINDOW_NS);
-        }
-        let next = if now + PSI_POLL_PERIOD_NS <= self.poll_until { Some(now + PSI_POLL_PERIOD_NS) } else { None };
-        if let Some(v) = self.kill_pending {
-            if now < self.kill_time + KILL_TIMEOUT_NS && k.procs[v as usize].vmas.iter().any(|&x| k.vmas[x as usize].live) {
-                return next.or(Some(now + PSI_POLL_PERIOD_NS));
-            }
-            self.kill_pending = None;
+        let next = self.cycle.psi_poll(k, now);
+        if self.cycle.victim_exiting(k, now) {
+            return next.or(Some(now + PSI_POLL_PERIOD_NS));
         }
         // Thrashing over 1 s windows of file refaults against the file LRU size.
         let refaults = k.vmstat.workingset_refault_file;
@@ -165,11 +203,7 @@ impl KillPolicy for PsiLmkd {
         };
         if let Some((min_adj, reason)) = decision {
             if let Some(v) = find_victim(k, min_adj, Pick::HeaviestLow) {
-                k.vmstat.lmkd_kills += 1;
-                let delay = k.cfg.reap_delay_ns;
-                k.kill_process(v, reason, min_adj, "lmkd", now, delay);
-                self.kill_pending = Some(v);
-                self.kill_time = now;
+                self.cycle.kill(k, v, reason, min_adj, now);
                 self.thrashing_limit = self.thrashing_limit * 9 / 10;
                 if critical {
                     self.last_critical = Some(now);
@@ -182,8 +216,7 @@ impl KillPolicy for PsiLmkd {
 
 #[derive(Default)]
 pub struct MinfreeLmkd {
-    kill_pending: Option<u32>,
-    kill_time: Nanos,
+    cycle: KillCycle,
 }
 
 const MINFREE_POLL_NS: Nanos = 100_000_000;
@@ -196,23 +229,18 @@ impl KillPolicy for MinfreeLmkd {
         Some(MINFREE_POLL_NS)
     }
     fn on_reaped(&mut self, _k: &Kernel, proc_idx: u32) {
-        if self.kill_pending == Some(proc_idx) {
-            self.kill_pending = None;
-        }
+        self.cycle.reaped(proc_idx);
     }
     fn run(&mut self, k: &mut Kernel, now: Nanos) -> Option<Nanos> {
         let next = Some(now + MINFREE_POLL_NS);
-        if self.kill_pending.is_some() && now < self.kill_time + KILL_TIMEOUT_NS {
+        // The legacy killer waits out the timeout after a kill, reaped or not.
+        if self.cycle.kill_pending.is_some() && now < self.cycle.kill_time + KILL_TIMEOUT_NS {
             return next;
         }
-        self.kill_pending = None;
+        self.cycle.kill_pending = None;
         if let Some(min_adj) = minfree_min_adj(k) {
             if let Some(v) = find_victim(k, min_adj, Pick::Lru) {
-                k.vmstat.lmkd_kills += 1;
-                let delay = k.cfg.reap_delay_ns;
-                k.kill_process(v, "minfree", min_adj, "lmkd", now, delay);
-                self.kill_pending = Some(v);
-                self.kill_time = now;
+                self.cycle.kill(k, v, "minfree", min_adj, now);
             }
         }
         next
@@ -236,9 +264,7 @@ fn minfree_min_adj(k: &Kernel) -> Option<i32> {
 /// the heaviest victim and a 100 ms kill timeout).
 #[derive(Default)]
 pub struct PsiMinfreeLmkd {
-    poll_until: Nanos,
-    kill_pending: Option<u32>,
-    kill_time: Nanos,
+    cycle: KillCycle,
 }
 
 impl KillPolicy for PsiMinfreeLmkd {
@@ -249,31 +275,17 @@ impl KillPolicy for PsiMinfreeLmkd {
         true
     }
     fn on_reaped(&mut self, _k: &Kernel, proc_idx: u32) {
-        if self.kill_pending == Some(proc_idx) {
-            self.kill_pending = None;
-        }
+        self.cycle.reaped(proc_idx);
     }
     fn run(&mut self, k: &mut Kernel, now: Nanos) -> Option<Nanos> {
-        // A trigger event starts (or extends) one window of 10 ms polls (PSI_POLL_COUNT).
-        if k.psi.last_trigger.is_some_and(|t| t + PSI_WINDOW_NS > now && t <= now) {
-            self.poll_until = self.poll_until.max(k.psi.last_trigger.unwrap_or(now) + PSI_WINDOW_NS);
-        }
-        let next = if now + PSI_POLL_PERIOD_NS <= self.poll_until { Some(now + PSI_POLL_PERIOD_NS) } else { None };
-        // kill_timeout_ms: skip while the last victim is still exiting (/proc/<pid> exists).
-        if let Some(v) = self.kill_pending {
-            if now < self.kill_time + KILL_TIMEOUT_NS && k.procs[v as usize].vmas.iter().any(|&x| k.vmas[x as usize].live) {
-                return next;
-            }
-            self.kill_pending = None;
+        let next = self.cycle.psi_poll(k, now);
+        if self.cycle.victim_exiting(k, now) {
+            return next;
         }
         if let Some(min_adj) = minfree_min_adj(k) {
             // kill_heaviest_task: the largest process of the highest non-empty slot.
             if let Some(v) = find_victim(k, min_adj, Pick::Heaviest) {
-                k.vmstat.lmkd_kills += 1;
-                let delay = k.cfg.reap_delay_ns;
-                k.kill_process(v, "minfree", min_adj, "lmkd", now, delay);
-                self.kill_pending = Some(v);
-                self.kill_time = now;
+                self.cycle.kill(k, v, "minfree", min_adj, now);
             }
         }
         next
