@@ -1,7 +1,7 @@
 //! Android's low-memory killer daemon (AOSP `system/memory/lmkd/lmkd.cpp`) as kill policies.
 //!
 //! A kill policy is a [`KillPolicy`] plus one entry in [`POLICIES`]:
-//! - `psi` (Android 10+): woken by PSI triggers (some ≥ 70 ms or full ≥ 700 ms per 1 s window),
+//! - `psi` (Android 11+): woken by PSI triggers (some ≥ 70 ms or full ≥ 700 ms per 1 s window),
 //!   then polls every 10 ms for one window. Each poll computes thrashing
 //!   (Δworkingset_refault_file × 100 / file LRU at the window start, windows of 1 s, limit
 //!   decaying 10% per kill), swap low (free swap < 10%), the watermark free memory is below and
@@ -33,7 +33,7 @@ type Ctor = fn() -> Box<dyn KillPolicy>;
 
 /// The registry of kill policies.
 pub const POLICIES: &[(&str, &str, Ctor)] = &[
-    ("psi", "Android 10+ lmkd: PSI triggers, thrashing/swap/watermark rules, LRU victim by adj slot", || Box::new(PsiLmkd::default())),
+    ("psi", "Android 11+ lmkd: PSI triggers, thrashing/swap/watermark rules, LRU victim by adj slot", || Box::new(PsiLmkd::default())),
     ("minfree", "legacy lmkd: kills at the first minfree level where free memory and file cache are below it", || Box::new(MinfreeLmkd::default())),
     ("psi-minfree", "Android 10 lmkd with minfree levels: PSI triggers, then the minfree rule; heaviest victim by adj slot", || {
         Box::new(PsiMinfreeLmkd::default())
@@ -94,8 +94,8 @@ struct KillCycle {
 impl KillCycle {
     /// After a PSI trigger event: the next poll of its window, if any.
     fn psi_poll(&mut self, k: &Kernel, now: Nanos) -> Option<Nanos> {
-        if k.psi.last_trigger.is_some_and(|t| t + PSI_WINDOW_NS > now && t <= now) {
-            self.poll_until = self.poll_until.max(k.psi.last_trigger.unwrap_or(now) + PSI_WINDOW_NS);
+        if let Some(t) = k.psi.last_trigger.filter(|&t| t <= now && now < t + PSI_WINDOW_NS) {
+            self.poll_until = self.poll_until.max(t + PSI_WINDOW_NS);
         }
         if now + PSI_POLL_PERIOD_NS <= self.poll_until {
             Some(now + PSI_POLL_PERIOD_NS)

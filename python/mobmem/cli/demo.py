@@ -1,6 +1,6 @@
 """``mobmem demo``: the README's main job.
 
-On the Pixel-3-class phone with stock Android (``cc`` collector, the device's lmkd (PSI-triggered minfree levels), the device's swap),
+On the Pixel-3-class phone with stock Android (``cc`` collector, the device's lmkd and swap),
 runs the two short versions of the field's standard experiments, side by side in two worker
 processes:
 
