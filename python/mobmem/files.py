@@ -27,11 +27,16 @@ def check_out_dir(out: Path) -> None:
         raise MobmemError(f"--out {out}: {parent} is not writable")
 
 
+_DEFERRING: list[bool] = []  # non-empty while a deferred_interrupts block is open
+
+
 @contextlib.contextmanager
 def deferred_interrupts():
     """Hold SIGINT and SIGTERM until the block is done, then raise KeyboardInterrupt if one came
-    (only in the main thread, where signal handlers live; elsewhere the block runs as is)."""
-    if threading.current_thread() is not threading.main_thread():
+    (only in the main thread, where signal handlers live; elsewhere the block runs as is).
+    Nested blocks hold the signal until the outermost one ends, so everything inside it happens
+    or none of it starts."""
+    if threading.current_thread() is not threading.main_thread() or _DEFERRING:
         yield
         return
     got: list[int] = []
@@ -42,9 +47,11 @@ def deferred_interrupts():
             continue
         old[sig] = prev
         signal.signal(sig, lambda signum, frame: got.append(signum))
+    _DEFERRING.append(True)
     try:
         yield
     finally:
+        _DEFERRING.pop()
         for sig, prev in old.items():
             signal.signal(sig, prev)
         if got:

@@ -169,3 +169,19 @@ def test_compare_interrupted_then_resumed(tmp_path):
     doc = json.loads(r.stdout)
     assert [(x["system"], x["seed"]) for x in doc["runs"]] == [("stock", 1), ("cmc", 1), ("stock", 2), ("cmc", 2)]
     assert len(list(out.glob("runs/*/seed-*/summary.json"))) == 4 and (out / "compare.json").is_file()
+
+
+def test_nested_deferred_interrupts_hold_the_signal_until_the_outermost_block_ends():
+    import os
+
+    from mobmem.files import deferred_interrupts
+
+    steps = []
+    with pytest.raises(KeyboardInterrupt):
+        with deferred_interrupts():
+            with deferred_interrupts():  # e.g. writing a run's files inside "write and report"
+                os.kill(os.getpid(), signal.SIGINT)
+                steps.append("inner")
+            steps.append("after inner")  # the report still happens
+    assert steps == ["inner", "after inner"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

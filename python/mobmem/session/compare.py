@@ -194,6 +194,7 @@ def run_matrix(
     Ctrl-C (KeyboardInterrupt) stops the runs under way at once (worker processes are
     terminated) and propagates; the runs finished before it are on disk, so ``resume`` picks up
     after them."""
+    from mobmem.files import deferred_interrupts
     from mobmem.session.output import write_outputs
 
     results: dict[tuple[str, int], dict] = {}
@@ -209,11 +210,13 @@ def run_matrix(
                 todo.append((str(scenario), s, seed, list(user), str(systems_file) if systems_file else None))
 
     def done(s: str, seed: int, res: dict) -> None:
-        if out is not None:
-            write_outputs(res, run_dir(out, s, seed))
-        results[(s, seed)] = res
-        if progress:
-            progress(s, seed, res, False)
+        # A run on disk is a run reported: Ctrl-C waits until both are done.
+        with deferred_interrupts():
+            if out is not None:
+                write_outputs(res, run_dir(out, s, seed))
+            results[(s, seed)] = res
+            if progress:
+                progress(s, seed, res, False)
 
     from mobmem.session.pool import run_all
 
