@@ -673,8 +673,9 @@ impl AppProfile {
     /// background work is throttled as for popular apps) and any app setting (`rate=…` and
     /// `alloc_rate_bg=…` replace what churn gives). Footprint 180 MiB and 512-byte objects unless
     /// given. A synthetic app declares `largeHeap` unless `largeheap=false` is given: the Fleet
-    /// study's synthetic apps hold a 180 MB heap, which only a large-heap app can on a phone whose
-    /// growth limit is 192 MiB (their manifest is not published: an inference from that size).
+    /// study's synthetic apps hold a 180 MB heap, which leaves a copying collector no room under
+    /// the 192 MiB growth limit of a stock 4 GB phone (their manifest is not published: an
+    /// inference from that size).
     pub fn synthetic(spec: &str) -> Result<Self, String> {
         let body = spec.strip_prefix("synthetic").ok_or_else(|| format!("not a synthetic app spec: {spec:?}"))?;
         let body = body.strip_prefix(':').unwrap_or(body);
