@@ -151,7 +151,10 @@ def test_compare_interrupted_then_resumed(tmp_path):
         first = p.stderr.readline()
         assert first.startswith("[1/4] "), first
         p.send_signal(signal.SIGINT)
-        stdout, stderr = p.communicate(timeout=20)
+        p.wait(timeout=20)
+        # Read through the pipe objects, not communicate(): readline() may already have buffered
+        # a second progress line that arrived with the first, which communicate() would not see.
+        stdout, stderr = p.stdout.read(), p.stderr.read()
     finally:
         p.kill()
     assert p.returncode == 130, stderr
