@@ -75,7 +75,7 @@ def test_collectors_gcbench_and_oom():
 
 def test_background_state_runs_the_transition_and_device_profiles_apply():
     r = jrun("runtime", "run", "--app", SMALL, "--state", "bg", "--seconds", "7", "--device", "pixel3")
-    assert r["config"]["fg_collector"] == "cc" and r["config"]["heap"]["growth_limit"] == 192 << 20
+    assert r["config"]["fg_collector"] == "cc" and r["config"]["heap"]["growth_limit"] == 256 << 20
     assert any(g["cause"] == "CollectorTransition" for g in r["gcs"])
     p9 = jrun("runtime", "run", "--app", SMALL, "--seconds", "1", "--device", "p9")
     assert p9["summary"]["collector"] == "ms"
