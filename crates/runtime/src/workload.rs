@@ -1,6 +1,5 @@
 //! The mutator workload model: a lifetime-driven graph mutator (runtime.md "Mutator workload").
 //!
-//!
 //! - **Shape**: `roots` static roots over a long-lived structure: depth-1 containers (one per
 //!   root), depth-2 objects, then holder objects (depth 3) whose slots hold long-lived *units*
 //!   (small trees of objects), and caches (depth 3) whose slots hold medium-lived units. Depth-1
@@ -8,7 +7,10 @@
 //! - **Allocation**: object sizes from a size-class mix given as shares of *bytes* (default: the
 //!   measured Android mix of runtime.md), reference fields per object from `fanout` (never more
 //!   than the object's size allows; objects ≥ 12 KiB are primitive arrays), at `alloc_rate_fg`
-//!   or `alloc_rate_bg` bytes per second.
+//!   or `alloc_rate_bg` bytes per second. Objects meant to outlive a collection (the structure,
+//!   medium- and long-lived units) draw their sizes from the same mix tilted to the measured mean
+//!   size of surviving objects (`survivor_object_bytes`, [`survivor_count_probs`]); temporaries
+//!   draw from the mix as given.
 //! - **Lifetimes**: each new unit gets a lifetime class: temporary (held by a stack root, dies
 //!   after a uniform 0..`temp_life` bytes of allocation), medium-lived (held by a cache slot,
 //!   evicted after an exponential lifetime of mean `medium_life` bytes) or long-lived (replaces a
@@ -50,6 +52,86 @@ pub fn android_size_mix() -> Vec<SizeClass> {
     vec![c(8, 16, 0.044), c(17, 32, 0.547), c(33, 64, 0.210), c(65, 128, 0.150), c(129, 256, 0.028), c(257, 512, 0.013), c(12 * 1024, 48 * 1024, 0.010)]
 }
 
+/// Objects at least this large are large objects (ART's `kMinLargeObjectThreshold`, 3 pages):
+/// they are allocated in the large-object space and never moved.
+const LARGE_OBJECT_BYTES: u32 = 12 * 1024;
+
+impl SizeClass {
+    /// Mean size of an object drawn from this class as the workload draws it: uniform in
+    /// [lo, hi], at least 8 bytes, rounded up to the 8-byte object alignment.
+    pub fn mean_bytes(&self) -> f64 {
+        let (lo, hi) = (self.lo.min(self.hi), self.hi.max(self.lo));
+        let sum: u64 = (lo..=hi).map(|s| ((s.max(8) + 7) & !7) as u64).sum();
+        sum as f64 / (hi - lo + 1) as f64
+    }
+}
+
+/// Object-count probabilities of the classes of `mix` (byte share over mean size, normalised).
+fn count_probs(mix: &[SizeClass]) -> Vec<f64> {
+    let w: Vec<f64> = mix.iter().map(|c| c.byte_share / ((c.lo + c.hi) as f64 / 2.0).max(1.0)).collect();
+    let tot: f64 = w.iter().sum();
+    w.iter().map(|x| x / tot).collect()
+}
+
+fn cdf_of(probs: &[f64]) -> Vec<f64> {
+    let mut acc = 0.0;
+    probs
+        .iter()
+        .map(|x| {
+            acc += x;
+            acc
+        })
+        .collect()
+}
+
+/// The size mix of objects that survive collections: the allocation mix's object-count
+/// probabilities of small (movable) objects tilted by size, `p_i · m_i^θ`, with θ chosen so that
+/// the mean size of a small survivor is `target` bytes; large objects keep their probability (the
+/// measurement behind `target` counts objects a copying collector moves, which large objects
+/// never are). Survivors are larger than the mean allocation: temporaries are mostly small
+/// (boxed values, iterators, builders), long-lived data holds arrays, strings and maps. The
+/// power tilt is the smallest change (in relative entropy over log-size) that reaches the mean;
+/// the shape within the mix is an assumption, the mean is measured. `target` ≤ 0, or a mix with
+/// fewer than two small classes, leaves the probabilities as they are. Returns count
+/// probabilities (summing to 1).
+pub fn survivor_count_probs(mix: &[SizeClass], target: f64) -> Vec<f64> {
+    let base = count_probs(mix);
+    let small: Vec<usize> = (0..mix.len()).filter(|&i| mix[i].lo < LARGE_OBJECT_BYTES).collect();
+    if target <= 0.0 || small.len() < 2 {
+        return base;
+    }
+    let m: Vec<f64> = mix.iter().map(SizeClass::mean_bytes).collect();
+    let small_mass: f64 = small.iter().map(|&i| base[i]).sum();
+    let tilted = |theta: f64| -> Vec<f64> {
+        let w: Vec<f64> = small.iter().map(|&i| base[i] * (m[i] / m[small[0]]).powf(theta)).collect();
+        let tot: f64 = w.iter().sum();
+        w.iter().map(|x| x / tot).collect()
+    };
+    let mean = |w: &[f64]| -> f64 { small.iter().zip(w).map(|(&i, x)| x * m[i]).sum() };
+    // The mean is increasing in θ: bisect over a range wide enough for any reachable target.
+    let (mut lo, mut hi) = (-30.0f64, 30.0f64);
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if mean(&tilted(mid)) < target {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    let w = tilted(0.5 * (lo + hi));
+    let mut out = base;
+    for (&i, x) in small.iter().zip(w) {
+        out[i] = x * small_mass;
+    }
+    out
+}
+
+/// The mean size of an object that survives a collection in Android 8+ apps, in bytes: ART's
+/// cumulative "bytes moved / objects moved" of the concurrent copying collector (SIGQUIT dumps),
+/// median 52 B over 16 public dumps (quartiles 48 and 53.5 B; the AOSP documentation's Google
+/// Maps example: 54 B for full and 52 B for sticky collections).
+pub const SURVIVOR_OBJECT_BYTES: f64 = 52.0;
+
 #[derive(Clone, Debug, Serialize)]
 pub struct AppProfile {
     pub name: String,
@@ -59,6 +141,10 @@ pub struct AppProfile {
     pub roots: u32,
     pub fanout: f64,
     pub size_mix: Vec<SizeClass>,
+    /// Mean size of the objects that outlive their first collection (the long-lived structure,
+    /// medium- and long-lived units): `size_mix` tilted to this mean ([`survivor_count_probs`]);
+    /// temporaries keep `size_mix`. 0 = survivors drawn from `size_mix` as well.
+    pub survivor_object_bytes: f64,
     /// Objects per unit (mean; a unit is a small tree).
     pub unit_objects: f64,
     /// Lifetime mix of allocated units (temporary, medium; long = the rest).
@@ -112,6 +198,7 @@ impl Default for AppProfile {
             roots: 64,
             fanout: 3.0,
             size_mix: android_size_mix(),
+            survivor_object_bytes: SURVIVOR_OBJECT_BYTES,
             unit_objects: 4.0,
             temp_share: 0.75,
             medium_share: 0.15,
@@ -234,6 +321,19 @@ static ENTRIES: &[Setting<AppProfile>] = &[
         set: |c, v| {
             let s = v.int() as u32;
             c.size_mix = vec![SizeClass { lo: s, hi: s, byte_share: 1.0 }];
+            Ok(())
+        },
+    },
+    Setting {
+        key: "survivor_object_bytes",
+        aliases: &[],
+        kind: Kind::Float { min: 0.0, max: 1e6 },
+        unit: "bytes",
+        help: "mean size of objects that outlive their first GC (long-lived structure, medium and long units; 0 = the allocation mix)",
+        source: "ART SIGQUIT dumps of Android 8+ apps: bytes moved / objects moved of concurrent copying, median 52 B over 16 public dumps (quartiles 48-53.5 B)",
+        get: |c| c.survivor_object_bytes.to_string(),
+        set: |c, v| {
+            c.survivor_object_bytes = v.float();
             Ok(())
         },
     },
@@ -724,17 +824,14 @@ impl AppProfile {
         Ok(p)
     }
 
-    /// Object-count probabilities of the size classes (byte shares / mean sizes).
+    /// Cumulative object-count probabilities of the size classes (byte shares / mean sizes).
     fn count_cdf(&self) -> Vec<f64> {
-        let w: Vec<f64> = self.size_mix.iter().map(|c| c.byte_share / ((c.lo + c.hi) as f64 / 2.0).max(1.0)).collect();
-        let tot: f64 = w.iter().sum();
-        let mut acc = 0.0;
-        w.iter()
-            .map(|x| {
-                acc += x / tot;
-                acc
-            })
-            .collect()
+        cdf_of(&count_probs(&self.size_mix))
+    }
+
+    /// The same for objects that outlive their first collection ([`survivor_count_probs`]).
+    fn survivor_cdf(&self) -> Vec<f64> {
+        cdf_of(&survivor_count_probs(&self.size_mix, self.survivor_object_bytes))
     }
 }
 
@@ -826,7 +923,10 @@ pub struct LaunchAccess {
 pub struct Workload {
     pub p: AppProfile,
     rng: Stream,
+    /// Cumulative count probabilities of the size classes: as allocated (temporaries) and for
+    /// objects that outlive their first collection ([`AppProfile::survivor_object_bytes`]).
     cdf: Vec<f64>,
+    survivor_cdf: Vec<f64>,
     /// Stable structure: depth-1 and depth-2 objects.
     pub near: Vec<ObjId>,
     holders: Vec<ObjId>,
@@ -869,11 +969,13 @@ impl Workload {
     pub fn new(p: AppProfile) -> Self {
         let rng = stream(p.seed, 0x4150_5000, "workload");
         let cdf = p.count_cdf();
+        let survivor_cdf = p.survivor_cdf();
         let temp_bucket = (p.temp_life / 64).max(1024);
         let med_bucket = (p.medium_life / 128).max(4096);
         Self {
             rng,
             cdf,
+            survivor_cdf,
             near: Vec::new(),
             holders: Vec::new(),
             caches: Vec::new(),
@@ -905,9 +1007,11 @@ impl Workload {
         }
     }
 
-    fn draw_size(&mut self) -> u32 {
+    /// An object size: from the survivors' mix or the allocation mix.
+    fn draw_size(&mut self, survivor: bool) -> u32 {
         let u: f64 = self.rng.gen();
-        let i = self.cdf.iter().position(|&c| u < c).unwrap_or(self.cdf.len() - 1);
+        let cdf = if survivor { &self.survivor_cdf } else { &self.cdf };
+        let i = cdf.iter().position(|&c| u < c).unwrap_or(cdf.len() - 1);
         let c = &self.p.size_mix[i];
         let s = if c.hi > c.lo { self.rng.gen_range(c.lo..=c.hi) } else { c.lo };
         (s.max(8) + 7) & !7
@@ -940,17 +1044,18 @@ impl Workload {
     }
 
     /// Allocate a unit (a small tree) and return its root; the root is held in temporary root
-    /// slot `hold` while its children are allocated ([`Runtime::alloc_unit`]).
-    fn alloc_unit(&mut self, rt: &mut Runtime, k: &mut Kernel, hold: u32) -> Option<ObjId> {
+    /// slot `hold` while its children are allocated ([`Runtime::alloc_unit`]). `survivor`: the
+    /// unit is meant to outlive the next collection (its sizes come from the survivors' mix).
+    fn alloc_unit(&mut self, rt: &mut Runtime, k: &mut Kernel, hold: u32, survivor: bool) -> Option<ObjId> {
         let n = 1 + (self.rng.gen::<f64>() * 2.0 * (self.p.unit_objects - 1.0)).round() as u32;
-        let size = self.draw_size();
+        let size = self.draw_size(survivor);
         let want = (n - 1).min(255) as u16;
         let nrefs = self.draw_nrefs(size).max(want.min(((size.saturating_sub(8)) / 4) as u16));
         let mut plan = std::mem::take(&mut self.plan);
         plan.clear();
         plan.push((size, nrefs));
         for _ in 0..(n - 1).min(nrefs as u32) {
-            let s = self.draw_size();
+            let s = self.draw_size(survivor);
             let nr = self.draw_nrefs(s);
             plan.push((s, nr));
         }
@@ -993,7 +1098,7 @@ impl Workload {
         let mut d2 = Vec::new();
         let mut slot = 0usize;
         while near_bytes < near_target && slot < d1.len() * d2_per as usize {
-            let s = self.draw_size().max(64);
+            let s = self.draw_size(true).max(64);
             let nrefs = ((s - 8) / 4).min(8) as u16;
             let Some(o) = self.alloc(rt, k, s, nrefs, false) else { return };
             let parent = d1[slot % d1.len()];
@@ -1072,7 +1177,7 @@ impl Workload {
                     break 'fill;
                 }
                 let h = self.holders[hi];
-                let Some(u) = self.alloc_unit(rt, k, hold) else { return };
+                let Some(u) = self.alloc_unit(rt, k, hold, true) else { return };
                 rt.write_ref(k, h, f, u);
                 let gen = rt.heap.objs.gen(u);
                 self.long_slots.push(Unit {
@@ -1120,17 +1225,19 @@ impl Workload {
         self.built = true;
     }
 
+    /// Mean bytes of a surviving object (the structure's budgets are sized with it).
     fn mean_obj_bytes(&self) -> f64 {
         self.mean_unit_bytes() / self.p.unit_objects
     }
 
+    /// Mean bytes of a surviving unit.
     fn mean_unit_bytes(&self) -> f64 {
         let w: f64 = self
-            .cdf
+            .survivor_cdf
             .iter()
             .enumerate()
             .map(|(i, &c)| {
-                let prev = if i == 0 { 0.0 } else { self.cdf[i - 1] };
+                let prev = if i == 0 { 0.0 } else { self.survivor_cdf[i - 1] };
                 (c - prev) * ((self.p.size_mix[i].lo + self.p.size_mix[i].hi) as f64 / 2.0)
             })
             .sum();
@@ -1263,7 +1370,7 @@ impl Workload {
             }
         };
         let Holder::Root(root_slot) = self.temp_slots[ts as usize].holder else { unreachable!() };
-        let Some(o) = self.alloc_unit(rt, k, root_slot) else { return false };
+        let Some(o) = self.alloc_unit(rt, k, root_slot, class != 0) else { return false };
         let gen = rt.heap.objs.gen(o);
         let clock = rt.heap.alloc_clock;
         let unit;

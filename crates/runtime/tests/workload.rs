@@ -1,14 +1,15 @@
 //! The mutator workload model produces heaps with the configured properties.
 //! Tolerances: near-root byte share within ±2 percentage points of `near_root_share`; survival
-//! (bytes still reachable 1–5 MiB after allocation) within ±5 pp of `1 − temp_share` (medium-
+//! (objects still reachable 1–5 MiB after allocation) within ±5 pp of `1 − temp_share` (medium-
 //! lived units evicted and long-lived units replaced in that span account for ~2 pp); bytes by
-//! size class within ±3 pp of the configured mix.
+//! size class of the objects that died within ±3 pp of the configured mix; the survivors' mean
+//! size within ±15 % of `survivor_object_bytes`.
 
 #![allow(clippy::field_reassign_with_default, clippy::needless_range_loop, clippy::unnecessary_cast, clippy::while_let_loop)]
 
 use mobmem_kernel::{Kernel, KernelConfig};
 use mobmem_runtime::config::{CollectorKind, Grain};
-use mobmem_runtime::workload::{near_root_bytes, reachable_set, AppProfile, Workload};
+use mobmem_runtime::workload::{android_size_mix, near_root_bytes, reachable_set, survivor_count_probs, AppProfile, SizeClass, Workload};
 use mobmem_runtime::{Runtime, RuntimeConfig};
 
 fn nogc(heap_mib: u64) -> (Kernel, Runtime) {
@@ -51,6 +52,7 @@ fn survival_and_size_mix_match_the_profile() {
     let p = AppProfile { live_heap: 4 << 20, native_anon: 0, file_bytes: 0, ..AppProfile::default() };
     let temp = p.temp_share;
     let mix = p.size_mix.clone();
+    let survivor = p.survivor_object_bytes;
     let mut w = Workload::new(p);
     w.build(&mut rt, &mut k);
     let c1 = rt.heap.alloc_clock + (4 << 20);
@@ -60,7 +62,9 @@ fn survival_and_size_mix_match_the_profile() {
         assert!(w.unit_of_work(&mut rt, &mut k));
     }
     let reach = reachable_set(&rt);
-    let (mut alloc, mut live) = (0u64, 0u64);
+    let (mut alloc, mut live, mut live_objects) = (0u64, 0u64, 0u64);
+    let (mut dead, mut dead_objects) = (0u64, 0u64);
+    // Bytes by size class of the objects that died (temporaries, drawn from the allocation mix).
     let mut by_class = vec![0u64; mix.len()];
     for o in rt.heap.objs.live_ids() {
         let c = rt.heap.objs.alloc_clock(o);
@@ -71,19 +75,57 @@ fn survival_and_size_mix_match_the_profile() {
         alloc += s;
         if reach.contains(&o) {
             live += s;
+            live_objects += 1;
+            continue;
         }
+        dead += s;
+        dead_objects += 1;
         if let Some(i) = mix.iter().position(|m| (m.lo as u64..=m.hi as u64).contains(&s) || (m.lo <= 16 && s <= 16)) {
             by_class[i] += s;
         }
     }
-    let survival = live as f64 / alloc as f64;
+    // Lifetime shares are shares of objects (runtime.md: "54–88% of objects die…").
+    let survival = live_objects as f64 / (live_objects + dead_objects) as f64;
     assert!((survival - (1.0 - temp)).abs() < 0.05, "survival {survival:.3}, expected about {:.3}", 1.0 - temp);
+    assert!(live + dead == alloc);
     let total: u64 = by_class.iter().sum();
-    assert!(total as f64 > 0.97 * alloc as f64, "sizes outside the mix");
+    assert!(total as f64 > 0.97 * dead as f64, "sizes outside the mix");
     for (m, b) in mix.iter().zip(&by_class) {
         let got = *b as f64 / total as f64;
         assert!((got - m.byte_share).abs() < 0.03, "class {}..{}: {got:.3} vs {}", m.lo, m.hi, m.byte_share);
     }
+    // Survivors are larger: their mean is the profile's survivor size (±15 %: the window also
+    // holds temporaries still alive at its end, and large objects are counted too), well above
+    // the temporaries' mean.
+    let (live_mean, dead_mean) = (live as f64 / live_objects as f64, dead as f64 / dead_objects as f64);
+    assert!((live_mean / survivor - 1.0).abs() < 0.15, "survivors' mean {live_mean:.1} B vs {survivor} B");
+    assert!(live_mean > 1.25 * dead_mean, "survivors {live_mean:.1} B, temporaries {dead_mean:.1} B");
+}
+
+#[test]
+fn survivor_size_mix_reaches_its_mean_and_keeps_large_objects() {
+    let mix = android_size_mix();
+    let base = survivor_count_probs(&mix, 0.0);
+    let small_mean = |p: &[f64]| {
+        let (mut n, mut b) = (0.0, 0.0);
+        for (c, x) in mix.iter().zip(p) {
+            if c.lo < 12 * 1024 {
+                n += x;
+                b += x * c.mean_bytes();
+            }
+        }
+        b / n
+    };
+    assert!(small_mean(&base) < 40.0, "allocation mix mean {:.1}", small_mean(&base));
+    for target in [30.0, 52.0, 80.0] {
+        let p = survivor_count_probs(&mix, target);
+        assert!((p.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+        assert!((small_mean(&p) - target).abs() < 0.01, "mean {:.3} for {target}", small_mean(&p));
+        assert_eq!(p.last(), base.last(), "the large-object class keeps its probability");
+    }
+    // One object size: nothing to tilt.
+    let one = vec![SizeClass { lo: 512, hi: 512, byte_share: 1.0 }];
+    assert_eq!(survivor_count_probs(&one, 52.0), vec![1.0]);
 }
 
 #[test]
