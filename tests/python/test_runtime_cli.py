@@ -94,6 +94,8 @@ def test_bad_input_exits_2_without_traceback():
     for args in (
         ["runtime", "run", "--app", SMALL, "--collector", "g1", "--seconds", "1"],
         ["runtime", "run", "--app", SMALL, "--heap", "lots", "--seconds", "1"],
+        ["runtime", "run", "--app", SMALL, "--heap", "1000000g", "--seconds", "1"],  # above ART's 4 GiB
+        ["runtime", "run", "--app", SMALL, "--set", "heapsize=5g", "--seconds", "1"],
         ["runtime", "run", "--app", "nosuchapp", "--seconds", "1"],
         ["runtime", "run", "--app", "synthetic:footprint=1m,wat=3", "--seconds", "1"],
         ["runtime", "run", "--app", SMALL, "--set", "app.live_heap=-1", "--seconds", "1"],

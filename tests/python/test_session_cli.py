@@ -198,6 +198,12 @@ def test_bad_input_is_one_line_exit_2_and_keeps_existing_files(tmp_path):
         ([TINY, "--system", "nope"], ["--system", "nope", "stock"]),
         (["no_such_scenario"], ["no_such_scenario", "hot_launch"]),
         ([TINY, "--seed", "-1"], ["--seed"]),
+        # Sizes the host could not hold are refused before anything is allocated.
+        ([TINY, "--set", "kernel.swap_mib=100000000000"], ["kernel.swap_mib", "65536"]),
+        ([TINY, "--set", "kernel.ram_mib=72057594037927937"], ["kernel.ram_mib", "65536"]),
+        ([TINY, "--set", "kernel.min_free_kbytes=100000000000"], ["kernel.min_free_kbytes"]),
+        ([TINY, "--set", "kernel.min_free_kbytes=3100000"], ["kernel.min_free_kbytes", "min watermark"]),
+        ([TINY, "--set", "heapsize=100000g"], ["--set", "heapsize", "4g"]),
     ]
     for args, needles in cases:
         res = CliRunner().invoke(cli.app, ["run", *args, "--out", str(out)])

@@ -8,6 +8,11 @@ pub use mobmem_engine::settings::SettingError;
 use mobmem_engine::settings::{not_one_of, Kind, Setting, Table};
 use serde::Serialize;
 
+/// The largest RAM, swap or cgroup limit the model accepts, in MiB (64 GiB: more than any phone).
+/// The model keeps state for every page frame and swap slot (tens of bytes each), so a larger
+/// memory would exhaust the host before the simulation starts.
+pub const MAX_MODEL_MIB: u64 = 64 << 10;
+
 /// Kernel-version differences that change model behaviour, named after the kernel release that
 /// introduced them. Chosen with `kernel.semantics = "4.19" | "5.10" | "6.1"`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -350,7 +355,7 @@ static ENTRIES: &[Setting<KernelConfig>] = &[
     Setting {
         key: "ram_mib",
         aliases: &[],
-        kind: Kind::Int { min: 1, max: 1 << 40 },
+        kind: Kind::Int { min: 1, max: MAX_MODEL_MIB },
         unit: "MiB",
         help: "physical memory",
         source: "the device profile",
@@ -376,7 +381,7 @@ static ENTRIES: &[Setting<KernelConfig>] = &[
     Setting {
         key: "memcg_limit_mib",
         aliases: &[],
-        kind: Kind::Int { min: 0, max: 1 << 40 },
+        kind: Kind::Int { min: 0, max: MAX_MODEL_MIB },
         unit: "MiB",
         help: "memory-cgroup limit when scope = memcg",
         source: "the replayed trace",
@@ -415,7 +420,7 @@ static ENTRIES: &[Setting<KernelConfig>] = &[
     Setting {
         key: "min_free_kbytes",
         aliases: &[],
-        kind: Kind::Int { min: 0, max: u64::MAX },
+        kind: Kind::Int { min: 0, max: MAX_MODEL_MIB * 1024 },
         unit: "KiB",
         help: "vm.min_free_kbytes; 0 = computed as the kernel does",
         source: "Linux mm/page_alloc.c (int_sqrt(lowmem_kb * 16), clamped)",
@@ -467,7 +472,7 @@ static ENTRIES: &[Setting<KernelConfig>] = &[
     Setting {
         key: "swap_mib",
         aliases: &[],
-        kind: Kind::Int { min: 0, max: u64::MAX },
+        kind: Kind::Int { min: 0, max: MAX_MODEL_MIB },
         unit: "MiB",
         help: "swap device size",
         source: "the device profile",

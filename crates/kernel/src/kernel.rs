@@ -43,8 +43,29 @@ impl Kernel {
         if cfg.swap != SwapKind::None && cfg.swap_pages == 0 {
             return Err(KernelError::Invalid("swap enabled with size 0".into()));
         }
-        if cfg.ram_pages > (1 << 30) {
-            return Err(KernelError::Invalid("RAM above 4 TiB is not supported".into()));
+        // The settings' ranges hold these for parsed input; a config built in code or read from a
+        // trace header is checked here, before anything is allocated for its frames and slots.
+        let max_pages = crate::config::MAX_MODEL_MIB * 256;
+        if cfg.ram_pages > max_pages {
+            return Err(KernelError::Invalid(format!(
+                "kernel.ram_mib: at most {} MiB is supported, got {}",
+                crate::config::MAX_MODEL_MIB,
+                cfg.ram_pages / 256
+            )));
+        }
+        if cfg.swap_pages > max_pages {
+            return Err(KernelError::Invalid(format!(
+                "kernel.swap_mib: at most {} MiB is supported, got {}",
+                crate::config::MAX_MODEL_MIB,
+                cfg.swap_pages / 256
+            )));
+        }
+        let managed_kb = (cfg.ram_pages - cfg.reserved_pages) * 4;
+        if cfg.min_free_kbytes >= managed_kb {
+            return Err(KernelError::Invalid(format!(
+                "kernel.min_free_kbytes: {} KiB leaves no memory above the min watermark (managed memory {managed_kb} KiB)",
+                cfg.min_free_kbytes
+            )));
         }
         let n = cfg.ram_pages as usize;
         let mut frames = Frames::new(n);

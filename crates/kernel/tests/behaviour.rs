@@ -531,3 +531,19 @@ fn smaps_counts_every_touched_anon_page_once_resident_or_in_swap() {
     let k = replay(&s, &[]);
     assert!(k.smaps(k.proc_index(1).unwrap()).is_empty());
 }
+
+#[test]
+fn sizes_the_host_cannot_hold_are_refused_before_allocation() {
+    use mobmem_kernel::{Kernel, KernelConfig};
+    let err = |c: KernelConfig| Kernel::new(c).err().map(|e| e.to_string()).unwrap_or_default();
+    let base = KernelConfig::default();
+    // 100 TB of swap would need gigabytes of slot state: refused, naming the key and its limit.
+    let e = err(KernelConfig { swap: mobmem_kernel::config::SwapKind::File, swap_pages: 100 << 28, ..base.clone() });
+    assert!(e.contains("kernel.swap_mib") && e.contains("65536"), "{e}");
+    let e = err(KernelConfig { ram_pages: 1 << 40, ..base.clone() });
+    assert!(e.contains("kernel.ram_mib") && e.contains("65536"), "{e}");
+    // A min watermark above all of memory.
+    let e = err(KernelConfig { min_free_kbytes: base.ram_pages * 4, ..base.clone() });
+    assert!(e.contains("kernel.min_free_kbytes"), "{e}");
+    assert!(Kernel::new(base).is_ok());
+}

@@ -9,6 +9,11 @@ use mobmem_engine::settings::{not_one_of, size_text, Kind, Setting, Table};
 use mobmem_engine::Nanos;
 use serde::Serialize;
 
+/// The largest size any heap setting may take: 4 GiB. ART's heap references are 32-bit
+/// (`HeapReference`), so every heap space is mapped below 4 GiB of address space; a larger heap
+/// cannot exist on a phone, and the model would spend host memory on state for it.
+pub const MAX_HEAP_BYTES: u64 = 4 << 30;
+
 /// A collector: a handle into the collector catalogue ([`COLLECTORS`], then the collectors
 /// registered at run time with `gc::registry::register`). It carries the heap-layout properties
 /// the hot paths test, so reading them needs no lookup; everything else is in its
@@ -369,7 +374,7 @@ static ENTRIES: &[Setting<RuntimeConfig>] = &[
     Setting {
         key: "heapstartsize",
         aliases: &[],
-        kind: Kind::Size { min: 0, max: u64::MAX },
+        kind: Kind::Size { min: 0, max: MAX_HEAP_BYTES },
         unit: "bytes",
         help: "dalvik.vm.heapstartsize: initial target footprint",
         source: "the device profile (runtime.md: 8m on a 4 GB phone)",
@@ -382,7 +387,7 @@ static ENTRIES: &[Setting<RuntimeConfig>] = &[
     Setting {
         key: "heapgrowthlimit",
         aliases: &[],
-        kind: Kind::Size { min: 0, max: u64::MAX },
+        kind: Kind::Size { min: 0, max: MAX_HEAP_BYTES },
         unit: "bytes",
         help: "dalvik.vm.heapgrowthlimit: the heap limit of normal apps",
         source: "the device profile",
@@ -395,7 +400,7 @@ static ENTRIES: &[Setting<RuntimeConfig>] = &[
     Setting {
         key: "heapsize",
         aliases: &[],
-        kind: Kind::Size { min: 0, max: u64::MAX },
+        kind: Kind::Size { min: 0, max: MAX_HEAP_BYTES },
         unit: "bytes",
         help: "dalvik.vm.heapsize: heap capacity (the limit of largeHeap apps)",
         source: "the device profile",
@@ -421,7 +426,7 @@ static ENTRIES: &[Setting<RuntimeConfig>] = &[
     Setting {
         key: "heapminfree",
         aliases: &[],
-        kind: Kind::Size { min: 0, max: u64::MAX },
+        kind: Kind::Size { min: 0, max: MAX_HEAP_BYTES },
         unit: "bytes",
         help: "dalvik.vm.heapminfree: least free space granted after a GC",
         source: "the device profile",
@@ -434,7 +439,7 @@ static ENTRIES: &[Setting<RuntimeConfig>] = &[
     Setting {
         key: "heapmaxfree",
         aliases: &[],
-        kind: Kind::Size { min: 0, max: u64::MAX },
+        kind: Kind::Size { min: 0, max: MAX_HEAP_BYTES },
         unit: "bytes",
         help: "dalvik.vm.heapmaxfree: most free space granted after a GC",
         source: "the device profile",
@@ -473,7 +478,7 @@ static ENTRIES: &[Setting<RuntimeConfig>] = &[
     Setting {
         key: "heap",
         aliases: &[],
-        kind: Kind::Size { min: 1 << 20, max: u64::MAX },
+        kind: Kind::Size { min: 1 << 20, max: MAX_HEAP_BYTES },
         unit: "bytes",
         help: "per-app heap size: sets the growth limit and capacity (fixed-heap experiments)",
         source: "",
@@ -488,7 +493,7 @@ static ENTRIES: &[Setting<RuntimeConfig>] = &[
     Setting {
         key: "non_moving_capacity",
         aliases: &[],
-        kind: Kind::Size { min: 0, max: u64::MAX },
+        kind: Kind::Size { min: 0, max: MAX_HEAP_BYTES },
         unit: "bytes",
         help: "non-moving space capacity",
         source: "ART kNonMovingSpaceCapacity = 64 MiB",
