@@ -189,8 +189,16 @@ def test_bad_input_is_one_line_exit_2_and_keeps_existing_files(tmp_path):
 
     negative = tmp_path / "neg.toml"
     negative.write_text((ROOT / TINY).read_text().replace("seconds = 2.0\n", "seconds = -2.0\n"))
+    huge = tmp_path / "huge.toml"
+    huge.write_text((ROOT / TINY).read_text().replace("seconds = 2.0\n", "seconds = 1e300\n"))
+    # A bad value in the scenario's own [system.kernel] table is blamed on its place in the file.
+    bad_kernel = tmp_path / "badk.toml"
+    bad_kernel.write_text((ROOT / TINY).read_text().replace('lmkd = "psi"\n', 'lmkd = "psi"\n\n[system.kernel]\nswappiness = "lots"\n'))
+    kline = bad_kernel.read_text().splitlines().index('swappiness = "lots"') + 1
     cases = [
         ([str(negative)], ["neg.toml:", "seconds", "positive"]),
+        ([str(huge)], ["huge.toml:", "seconds", "at most", "1e300"]),
+        ([str(bad_kernel)], [f"badk.toml:{kline}:", "system.kernel.swappiness", "lots"]),
         ([TINY, "--set", "foo"], ["--set", "key=value"]),
         ([TINY, "--set", "kernel.nosuch=1"], ["--set", "kernel.nosuch", "unknown"]),
         ([TINY, "--set", "system.collector=g1"], ["--set", "system.collector", "g1"]),

@@ -36,9 +36,10 @@ pub struct System {
     pub lmkd: Option<Spanned<String>>,
     #[serde(default)]
     pub policies: Vec<Spanned<String>>,
-    /// Kernel settings (`kernel.<key>` without the prefix).
+    /// Kernel settings (`kernel.<key>` without the prefix), with their place in the file for
+    /// error messages.
     #[serde(default)]
-    pub kernel: BTreeMap<String, toml::Value>,
+    pub kernel: BTreeMap<Spanned<String>, Spanned<toml::Value>>,
     /// Cached-app compaction (process_madvise PAGEOUT on private anon of cached apps).
     #[serde(default)]
     pub cached_app_compaction: bool,
@@ -76,6 +77,10 @@ impl Default for System {
 pub struct AppRef {
     pub name: Spanned<String>,
 }
+
+/// The longest `use` or `wait` step, in seconds (about 116 days; repeat a step for longer). With
+/// the largest time scale this keeps one step far below the 584 years a nanosecond clock holds.
+pub const MAX_STEP_SECONDS: f64 = 1e7;
 
 /// One step of the user's script, as written (fields keep their position for error messages).
 /// Actions: `launch {app}` (cold if not running, hot if cached), `use {seconds}` (frames at
@@ -246,6 +251,9 @@ fn check_steps(
             if !(x > 0.0 && x.is_finite()) {
                 return Err(at(v.span(), format!("script.{act}.seconds: must be positive, got {x}")));
             }
+            if x > MAX_STEP_SECONDS {
+                return Err(at(v.span(), format!("script.{act}.seconds: at most {MAX_STEP_SECONDS} (about 116 days) per step, got {x:e}")));
+            }
             Ok(x)
         };
         out.push(match act {
@@ -355,6 +363,9 @@ seconds = 5
         assert!(e.starts_with("s.toml:14:10: script.action: unknown action \"sleep\""), "{e}");
         let e = check(&GOOD.replace("seconds = 5", "seconds = -5")).unwrap_err();
         assert!(e.starts_with("s.toml:15:11: script.wait.seconds: must be positive"), "{e}");
+        // Beyond what the clock can hold: refused, not wrapped into a short step.
+        let e = check(&GOOD.replace("seconds = 5", "seconds = 1e300")).unwrap_err();
+        assert!(e.starts_with("s.toml:15:11: script.wait.seconds: at most"), "{e}");
         let e = check(&GOOD.replace("seconds = 5", "app = \"twitter\"")).unwrap_err();
         assert!(e.contains("field `app` does not belong to a `wait` step"), "{e}");
     }

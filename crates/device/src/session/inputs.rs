@@ -325,8 +325,13 @@ pub fn load(scenario_path: &str, data: &Path, overrides: &Settings, seed: Option
     let mut runtime: Settings = device.runtime_settings();
     runtime.extend(crate::standalone::calibration(data)?);
     let sys = &scenario.system;
+    // Each [system.kernel] entry is checked here, where its place in the file is known (the
+    // combined settings are applied later, when a bad value could only be blamed on --set).
+    let mut scratch = mobmem_kernel::KernelConfig::default();
     for (k, v) in &sys.kernel {
-        kernel.push((format!("kernel.{k}"), input::value_text(v)));
+        let (key, value) = (format!("kernel.{}", k.get_ref()), input::value_text(v.get_ref()));
+        scratch.set(&key, &value).map_err(|e| input::at(scenario_path, &text, v.span(), format!("system.kernel.{}: {e}", k.get_ref())))?;
+        kernel.push((key, value));
     }
     let mut options = SessionOptions {
         cached_app_compaction: sys.cached_app_compaction,

@@ -440,7 +440,8 @@ impl Session {
             match a {
                 Action::Launch(n) => self.launch(&subst(n))?,
                 Action::Use(secs) | Action::Wait(secs) => {
-                    let until = self.now + (secs * self.inp.options.time_scale * 1e9) as Nanos;
+                    let step = (secs * self.inp.options.time_scale * 1e9) as Nanos;
+                    let until = self.now.checked_add(step).ok_or_else(|| "the script runs past the simulated clock's range (584 years)".to_string())?;
                     self.advance(until)?
                 }
                 Action::Home => self.home()?,
