@@ -25,7 +25,7 @@ def test_spacing_rule_matches_the_formula():
     assert heap_sizes_mb(27, [1.37037, 6.0]) == [37, 162]
 
 
-@pytest.mark.parametrize("bad", [(0, 6, 1), (9, 0.5, 1), (9, 6, -1)])
+@pytest.mark.parametrize("bad", [(0, 6, 1), (9, 0.5, 1), (9, 6, -1), (9, float("nan"), 1), (9, float("inf"), 1), (9, 6, float("nan")), (9, 6, float("inf"))])
 def test_spacing_rejects_bad_input(bad):
     with pytest.raises(MobmemError):
         heap_multiples(*bad)
@@ -114,6 +114,8 @@ lbo = load_cli("lbo")
         (["--workloads", "nope"], "unknown JVM workload"),
         (["--min-heap", "gcbench=-5"], "heap size must be positive"),
         (["--range", "0.5"], "heap range"),
+        (["--range", "nan"], "heap range"),
+        (["--spacing", "nan"], "spacing factor"),
     ],
 )
 def test_lbo_cli_bad_input_exits_2(args, msg, tmp_path):

@@ -87,3 +87,15 @@ def test_sim_app_workload_is_fixed_work_and_seeded():
     # Fixed work: the collector changes the cost, not the amount of simulated time the frames span.
     assert abs(cc0["wall_s"] - nogc["wall_s"]) / nogc["wall_s"] < 0.05
     assert cc0["task_clock_stw_s"] > 0 and nogc["task_clock_stw_s"] == 0
+
+
+def test_sim_backend_defaults_to_its_own_collectors():
+    """Without --collectors a study compares the back end's collectors, not the JVM's names."""
+    from mobmem import catalog
+    from mobmem.lbo.backends.sim import SimBackend
+    from mobmem.lbo.backends.jvm import JvmBackend
+
+    be = SimBackend()
+    assert be.default_collectors == catalog.collector_names() and "cc" in be.default_collectors
+    assert be.check(["gcbench-small"], list(be.default_collectors))[1] == be.default_collectors
+    assert "G1" in JvmBackend.default_collectors

@@ -22,8 +22,6 @@ from mobmem.harness.cliutil import handle_errors
 
 app = typer.Typer(help="Lower-bound overhead (LBO) of garbage collection.", invoke_without_command=True, no_args_is_help=False)
 
-ALL_COLLECTORS = "Serial,Parallel,G1,ZGC,Shenandoah,Epsilon"
-
 
 def _list(s: str, what: str) -> list[str]:
     items = [x.strip() for x in s.split(",") if x.strip()]
@@ -79,7 +77,11 @@ def main(
     ctx: typer.Context,
     backend: str = typer.Option("jvm", "--backend", help="jvm (real JVMs on this host) or sim (the simulator: simulated GCBench on the runtime model)."),
     workloads: str = typer.Option("gcbench", "--workloads", help="Comma-separated: gcbench, lusearch, xalan, pmd."),
-    collectors: str = typer.Option(ALL_COLLECTORS, "--collectors", help="Comma-separated collectors."),
+    collectors: Optional[str] = typer.Option(
+        None,
+        "--collectors",
+        help="Comma-separated collectors (default: the back end's: Serial, Parallel, G1, ZGC, Shenandoah, Epsilon on the JVM; all of the simulator's).",
+    ),
     heaps: int = typer.Option(9, "--heaps", help="Number of heap sizes (N)."),
     range_: float = typer.Option(6.0, "--range", help="Largest heap as a multiple of the minimum heap (R)."),
     spacing: float = typer.Option(1.0, "--spacing", help="running-ng spread factor sf (0: evenly spaced)."),
@@ -114,7 +116,7 @@ def main(
     heap_multiples(heaps, range_, spacing)  # validates R and sf
     log = _log(quiet or json_flag)
     be = _backend(backend, jdk, measure, log, warmup, timeout)
-    ws, cs = be.check(_list(workloads, "workloads"), _list(collectors, "collectors"))
+    ws, cs = be.check(_list(workloads, "workloads"), _list(collectors, "collectors") if collectors is not None else list(be.default_collectors))
     ref = be.check(ws[:1], [reference or be.reference_collector])[1][0]
     if be.is_nogc(ref):
         raise MobmemError(f"--reference {ref} cannot find a minimum heap (its heap is fixed); use e.g. G1")

@@ -22,6 +22,8 @@ class Backend(ABC):
     metric_pairs: list[tuple[str, str, str]] = []
     #: the collector that finds minimum heaps unless --reference says otherwise
     reference_collector: str = "G1"
+    #: the collectors a study compares unless --collectors says otherwise
+    default_collectors: list[str] = ["Serial", "Parallel", "G1", "ZGC", "Shenandoah", "Epsilon"]
 
     @abstractmethod
     def collectors(self) -> list[str]:

@@ -22,10 +22,10 @@ from mobmem.errors import MobmemError
 def heap_multiples(n: int, r: float, sf: float = 1.0) -> list[float]:
     if n < 1:
         raise MobmemError(f"number of heap sizes must be ≥ 1, got {n}")
-    if r < 1:
-        raise MobmemError(f"heap range must be ≥ 1 (a multiple of the minimum heap), got {r}")
-    if sf < 0:
-        raise MobmemError(f"spacing factor must be ≥ 0, got {sf}")
+    if not (math.isfinite(r) and r >= 1):
+        raise MobmemError(f"heap range must be a finite number ≥ 1 (a multiple of the minimum heap), got {r}")
+    if not (math.isfinite(sf) and sf >= 0):
+        raise MobmemError(f"spacing factor must be a finite number ≥ 0, got {sf}")
     if n == 1:
         return [float(r)]
 

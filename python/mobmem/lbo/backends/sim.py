@@ -93,6 +93,11 @@ class SimRun(Implementation):
 class SimBackend(Backend):
     name = "sim"
     reference_collector = "cc"
+
+    @property
+    def default_collectors(self) -> list[str]:  # every collector of the runtime model
+        return self.collectors()
+
     metric_pairs = [("wall_s", "wall_stw_s", "simulated wall time"), ("task_clock_s", "task_clock_stw_s", "simulated CPU")]
 
     def __init__(self, device: str | None = None, log: Callable[[str], None] | None = None, **_: Any) -> None:
