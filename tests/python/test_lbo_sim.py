@@ -92,8 +92,8 @@ def test_sim_app_workload_is_fixed_work_and_seeded():
 def test_sim_backend_defaults_to_its_own_collectors():
     """Without --collectors a study compares the back end's collectors, not the JVM's names."""
     from mobmem import catalog
-    from mobmem.lbo.backends.sim import SimBackend
     from mobmem.lbo.backends.jvm import JvmBackend
+    from mobmem.lbo.backends.sim import SimBackend
 
     be = SimBackend()
     assert be.default_collectors == catalog.collector_names() and "cc" in be.default_collectors
