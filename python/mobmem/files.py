@@ -30,6 +30,24 @@ def check_out_dir(out: Path) -> None:
 _DEFERRING: list[bool] = []  # non-empty while a deferred_interrupts block is open
 
 
+def check_out_file(path: str | Path, option: str) -> None:
+    """Fail before a long run if the file ``path`` (an output option's value) cannot be written:
+    its directories are created, and opening it for appending is tried (a file created by the
+    try is removed again). The error names the option."""
+    p = Path(path)
+    if p.is_dir():
+        raise MobmemError(f"{option} {path}: is a directory")
+    try:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        existed = p.exists()
+        with open(p, "a"):
+            pass
+        if not existed:
+            p.unlink()
+    except OSError as e:
+        raise MobmemError(f"{option} {path}: {e.strerror or e}") from None
+
+
 @contextlib.contextmanager
 def deferred_interrupts():
     """Hold SIGINT and SIGTERM until the block is done, then raise KeyboardInterrupt if one came
@@ -59,10 +77,14 @@ def deferred_interrupts():
 
 
 def atomic_write(path: Path, text: str) -> None:
-    """Write via a temporary file in the same directory and rename."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    """Write via a temporary file in the same directory (named after this process and thread, so
+    concurrent writers never share one), flushed to disk, then renamed over ``path``."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
-        tmp.write_text(text)
+        with open(tmp, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
         os.replace(tmp, path)
     except OSError as e:
         try:

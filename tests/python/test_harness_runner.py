@@ -176,6 +176,10 @@ def test_cli_compare_detects_a_real_difference():
         (["run", "--", "no-such-command-xyz"], "command not found"),
         (["compare", "--", "true"], ":::"),
         (["run", "--cpus", "x-y", "--", "true"], "CPU list"),
+        # Output files that cannot be written fail before the first run, naming the option.
+        (["run", "--results", "/proc/no-such-dir/r.jsonl", "--", "true"], "--results /proc/no-such-dir/r.jsonl"),
+        (["run", "--csv", "/proc/r.csv", "--", "true"], "--csv /proc/r.csv"),
+        (["run", "--json-out", "/", "--", "true"], "is a directory"),
     ],
 )
 def test_cli_bad_input_exits_2_without_traceback(args, msg):

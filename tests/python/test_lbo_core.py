@@ -127,3 +127,16 @@ def test_lbo_cli_bad_input_exits_2(args, msg, tmp_path):
 def test_lbo_cli_malformed_option_exits_2():
     r = CliRunner().invoke(lbo.app, ["--heaps", "nine"])
     assert r.exit_code == 2 and "Traceback" not in r.output
+
+
+def test_a_torn_minheap_record_is_a_clear_error(tmp_path):
+    """A minheap.json cut short (a crash mid-write of an older version) or of the wrong shape is
+    reported with its file and position, not a traceback; the record is written atomically now."""
+    (tmp_path / "minheap.json").write_text('{\n "gcbench/cc": {\n')
+    r = CliRunner().invoke(lbo.app, ["--backend", "sim", "--workloads", "gcbench", "--collectors", "cc", "--out", str(tmp_path)])
+    assert r.exit_code == 2, r.output
+    assert f"{tmp_path / 'minheap.json'}:3:" in r.output and "delete" in r.output and "Traceback" not in r.output
+    (tmp_path / "minheap.json").write_text('{"gcbench/cc": 12}')
+    r = CliRunner().invoke(lbo.app, ["--backend", "sim", "--workloads", "gcbench", "--collectors", "cc", "--out", str(tmp_path)])
+    assert r.exit_code == 2 and "not a minimum-heap record" in r.output, r.output
+

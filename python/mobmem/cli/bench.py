@@ -52,6 +52,7 @@ def _build(
     shuffle_seed,
     command_line,
 ):
+    from mobmem.files import check_out_file
     from mobmem.harness import actions as A
     from mobmem.harness import environment, meters
     from mobmem.harness.implementation import CommandImplementation, Configuration, Parameters
@@ -60,6 +61,9 @@ def _build(
     from mobmem.harness.stop import parse_duration, parse_stop
     from mobmem.harness.store import ResultStore
 
+    for option, path in (("--results", results), ("--csv", csv_path), ("--json-out", json_out)):
+        if path:
+            check_out_file(path, option)  # before any run, not after the last one
     if max_runs < 1:
         raise MobmemError(f"--max-runs must be ≥ 1, got {max_runs}")
     if warmup < 0:

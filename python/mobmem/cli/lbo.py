@@ -13,6 +13,7 @@ import os
 import shlex
 import sys
 import time
+from pathlib import Path
 from typing import Optional
 
 import typer
@@ -161,8 +162,9 @@ def main(
         records=records,
     )
     doc = report.to_json(res, {"command": shlex.join(cmd), "settings": settings, "min_heaps": mh, "warnings": meta["warnings"]})
-    with open(os.path.join(out, "lbo.json"), "w") as f:
-        json.dump(doc, f, indent=2, default=str)
+    from mobmem.files import atomic_write
+
+    atomic_write(Path(out) / "lbo.json", json.dumps(doc, indent=2, default=str))
     if json_flag:
         print(json.dumps(doc, indent=2, default=str))
     else:

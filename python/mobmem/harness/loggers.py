@@ -11,6 +11,7 @@ import csv
 import json
 import sys
 import time
+from pathlib import Path
 
 from mobmem.harness import stats
 
@@ -126,5 +127,6 @@ class JSONLogger(Logger):
         self.path = path
 
     def on_finish(self, runner, result):
-        with open(self.path, "w", encoding="utf-8") as f:
-            json.dump(result, f, indent=2, default=str)
+        from mobmem.files import atomic_write
+
+        atomic_write(Path(self.path), json.dumps(result, indent=2, default=str))

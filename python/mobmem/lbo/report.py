@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from pathlib import Path
 from typing import Any
 
 from mobmem.lbo.analysis import Cell, fmt_lbo
@@ -187,6 +188,7 @@ def write_report(
     lines += ["## Warnings about this environment", ""] + [f"- {w}" for w in warnings] + [""]
     lines += ["## Environment record", "", "```json", json.dumps(env, indent=2, default=str), "```", ""]
     path = os.path.join(out_dir, "report.md")
-    with open(path, "w") as f:
-        f.write("\n".join(lines))
+    from mobmem.files import atomic_write
+
+    atomic_write(Path(path), "\n".join(lines))
     return path

@@ -15,9 +15,11 @@ from __future__ import annotations
 import json
 import os
 import time
+from pathlib import Path
 from typing import Callable
 
 from mobmem.errors import MobmemError
+from mobmem.files import atomic_write
 from mobmem.harness import environment
 from mobmem.harness.implementation import Configuration, Parameters
 from mobmem.harness.loggers import Logger
@@ -35,8 +37,15 @@ def min_heaps(
     path = os.path.join(out_dir, "minheap.json") if out_dir else None
     cached: dict[str, dict] = {}
     if path and os.path.exists(path):
-        with open(path) as f:
-            cached = json.load(f)
+        try:
+            with open(path) as f:
+                cached = json.load(f)
+        except json.JSONDecodeError as e:
+            raise MobmemError(f"{path}:{e.lineno}:{e.colno}: not valid JSON ({e.msg}); delete the file to search the minimum heaps again") from None
+        except (OSError, UnicodeDecodeError) as e:
+            raise MobmemError(f"{path}: cannot read: {e}") from None
+        if not isinstance(cached, dict) or not all(isinstance(v, dict) and isinstance(v.get("min_heap_mb"), int) for v in cached.values()):
+            raise MobmemError(f'{path}: not a minimum-heap record (expected {{"WORKLOAD/COLLECTOR": {{"min_heap_mb": N, …}}}}); delete it to search again')
     out = {}
     for w in workloads:
         key = f"{w}/{reference}"
@@ -53,8 +62,7 @@ def min_heaps(
             cached[key] = out[w]
             if path:
                 os.makedirs(out_dir, exist_ok=True)
-                with open(path, "w") as f:
-                    json.dump(cached, f, indent=2)
+                atomic_write(Path(path), json.dumps(cached, indent=2))
     return out
 
 
