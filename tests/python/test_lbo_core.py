@@ -139,4 +139,3 @@ def test_a_torn_minheap_record_is_a_clear_error(tmp_path):
     (tmp_path / "minheap.json").write_text('{"gcbench/cc": 12}')
     r = CliRunner().invoke(lbo.app, ["--backend", "sim", "--workloads", "gcbench", "--collectors", "cc", "--out", str(tmp_path)])
     assert r.exit_code == 2 and "not a minimum-heap record" in r.output, r.output
-
