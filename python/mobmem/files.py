@@ -27,6 +27,33 @@ def check_out_dir(out: Path) -> None:
         raise MobmemError(f"--out {out}: {parent} is not writable")
 
 
+@contextlib.contextmanager
+def out_dir_lock(out: Path | None):
+    """Hold an exclusive ``flock`` on the output directory ``out`` itself for the block, so that
+    two commands writing into one directory cannot mix their files: the second gets a one-line
+    error at once. The lock goes with the process (nothing stale after a crash) and leaves no
+    file behind. ``None``: nothing to lock."""
+    if out is None:
+        yield
+        return
+    import fcntl
+
+    out = Path(out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        fd = os.open(out, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as e:
+        raise MobmemError(f"--out {out}: {e.strerror or e}") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise MobmemError(f"--out {out} is in use by another mobmem command; wait for it or choose another directory") from None
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
 _DEFERRING: list[bool] = []  # non-empty while a deferred_interrupts block is open
 
 

@@ -88,6 +88,22 @@ def test_skipped_without_memory_cgroup(monkeypatch, anon_trace, capsys):
     assert capsys.readouterr().out.startswith("skipped: no memory cgroup controller")
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="the machine-wide lock lives in /run/mobmem (root)")
+def test_a_second_real_replay_is_skipped_while_one_runs(anon_trace, capsys):
+    """Swap, zram and sysctls are machine-wide: a replay started while another holds the lock
+    is skipped at once, touching nothing."""
+    import fcntl
+
+    from mobmem.kernel.real.restore import STATE_DIR
+
+    os.makedirs(STATE_DIR, exist_ok=True)
+    with open(os.path.join(STATE_DIR, "real.lock"), "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        assert rk.replay_real(anon_trace) == 0
+        assert capsys.readouterr().out.startswith("skipped: another real replay is running")
+    _assert_clean()
+
+
 def test_bad_trace_is_an_error_before_touching_the_machine(tmp_path):
     p = tmp_path / "bad.trace"
     p.write_text("proc 1 a\ntouch 1 h 0\n")

@@ -227,6 +227,20 @@ def test_bad_input_is_one_line_exit_2_and_keeps_existing_files(tmp_path):
     assert p.returncode == 2 and p.stderr.startswith("error: --set") and "Traceback" not in p.stderr
 
 
+def test_two_commands_cannot_write_into_one_out_dir(tmp_path):
+    """While one command holds an output directory, a second one writing there is refused at
+    once (one line), before it runs; the lock leaves no file behind."""
+    from mobmem.files import out_dir_lock
+
+    out = tmp_path / "shared"
+    with out_dir_lock(out):
+        for args in (["run", TINY, "--out", str(out)], ["compare", TINY, "--systems", "stock", "--seeds", "1", "--out", str(out)]):
+            res = CliRunner().invoke(cli.app, args)
+            assert isinstance(res.exception, MobmemError), (args, res.output, res.exception)
+            assert "in use by another mobmem command" in str(res.exception) and "\n" not in str(res.exception)
+    assert list(out.iterdir()) == []
+
+
 def test_compare_two_systems_two_seeds(tmp_path):
     out = tmp_path / "c"
     a = jrun("compare", TINY, "--systems", "stock,cmc", "--seeds", "2", "--jobs", "2", "--out", str(out))

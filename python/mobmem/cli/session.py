@@ -312,9 +312,12 @@ def run(
         systems.get(system)
     if out is not None:
         check_out_dir(out)
-    res = _run_session(path, pairs, seed, system, as_json, out)
-    if out is not None:
-        write_outputs(res, out)
+    from mobmem.files import out_dir_lock
+
+    with out_dir_lock(out):  # from the start: a second writer is refused before it runs
+        res = _run_session(path, pairs, seed, system, as_json, out)
+        if out is not None:
+            write_outputs(res, out)
     if as_json:
         sys.stdout.write(json.dumps(session.summary(res)) + "\n")
         return

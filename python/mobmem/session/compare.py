@@ -243,8 +243,6 @@ def compare(
     import time
 
     from mobmem import session
-    from mobmem.session import systems as systems_mod
-    from mobmem.session.output import atomic_write, csv_text
 
     user = list(settings or [])
     pairs = session.parse_settings(user)
@@ -254,6 +252,20 @@ def compare(
     for s in seed_list:
         session.check_seed(s)
     t0 = time.perf_counter()
+    from mobmem.files import out_dir_lock
+
+    with out_dir_lock(out):
+        return _compare(scenario, systems, seed_list, user, pairs, jobs, out, resume, progress, t0)
+
+
+def _compare(scenario, systems, seed_list, user, pairs, jobs, out, resume, progress, t0) -> dict:
+    """:func:`compare`'s runs and document, with ``out`` locked."""
+    import time
+
+    from mobmem import session
+    from mobmem.session import systems as systems_mod
+    from mobmem.session.output import atomic_write, csv_text
+
     results = run_matrix(scenario, systems, seed_list, user, jobs=jobs, out=out, resume=resume, progress=progress)
     agg = aggregate(systems, seed_list, results)
     first = results[(systems[0], seed_list[0])]

@@ -46,7 +46,7 @@ from mobmem.kernel.real.host import (
     read_mm_stat,
     read_vmstat,
 )
-from mobmem.kernel.real.restore import STATE_FILE, _running_owner, _save_state, _undo, restore_stale
+from mobmem.kernel.real.restore import STATE_DIR, STATE_FILE, _running_owner, _save_state, _undo, restore_stale
 
 MAX_BATCH = 4096  # ops per message to a child (its receive buffer is preallocated)
 
@@ -151,10 +151,28 @@ def _preflight(trace) -> tuple[CgroupInfo, list[str]]:
 def run_real(trace_path: str, opts: RealOptions | None = None, trace=None) -> dict:
     """Replay ``trace_path`` on this machine; return the real measurements (a dict).
 
-    Raises :class:`Skipped` when the machine cannot do it, :class:`MobmemError` when the
-    trace cannot be executed (the machine is restored first), and ``KeyboardInterrupt`` /
-    ``_Interrupted`` on a signal (after restoring).
+    Raises :class:`Skipped` when the machine cannot do it (also while another real replay runs:
+    swap, zram and sysctls are machine-wide, so replays take a machine-wide lock),
+    :class:`MobmemError` when the trace cannot be executed (the machine is restored first), and
+    ``KeyboardInterrupt`` / ``_Interrupted`` on a signal (after restoring).
     """
+    import fcntl
+
+    try:
+        os.makedirs(STATE_DIR, exist_ok=True)
+        lock = open(os.path.join(STATE_DIR, "real.lock"), "a")
+    except OSError as e:
+        raise Skipped(f"cannot take the real-replay lock in {STATE_DIR}: {e.strerror or e}") from None
+    with lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            owner = _running_owner()
+            raise Skipped("another real replay is running" + (f" (pid {owner})" if owner else "")) from None
+        return _run_real_locked(trace_path, opts, trace)
+
+
+def _run_real_locked(trace_path: str, opts: RealOptions | None, trace) -> dict:
     from mobmem.kernel import trace as tr
 
     opts = opts or RealOptions()

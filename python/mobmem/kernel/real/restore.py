@@ -21,11 +21,12 @@ STATE_FILE = os.path.join(STATE_DIR, "real-state.json")
 # machine state: every change recorded, undone in reverse
 # ----------------------------------------------------------------------------------------
 def _save_state(state: dict) -> None:
+    from pathlib import Path
+
+    from mobmem.files import atomic_write  # a temporary of this process's own, flushed, renamed
+
     os.makedirs(STATE_DIR, exist_ok=True)
-    tmp = STATE_FILE + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(state, f)
-    os.replace(tmp, STATE_FILE)
+    atomic_write(Path(STATE_FILE), json.dumps(state))
 
 
 def _undo(state: dict, log: list[str]) -> list[str]:
