@@ -188,3 +188,33 @@ def test_nested_deferred_interrupts_hold_the_signal_until_the_outermost_block_en
             steps.append("after inner")  # the report still happens
     assert steps == ["inner", "after inner"]
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def _aggregates(doc: dict) -> tuple:
+    """What a comparison found, without wall-clock times."""
+    runs = [
+        (r["system"], r["seed"], json.dumps({k: v for k, v in r["summary"].items() if "wall" not in k and k != "sim_speed"}, sort_keys=True))
+        for r in doc["runs"]
+    ]
+    return json.dumps(doc["aggregate"], sort_keys=True), runs
+
+
+def test_compare_killed_outright_then_resumed_gives_the_uninterrupted_result(tmp_path):
+    """kill -9 gives no chance to clean up: --resume must still reuse exactly the finished runs
+    (written atomically, so never torn) and end with the same comparison as a run never killed."""
+    sc = scenario(tmp_path, "medium", 1, 30.0)
+    base = [sys.executable, "-m", "mobmem", "compare", str(sc), "--systems", "stock,cmc", "--seeds", "2", "--jobs", "1", "--json"]
+    killed = tmp_path / "killed"
+    p = subprocess.Popen([*base, "--out", str(killed)], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert p.stderr.readline().startswith("[1/4] ")
+        p.kill()
+        p.wait(timeout=20)
+    finally:
+        p.kill()
+    assert 1 <= len(list(killed.glob("runs/*/seed-*/summary.json"))) < 4
+    resumed = subprocess.run([*base, "--out", str(killed), "--resume"], cwd=ROOT, capture_output=True, text=True)
+    assert resumed.returncode == 0, resumed.stderr
+    whole = subprocess.run([*base, "--out", str(tmp_path / "whole")], cwd=ROOT, capture_output=True, text=True)
+    assert whole.returncode == 0, whole.stderr
+    assert _aggregates(json.loads(resumed.stdout)) == _aggregates(json.loads(whole.stdout))
