@@ -46,7 +46,14 @@ pub fn at(file: &str, text: &str, span: std::ops::Range<usize>, msg: impl Into<S
 }
 
 pub fn read(path: &str) -> Result<String, InputError> {
-    std::fs::read_to_string(path).map_err(|e| InputError { file: path.into(), line: 0, col: 0, msg: format!("cannot read: {e}") })
+    let bytes = std::fs::read(path).map_err(|e| InputError { file: path.into(), line: 0, col: 0, msg: format!("cannot read: {e}") })?;
+    String::from_utf8(bytes).map_err(|e| {
+        // Point at the first byte that is not UTF-8 (line and column of the valid text before it).
+        let good = e.utf8_error().valid_up_to();
+        let text = String::from_utf8_lossy(&e.as_bytes()[..good]);
+        let (line, col) = line_col(&text, good);
+        InputError { file: path.into(), line, col, msg: format!("not UTF-8 text (byte 0x{:02x})", e.as_bytes()[good]) }
+    })
 }
 
 /// The path of entry `name` of a data directory's `kind`s (`dir/NAME.toml`): an unknown name is

@@ -10,6 +10,11 @@
 
 use std::fmt::Write as _;
 
+/// The largest per-operation cost any cost setting accepts: one second. No single operation of
+/// the model costs that much; larger values only stretch simulated time until the host runs out
+/// of memory for what it records along the way.
+pub const MAX_COST_NS: u64 = 1_000_000_000;
+
 /// The type of a setting's value, with its accepted range.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Kind {

@@ -225,6 +225,20 @@ impl KswapdState {
 
 // ------------------------------------------------------------------ series: the sampled timeline
 
+/// The most samples a timeline keeps (2^18: 73 hours at one sample a second). A run whose
+/// simulated time runs far beyond its script (an absurd cost setting) would otherwise fill the
+/// host's memory with samples: at the cap, every other sample is dropped and the interval doubles.
+pub const SERIES_CAP: usize = 1 << 18;
+
+/// Keep the samples at even positions (the first, third, …): the timeline at twice the interval.
+pub fn keep_even<T>(v: &mut Vec<T>) {
+    let mut i = 0;
+    v.retain(|_| {
+        i += 1;
+        i % 2 == 1
+    });
+}
+
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct Series {
     pub time_ms: Vec<f64>,
@@ -242,6 +256,39 @@ pub struct Series {
     pub workingset_refault_anon: Vec<u64>,
     pub workingset_refault_file: Vec<u64>,
     pub procs_alive: Vec<u64>,
+}
+
+impl Series {
+    pub fn len(&self) -> usize {
+        self.time_ms.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.time_ms.is_empty()
+    }
+
+    /// Drop every other sample (see [`SERIES_CAP`]).
+    pub fn halve(&mut self) {
+        keep_even(&mut self.time_ms);
+        for v in [
+            &mut self.free_kb,
+            &mut self.active_anon_kb,
+            &mut self.inactive_anon_kb,
+            &mut self.active_file_kb,
+            &mut self.inactive_file_kb,
+            &mut self.zram_pool_kb,
+            &mut self.swap_used_kb,
+            &mut self.psi_some_total_us,
+            &mut self.psi_full_total_us,
+            &mut self.pgscan_kswapd,
+            &mut self.pgscan_direct,
+            &mut self.workingset_refault_anon,
+            &mut self.workingset_refault_file,
+            &mut self.procs_alive,
+        ] {
+            keep_even(v);
+        }
+    }
 }
 
 // ------------------------------------------------------------------ lmkd: kill records and policies

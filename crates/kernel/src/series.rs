@@ -25,5 +25,9 @@ impl Kernel {
         s.workingset_refault_anon.push(self.vmstat.workingset_refault_anon);
         s.workingset_refault_file.push(self.vmstat.workingset_refault_file);
         s.procs_alive.push(self.procs.iter().filter(|p| p.alive).count() as u64);
+        if s.len() >= crate::mmzone::SERIES_CAP {
+            s.halve();
+            self.cfg.sample_interval_ns *= 2; // the next sample is scheduled with the new interval
+        }
     }
 }

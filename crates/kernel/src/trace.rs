@@ -376,16 +376,93 @@ impl Trace {
 
 /// Parse a trace file.
 pub fn parse_file(path: &str) -> Result<Trace, TraceError> {
-    let text = std::fs::read_to_string(path).map_err(|e| TraceError { file: path.into(), line: 0, msg: format!("cannot read: {e}") })?;
+    let bytes = std::fs::read(path).map_err(|e| TraceError { file: path.into(), line: 0, msg: format!("cannot read: {e}") })?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let good = e.utf8_error().valid_up_to();
+        let line = e.as_bytes()[..good].iter().filter(|&&b| b == b'\n').count() + 1;
+        TraceError { file: path.into(), line, msg: format!("not UTF-8 text (byte 0x{:02x})", e.as_bytes()[good]) }
+    })?;
     parse(path, &text)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     fn err(text: &str) -> String {
         parse("t.trace", text).unwrap_err().to_string()
+    }
+
+    /// Lines made of the trace's own words, numbers at the edges of their types and junk.
+    fn line() -> impl Strategy<Value = String> {
+        let word = prop::sample::select(vec![
+            "ram",
+            "swap",
+            "zram",
+            "file",
+            "none",
+            "proc",
+            "map",
+            "anon",
+            "exec",
+            "touch",
+            "w",
+            "madvise",
+            "pageout",
+            "cold",
+            "willneed",
+            "dontneed",
+            "hint:hot",
+            "adj",
+            "tick",
+            "exit",
+            "fork",
+            "#",
+            "1",
+            "0",
+            "-1",
+            "64",
+            "4294967295",
+            "4294967296",
+            "18446744073709551615",
+            "18446744073709551616",
+            "1e300",
+            "nan",
+            "ratio=3",
+            "ratio=-1",
+            "ratio=nan",
+            "adj=900",
+            "adj=x",
+            "heap",
+            "a.so",
+            "\u{e9}",
+            "",
+        ]);
+        prop::collection::vec(word, 0..7).prop_map(|w| w.join(" "))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+        /// Any text parses or fails with an error naming a line of the text, never a panic.
+        #[test]
+        fn any_text_parses_or_names_its_line(lines in prop::collection::vec(line(), 0..12)) {
+            let text = lines.join("\n");
+            if let Err(e) = parse("t.trace", &text) {
+                prop_assert!(e.line >= 1 && e.line <= lines.len().max(1), "{e}");
+                prop_assert!(!e.msg.is_empty() && !e.msg.contains('\n'), "{e}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_file_that_is_not_utf8_names_the_line() {
+        let p = std::env::temp_dir().join(format!("mobmem-trace-{}.trace", std::process::id()));
+        std::fs::write(&p, b"ram 64\nproc 1 a\xff\n").unwrap();
+        let e = parse_file(p.to_str().unwrap()).unwrap_err();
+        std::fs::remove_file(&p).unwrap();
+        assert_eq!(e.line, 2, "{e}");
+        assert!(e.msg.contains("not UTF-8"), "{e}");
     }
 
     #[test]

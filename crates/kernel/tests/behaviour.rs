@@ -547,3 +547,19 @@ fn sizes_the_host_cannot_hold_are_refused_before_allocation() {
     assert!(e.contains("kernel.min_free_kbytes"), "{e}");
     assert!(Kernel::new(base).is_ok());
 }
+
+#[test]
+fn a_timeline_far_beyond_its_run_stays_bounded() {
+    use mobmem_kernel::mmzone::SERIES_CAP;
+    use mobmem_kernel::{Kernel, KernelConfig};
+    // Sampling every millisecond over 3 × SERIES_CAP ms: the series is decimated (every other
+    // sample dropped, the interval doubled) instead of growing without bound.
+    let mut k = Kernel::new(KernelConfig { sample_interval_ns: 1_000_000, ..KernelConfig::default() }).unwrap();
+    k.advance_to(3 * SERIES_CAP as u64 * 1_000_000);
+    let s = &k.series;
+    assert!(s.len() < SERIES_CAP && s.len() > SERIES_CAP / 4, "{} samples", s.len());
+    assert!(k.cfg.sample_interval_ns >= 2_000_000);
+    assert!(s.time_ms.windows(2).all(|w| w[1] > w[0]), "samples stay in time order");
+    assert_eq!(s.len(), s.free_kb.len());
+    assert_eq!(s.len(), s.procs_alive.len());
+}

@@ -204,6 +204,11 @@ impl Session {
     fn sample(&mut self) {
         let (alive, cached) = self.alive_counts();
         self.samples.push(Sample::take(&self.k, self.now, alive, cached));
+        if self.samples.len() >= mobmem_kernel::mmzone::SERIES_CAP {
+            // A run far beyond its script (an absurd cost): keep memory bounded, see SERIES_CAP.
+            mobmem_kernel::mmzone::keep_even(&mut self.samples);
+            self.inp.options.sample_ns *= 2;
+        }
         self.next_sample = self.now - self.now % self.inp.options.sample_ns + self.inp.options.sample_ns;
     }
 
