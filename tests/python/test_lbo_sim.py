@@ -99,3 +99,40 @@ def test_sim_backend_defaults_to_its_own_collectors():
     assert be.default_collectors == catalog.collector_names() and "cc" in be.default_collectors
     assert be.check(["gcbench-small"], list(be.default_collectors))[1] == be.default_collectors
     assert "G1" in JvmBackend.default_collectors
+
+
+def test_sim_lbo_stops_on_ctrl_c_within_a_second(tmp_path):
+    """SIGINT during a simulator sweep stops it at once (the model's calls wait interruptibly),
+    with one 'interrupted' line and exit 130."""
+    import signal
+
+    out = tmp_path / "lbo"
+    args = [
+        sys.executable,
+        "-m",
+        "mobmem",
+        "lbo",
+        "--backend",
+        "sim",
+        "--workloads",
+        "gcbench",
+        "--collectors",
+        "cc,ss",
+        "--heaps",
+        "3",
+        "--invocations",
+        "3",
+        "--out",
+        str(out),
+    ]
+    p = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = p.stderr.readline()  # the first progress message: the sweep is under way
+        assert line, "no progress line"
+        p.send_signal(signal.SIGINT)
+        p.wait(timeout=20)  # the whole sweep takes longer: a sweep that ignored the signal fails here
+        stderr = p.stderr.read()
+    finally:
+        p.kill()
+    assert p.returncode == 130, stderr
+    assert "interrupted" in stderr and "Traceback" not in stderr, stderr

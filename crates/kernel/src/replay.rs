@@ -173,7 +173,7 @@ pub fn run(k: &mut Kernel, trace: &Trace, check_every: u64) -> Result<ReplayStat
                 k.set_adj(pi, adj, now).map_err(|e| err(i, e.to_string()))?;
             }
             Op::Tick { us } => {
-                now += us * 1000;
+                now = now.saturating_add(us.saturating_mul(1000)); // the parser bounds the total
                 sync!(now);
             }
             Op::Exit { proc_ } => {

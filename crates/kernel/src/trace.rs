@@ -128,6 +128,8 @@ pub fn parse(file: &str, text: &str) -> Result<Trace, TraceError> {
     let mut hint_ids: HashMap<String, u32> = HashMap::new();
     let mut p = Parser { file, line: 0 };
     let mut seen_event = false;
+    // Ticks add up on a nanosecond clock: the total must fit in it (584 years).
+    let mut total_us: u64 = 0;
     for (ln, raw) in text.lines().enumerate() {
         p.line = ln + 1;
         let line = raw.split('#').next().unwrap_or("").trim();
@@ -292,7 +294,14 @@ pub fn parse(file: &str, text: &str) -> Result<Trace, TraceError> {
                 }
                 Op::Adj { proc_: pr, adj }
             }
-            "tick" => Op::Tick { us: p.uint("microseconds", w.next())? },
+            "tick" => {
+                let us: u64 = p.uint("microseconds", w.next())?;
+                total_us = match total_us.checked_add(us) {
+                    Some(t) if t <= u64::MAX / 1000 => t,
+                    _ => return p.err("tick: the trace's total time would pass the 584 years a nanosecond clock holds"),
+                };
+                Op::Tick { us }
+            }
             "exit" => {
                 let pr = lookup_proc(&p, w.next())?;
                 exited[pr as usize] = p.line as u32;
@@ -453,6 +462,15 @@ mod tests {
                 prop_assert!(!e.msg.is_empty() && !e.msg.contains('\n'), "{e}");
             }
         }
+    }
+
+    #[test]
+    fn ticks_that_would_wrap_the_clock_are_refused() {
+        let e = err("proc 1 a\ntick 18446744073709551615\n");
+        assert!(e.starts_with("t.trace:2:") && e.contains("584 years"), "{e}");
+        let e = err("proc 1 a\ntick 18446744073709551\ntick 18446744073709551\n");
+        assert!(e.starts_with("t.trace:3:"), "{e}");
+        assert!(parse("t.trace", "proc 1 a\ntick 18446744073709551\n").is_ok());
     }
 
     #[test]
