@@ -26,6 +26,10 @@ use crate::vmstat::VmStat;
 use mobmem_engine::{CpuSet, EventQueue, Nanos, ThreadId};
 use std::collections::HashMap;
 
+/// The largest mapping the model accepts, in pages (64 GiB): it keeps per-page state for every
+/// mapping, so a larger one would exhaust the host before anything runs.
+pub const MAX_VMA_PAGES: u64 = crate::config::MAX_MODEL_MIB * 256;
+
 impl Kernel {
     pub fn new(cfg: KernelConfig) -> Result<Self, KernelError> {
         let mut cfg = cfg;
@@ -232,6 +236,9 @@ impl Kernel {
         }
         if npages == 0 {
             return Err(KernelError::Invalid(format!("mapping {name:?} has 0 pages")));
+        }
+        if npages as u64 > MAX_VMA_PAGES {
+            return Err(KernelError::Invalid(format!("mapping {name:?} of {npages} pages: at most {MAX_VMA_PAGES} pages (64 GiB) per mapping")));
         }
         Ok(())
     }

@@ -231,6 +231,9 @@ pub fn parse(file: &str, text: &str) -> Result<Trace, TraceError> {
                     }
                     other => return p.err(format!("expected `anon` or `file`, got {:?}", other.unwrap_or(""))),
                 };
+                if pages as u64 > crate::kernel::MAX_VMA_PAGES {
+                    return p.err(format!("{pages} pages: at most {} (64 GiB) per mapping", crate::kernel::MAX_VMA_PAGES));
+                }
                 let v = t.vmas.len() as u32;
                 vma_names.insert((pr, vname.into()), v);
                 vma_lines.push(p.line as u32);
@@ -462,6 +465,12 @@ mod tests {
                 prop_assert!(!e.msg.is_empty() && !e.msg.contains('\n'), "{e}");
             }
         }
+    }
+
+    #[test]
+    fn mappings_the_host_cannot_hold_are_refused_at_their_line() {
+        let e = err("proc 1 a\nmap 1 h anon 4294967295\n");
+        assert!(e.starts_with("t.trace:2:") && e.contains("64 GiB"), "{e}");
     }
 
     #[test]
