@@ -180,6 +180,7 @@ def test_cli_compare_detects_a_real_difference():
         (["run", "--results", "/proc/no-such-dir/r.jsonl", "--", "true"], "--results /proc/no-such-dir/r.jsonl"),
         (["run", "--csv", "/proc/r.csv", "--", "true"], "--csv /proc/r.csv"),
         (["run", "--json-out", "/", "--", "true"], "is a directory"),
+        (["nonexistent"], "No such command"),
     ],
 )
 def test_cli_bad_input_exits_2_without_traceback(args, msg):

@@ -38,7 +38,10 @@ class _Writer:
         d = os.path.dirname(self.path)
         if d:
             os.makedirs(d, exist_ok=True)
-        self.f = open(self.path, "w", encoding="utf-8")
+        # Streamed into a temporary of this process's own, renamed over the path when complete:
+        # an interrupted generation leaves no half trace under the real name.
+        self.tmp = os.path.join(d or ".", f".{os.path.basename(self.path)}.{os.getpid()}.tmp")
+        self.f = open(self.tmp, "w", encoding="utf-8")
         self.buf: list[str] = []
         self.lines = 0
         self.touch_pages = 0
@@ -95,7 +98,10 @@ class _Writer:
 
     def close(self, **extra) -> dict:
         self.flush()
+        self.f.flush()
+        os.fsync(self.f.fileno())
         self.f.close()
+        os.replace(self.tmp, self.path)
         return {
             "path": self.path,
             "lines": self.lines,

@@ -798,5 +798,8 @@ def write_markdown(res: dict, out_path: str) -> None:
     d = os.path.dirname(out_path)
     if d:
         os.makedirs(d, exist_ok=True)
-    with open(out_path, "w", encoding="utf-8") as f:
-        f.write(render_markdown(res))
+    from pathlib import Path
+
+    from mobmem.files import atomic_write
+
+    atomic_write(Path(out_path), render_markdown(res))
