@@ -10,16 +10,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def sim_lbo(*args: str) -> list[str]:
+    """The command line of a simulator LBO study."""
+    return [sys.executable, "-m", "mobmem", "lbo", "--backend", "sim", *args]
+
+
 def test_sim_lbo_small_study(tmp_path):
     out = tmp_path / "lbo"
     r = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "mobmem",
-            "lbo",
-            "--backend",
-            "sim",
+        sim_lbo(
             "--workloads",
             "gcbench-small",
             "--collectors",
@@ -34,7 +33,7 @@ def test_sim_lbo_small_study(tmp_path):
             str(out),
             "--json",
             "-q",
-        ],
+        ),
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -57,7 +56,7 @@ def test_sim_lbo_small_study(tmp_path):
 
 def test_sim_backend_rejects_unknown_names():
     r = subprocess.run(
-        [sys.executable, "-m", "mobmem", "lbo", "--backend", "sim", "--workloads", "gcbench", "--collectors", "G1", "--heaps", "2"],
+        sim_lbo("--workloads", "gcbench", "--collectors", "G1", "--heaps", "2"),
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -107,13 +106,7 @@ def test_sim_lbo_stops_on_ctrl_c_within_a_second(tmp_path):
     import signal
 
     out = tmp_path / "lbo"
-    args = [
-        sys.executable,
-        "-m",
-        "mobmem",
-        "lbo",
-        "--backend",
-        "sim",
+    args = sim_lbo(
         "--workloads",
         "gcbench",
         "--collectors",
@@ -124,7 +117,7 @@ def test_sim_lbo_stops_on_ctrl_c_within_a_second(tmp_path):
         "3",
         "--out",
         str(out),
-    ]
+    )
     p = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         line = p.stderr.readline()  # the first progress message: the sweep is under way
