@@ -125,6 +125,19 @@ impl AppProfile {
                 return Err(bad(f, format!("must be a non-negative number, got {v}")));
             }
         }
+        // Sizes become kernel mappings: none may exceed the largest mapping the model holds.
+        let max_mib = mobmem_kernel::config::MAX_MODEL_MIB as f64;
+        for (f, v) in [
+            ("java_heap.live_fg_mib", self.java_heap.live_fg_mib),
+            ("native.anon_mib", self.native.anon_mib),
+            ("native.graphics_mib", self.native.graphics_mib),
+            ("files.code_mib", self.files.code_mib),
+            ("files.resources_mib", self.files.resources_mib),
+        ] {
+            if v > max_mib {
+                return Err(bad(f, format!("at most {max_mib} MiB (64 GiB), got {v}")));
+            }
+        }
         let shares = [
             ("java_heap.near_root_share", self.java_heap.near_root_share),
             ("java_heap.short_lived_share", self.java_heap.short_lived_share),

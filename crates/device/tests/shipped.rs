@@ -61,3 +61,15 @@ fn device_profiles_load_and_configure_the_kernel() {
         }
     }
 }
+
+#[test]
+fn an_app_profile_too_large_for_the_host_is_refused_naming_the_field() {
+    let src = data().join("apps").join("twitter.toml");
+    let text = std::fs::read_to_string(&src).unwrap().replace("anon_mib = 70.0", "anon_mib = 1e9");
+    assert!(text.contains("anon_mib = 1e9"));
+    let p = std::env::temp_dir().join(format!("mobmem-huge-app-{}.toml", std::process::id()));
+    std::fs::write(&p, text).unwrap();
+    let e = app::load(p.to_str().unwrap()).unwrap_err().to_string();
+    std::fs::remove_file(&p).unwrap();
+    assert!(e.contains("native.anon_mib") && e.contains("64 GiB"), "{e}");
+}
