@@ -103,21 +103,30 @@ def deferred_interrupts():
             raise KeyboardInterrupt
 
 
-def atomic_write(path: Path, text: str) -> None:
-    """Write via a temporary file in the same directory (named after this process and thread, so
-    concurrent writers never share one), flushed to disk, then renamed over ``path``."""
+@contextlib.contextmanager
+def atomic_file(path: str | os.PathLike, encoding: str = "utf-8"):
+    """Open a temporary file beside ``path`` (named after this process and thread, so concurrent
+    writers never share one) for writing; when the block ends normally it is flushed to disk and
+    renamed over ``path``, otherwise removed — ``path`` never holds a partial file."""
+    path = Path(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
-        with open(tmp, "w") as f:
-            f.write(text)
+        with open(tmp, "w", encoding=encoding) as f:
+            yield f
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except OSError as e:
-        try:
+    finally:
+        if tmp.exists():
             tmp.unlink()
-        except OSError:
-            pass
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` atomically (:func:`atomic_file`); errors name the file."""
+    try:
+        with atomic_file(path) as f:
+            f.write(text)
+    except OSError as e:
         raise MobmemError(f"{path}: {e.strerror}") from None
 
 

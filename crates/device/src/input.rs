@@ -23,13 +23,7 @@ impl InputError {
     }
 }
 
-/// 1-based (line, column) of a byte offset.
-pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let before = &text[..offset.min(text.len())];
-    let line = before.matches('\n').count() + 1;
-    let col = before.rfind('\n').map_or(before.len(), |i| before.len() - i - 1) + 1;
-    (line, col)
-}
+pub use mobmem_engine::text::line_col;
 
 /// Parse `text` (from `file`) into `T`, mapping TOML and schema errors to `InputError`.
 pub fn parse<T: DeserializeOwned>(file: &str, text: &str) -> Result<T, InputError> {
@@ -46,14 +40,7 @@ pub fn at(file: &str, text: &str, span: std::ops::Range<usize>, msg: impl Into<S
 }
 
 pub fn read(path: &str) -> Result<String, InputError> {
-    let bytes = std::fs::read(path).map_err(|e| InputError { file: path.into(), line: 0, col: 0, msg: format!("cannot read: {e}") })?;
-    String::from_utf8(bytes).map_err(|e| {
-        // Point at the first byte that is not UTF-8 (line and column of the valid text before it).
-        let good = e.utf8_error().valid_up_to();
-        let text = String::from_utf8_lossy(&e.as_bytes()[..good]);
-        let (line, col) = line_col(&text, good);
-        InputError { file: path.into(), line, col, msg: format!("not UTF-8 text (byte 0x{:02x})", e.as_bytes()[good]) }
-    })
+    mobmem_engine::text::read_utf8(path).map_err(|e| InputError { file: path.into(), line: e.line, col: e.col, msg: e.msg })
 }
 
 /// The path of entry `name` of a data directory's `kind`s (`dir/NAME.toml`): an unknown name is

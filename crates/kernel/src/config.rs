@@ -5,7 +5,7 @@
 //! replace. Everything else cites its source.
 
 pub use mobmem_engine::settings::SettingError;
-use mobmem_engine::settings::{not_one_of, Kind, Setting, Table};
+use mobmem_engine::settings::{not_one_of, Kind, Setting, Table, MAX_COST_NS};
 use serde::Serialize;
 
 /// The largest RAM, swap or cgroup limit the model accepts, in MiB (64 GiB: more than any phone).
@@ -706,7 +706,7 @@ static ENTRIES: &[Setting<KernelConfig>] = &[
     Setting {
         key: "cost.touch_ns",
         aliases: &[],
-        kind: Kind::Int { min: 0, max: mobmem_engine::settings::MAX_COST_NS },
+        kind: Kind::Int { min: 0, max: MAX_COST_NS },
         unit: "ns",
         help: "a mutator access to a resident, mapped page",
         source: "estimate: one cache-missing load",
@@ -719,7 +719,7 @@ static ENTRIES: &[Setting<KernelConfig>] = &[
     Setting {
         key: "cost.minor_fault_ns",
         aliases: &[],
-        kind: Kind::Int { min: 0, max: mobmem_engine::settings::MAX_COST_NS },
+        kind: Kind::Int { min: 0, max: MAX_COST_NS },
         unit: "ns",
         help: "an anonymous zero-fill fault, including page clearing",
         source: "estimate: ~1 µs on a phone big core",
@@ -732,7 +732,7 @@ static ENTRIES: &[Setting<KernelConfig>] = &[
     Setting {
         key: "cost.file_minor_fault_ns",
         aliases: &[],
-        kind: Kind::Int { min: 0, max: mobmem_engine::settings::MAX_COST_NS },
+        kind: Kind::Int { min: 0, max: MAX_COST_NS },
         unit: "ns",
         help: "a minor fault mapping an already cached file page",
         source: "estimate",
@@ -745,7 +745,7 @@ static ENTRIES: &[Setting<KernelConfig>] = &[
     Setting {
         key: "cost.major_fault_overhead_ns",
         aliases: &[],
-        kind: Kind::Int { min: 0, max: mobmem_engine::settings::MAX_COST_NS },
+        kind: Kind::Int { min: 0, max: MAX_COST_NS },
         unit: "ns",
         help: "fault-path overhead of a major fault, excluding the device",
         source: "estimate",
@@ -758,7 +758,7 @@ static ENTRIES: &[Setting<KernelConfig>] = &[
     Setting {
         key: "cost.zram_decompress_ns",
         aliases: &[],
-        kind: Kind::Int { min: 0, max: mobmem_engine::settings::MAX_COST_NS },
+        kind: Kind::Int { min: 0, max: MAX_COST_NS },
         unit: "ns",
         help: "lz4 decompression of one page",
         source: "kernel.md brief: 2–5 µs",
@@ -771,7 +771,7 @@ static ENTRIES: &[Setting<KernelConfig>] = &[
     Setting {
         key: "cost.zram_compress_ns",
         aliases: &[],
-        kind: Kind::Int { min: 0, max: mobmem_engine::settings::MAX_COST_NS },
+        kind: Kind::Int { min: 0, max: MAX_COST_NS },
         unit: "ns",
         help: "lz4 compression of one page",
         source: "kernel.md brief: 2–3× decompression",
@@ -784,7 +784,7 @@ static ENTRIES: &[Setting<KernelConfig>] = &[
     Setting {
         key: "cost.flash_read_ns",
         aliases: &[],
-        kind: Kind::Int { min: 0, max: mobmem_engine::settings::MAX_COST_NS },
+        kind: Kind::Int { min: 0, max: MAX_COST_NS },
         unit: "ns",
         help: "random 4 KiB flash read latency",
         source: "kernel.md brief: UFS 60–100 µs",
@@ -823,7 +823,7 @@ static ENTRIES: &[Setting<KernelConfig>] = &[
     Setting {
         key: "cost.scan_page_ns",
         aliases: &[],
-        kind: Kind::Int { min: 0, max: mobmem_engine::settings::MAX_COST_NS },
+        kind: Kind::Int { min: 0, max: MAX_COST_NS },
         unit: "ns",
         help: "scanning one page in shrink_*_list",
         source: "estimate",
@@ -836,7 +836,7 @@ static ENTRIES: &[Setting<KernelConfig>] = &[
     Setting {
         key: "cost.reclaim_page_ns",
         aliases: &[],
-        kind: Kind::Int { min: 0, max: mobmem_engine::settings::MAX_COST_NS },
+        kind: Kind::Int { min: 0, max: MAX_COST_NS },
         unit: "ns",
         help: "reclaiming (unmapping, freeing) one page",
         source: "estimate",
@@ -849,7 +849,7 @@ static ENTRIES: &[Setting<KernelConfig>] = &[
     Setting {
         key: "cost.cow_copy_ns",
         aliases: &[],
-        kind: Kind::Int { min: 0, max: mobmem_engine::settings::MAX_COST_NS },
+        kind: Kind::Int { min: 0, max: MAX_COST_NS },
         unit: "ns",
         help: "copying one page at a copy-on-write break",
         source: "estimate: a cache-cold 4 KiB copy at ~8–10 GB/s",

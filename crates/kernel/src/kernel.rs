@@ -26,9 +26,9 @@ use crate::vmstat::VmStat;
 use mobmem_engine::{CpuSet, EventQueue, Nanos, ThreadId};
 use std::collections::HashMap;
 
-/// The largest mapping the model accepts, in pages (64 GiB): it keeps per-page state for every
-/// mapping, so a larger one would exhaust the host before anything runs.
-pub const MAX_VMA_PAGES: u64 = crate::config::MAX_MODEL_MIB * 256;
+/// The most pages of RAM, of swap, or of one mapping the model accepts (64 GiB): it keeps
+/// per-page state for each, so more would exhaust the host before anything runs.
+pub const MAX_MODEL_PAGES: u64 = crate::config::MAX_MODEL_MIB * 256;
 
 impl Kernel {
     pub fn new(cfg: KernelConfig) -> Result<Self, KernelError> {
@@ -49,20 +49,10 @@ impl Kernel {
         }
         // The settings' ranges hold these for parsed input; a config built in code or read from a
         // trace header is checked here, before anything is allocated for its frames and slots.
-        let max_pages = crate::config::MAX_MODEL_MIB * 256;
-        if cfg.ram_pages > max_pages {
-            return Err(KernelError::Invalid(format!(
-                "kernel.ram_mib: at most {} MiB is supported, got {}",
-                crate::config::MAX_MODEL_MIB,
-                cfg.ram_pages / 256
-            )));
-        }
-        if cfg.swap_pages > max_pages {
-            return Err(KernelError::Invalid(format!(
-                "kernel.swap_mib: at most {} MiB is supported, got {}",
-                crate::config::MAX_MODEL_MIB,
-                cfg.swap_pages / 256
-            )));
+        for (key, pages) in [("kernel.ram_mib", cfg.ram_pages), ("kernel.swap_mib", cfg.swap_pages)] {
+            if pages > MAX_MODEL_PAGES {
+                return Err(KernelError::Invalid(format!("{key}: at most {} MiB is supported, got {}", crate::config::MAX_MODEL_MIB, pages / 256)));
+            }
         }
         let managed_kb = (cfg.ram_pages - cfg.reserved_pages) * 4;
         if cfg.min_free_kbytes >= managed_kb {
@@ -237,8 +227,8 @@ impl Kernel {
         if npages == 0 {
             return Err(KernelError::Invalid(format!("mapping {name:?} has 0 pages")));
         }
-        if npages as u64 > MAX_VMA_PAGES {
-            return Err(KernelError::Invalid(format!("mapping {name:?} of {npages} pages: at most {MAX_VMA_PAGES} pages (64 GiB) per mapping")));
+        if npages as u64 > MAX_MODEL_PAGES {
+            return Err(KernelError::Invalid(format!("mapping {name:?} of {npages} pages: at most {MAX_MODEL_PAGES} pages (64 GiB) per mapping")));
         }
         Ok(())
     }

@@ -231,8 +231,8 @@ pub fn parse(file: &str, text: &str) -> Result<Trace, TraceError> {
                     }
                     other => return p.err(format!("expected `anon` or `file`, got {:?}", other.unwrap_or(""))),
                 };
-                if pages as u64 > crate::kernel::MAX_VMA_PAGES {
-                    return p.err(format!("{pages} pages: at most {} (64 GiB) per mapping", crate::kernel::MAX_VMA_PAGES));
+                if pages as u64 > crate::kernel::MAX_MODEL_PAGES {
+                    return p.err(format!("{pages} pages: at most {} (64 GiB) per mapping", crate::kernel::MAX_MODEL_PAGES));
                 }
                 let v = t.vmas.len() as u32;
                 vma_names.insert((pr, vname.into()), v);
@@ -388,12 +388,7 @@ impl Trace {
 
 /// Parse a trace file.
 pub fn parse_file(path: &str) -> Result<Trace, TraceError> {
-    let bytes = std::fs::read(path).map_err(|e| TraceError { file: path.into(), line: 0, msg: format!("cannot read: {e}") })?;
-    let text = String::from_utf8(bytes).map_err(|e| {
-        let good = e.utf8_error().valid_up_to();
-        let line = e.as_bytes()[..good].iter().filter(|&&b| b == b'\n').count() + 1;
-        TraceError { file: path.into(), line, msg: format!("not UTF-8 text (byte 0x{:02x})", e.as_bytes()[good]) }
-    })?;
+    let text = mobmem_engine::text::read_utf8(path).map_err(|e| TraceError { file: path.into(), line: e.line, msg: e.msg })?;
     parse(path, &text)
 }
 

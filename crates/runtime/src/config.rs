@@ -5,7 +5,7 @@
 
 use crate::costs::RuntimeCosts;
 pub use mobmem_engine::settings::SettingError;
-use mobmem_engine::settings::{not_one_of, size_text, Kind, Setting, Table};
+use mobmem_engine::settings::{not_one_of, size_text, Kind, Setting, Table, MAX_COST_NS};
 use mobmem_engine::Nanos;
 use serde::Serialize;
 
@@ -757,7 +757,7 @@ static ENTRIES: &[Setting<RuntimeConfig>] = &[
     Setting {
         key: "cost.scan_object_ns",
         aliases: &[],
-        kind: Kind::Int { min: 0, max: mobmem_engine::settings::MAX_COST_NS },
+        kind: Kind::Int { min: 0, max: MAX_COST_NS },
         unit: "ns",
         help: "scanning one object (read header and class, find reference fields)",
         source: "estimate: ~20 ns",
@@ -770,7 +770,7 @@ static ENTRIES: &[Setting<RuntimeConfig>] = &[
     Setting {
         key: "cost.visit_ref_ns",
         aliases: &[],
-        kind: Kind::Int { min: 0, max: mobmem_engine::settings::MAX_COST_NS },
+        kind: Kind::Int { min: 0, max: MAX_COST_NS },
         unit: "ns",
         help: "visiting one reference field (load, null/immune check, mark-bit test)",
         source: "estimate: 4 ns",
@@ -783,7 +783,7 @@ static ENTRIES: &[Setting<RuntimeConfig>] = &[
     Setting {
         key: "cost.mark_object_ns",
         aliases: &[],
-        kind: Kind::Int { min: 0, max: mobmem_engine::settings::MAX_COST_NS },
+        kind: Kind::Int { min: 0, max: MAX_COST_NS },
         unit: "ns",
         help: "marking one object in place (mark bitmap set, mark-stack push)",
         source: "estimate: 8 ns",
@@ -796,7 +796,7 @@ static ENTRIES: &[Setting<RuntimeConfig>] = &[
     Setting {
         key: "cost.copy_object_ns",
         aliases: &[],
-        kind: Kind::Int { min: 0, max: mobmem_engine::settings::MAX_COST_NS },
+        kind: Kind::Int { min: 0, max: MAX_COST_NS },
         unit: "ns",
         help: "fixed cost of copying one object (to-space allocation, forwarding CAS)",
         source: "estimate: 25 ns",
@@ -809,7 +809,7 @@ static ENTRIES: &[Setting<RuntimeConfig>] = &[
     Setting {
         key: "cost.copy_per_kib_ns",
         aliases: &[],
-        kind: Kind::Int { min: 0, max: mobmem_engine::settings::MAX_COST_NS },
+        kind: Kind::Int { min: 0, max: MAX_COST_NS },
         unit: "ns",
         help: "copying, per 1024 bytes (memcpy at ~4 GB/s on a phone big core)",
         source: "estimate: 250 ns/KiB",
@@ -822,7 +822,7 @@ static ENTRIES: &[Setting<RuntimeConfig>] = &[
     Setting {
         key: "cost.region_ns",
         aliases: &[],
-        kind: Kind::Int { min: 0, max: mobmem_engine::settings::MAX_COST_NS },
+        kind: Kind::Int { min: 0, max: MAX_COST_NS },
         unit: "ns",
         help: "processing one region at flip or reclaim (state, bitmap clearing)",
         source: "estimate: 300 ns",
@@ -835,7 +835,7 @@ static ENTRIES: &[Setting<RuntimeConfig>] = &[
     Setting {
         key: "cost.card_ns",
         aliases: &[],
-        kind: Kind::Int { min: 0, max: mobmem_engine::settings::MAX_COST_NS },
+        kind: Kind::Int { min: 0, max: MAX_COST_NS },
         unit: "ns",
         help: "processing one non-clean card (aging it, or finding the objects on it when scanning), and skipping 128 clean cards (word-at-a-time reads of the table)",
         source: "estimate: 15 ns",
@@ -848,7 +848,7 @@ static ENTRIES: &[Setting<RuntimeConfig>] = &[
     Setting {
         key: "cost.sweep_object_ns",
         aliases: &[],
-        kind: Kind::Int { min: 0, max: mobmem_engine::settings::MAX_COST_NS },
+        kind: Kind::Int { min: 0, max: MAX_COST_NS },
         unit: "ns",
         help: "freeing one dead object in a sweep (bitmap walk, free-list push)",
         source: "estimate: 10 ns",
@@ -861,7 +861,7 @@ static ENTRIES: &[Setting<RuntimeConfig>] = &[
     Setting {
         key: "cost.forward_object_ns",
         aliases: &[],
-        kind: Kind::Int { min: 0, max: mobmem_engine::settings::MAX_COST_NS },
+        kind: Kind::Int { min: 0, max: MAX_COST_NS },
         unit: "ns",
         help: "computing a forwarding address in mark-compact (per live object)",
         source: "estimate: 10 ns",
@@ -874,7 +874,7 @@ static ENTRIES: &[Setting<RuntimeConfig>] = &[
     Setting {
         key: "cost.root_ns",
         aliases: &[],
-        kind: Kind::Int { min: 0, max: mobmem_engine::settings::MAX_COST_NS },
+        kind: Kind::Int { min: 0, max: MAX_COST_NS },
         unit: "ns",
         help: "visiting one root (stack slot, static field, JNI global)",
         source: "estimate: 10 ns",
@@ -887,7 +887,7 @@ static ENTRIES: &[Setting<RuntimeConfig>] = &[
     Setting {
         key: "cost.suspend_ns",
         aliases: &[],
-        kind: Kind::Int { min: 0, max: mobmem_engine::settings::MAX_COST_NS },
+        kind: Kind::Int { min: 0, max: MAX_COST_NS },
         unit: "ns",
         help: "suspending and resuming all mutator threads for a pause (checkpoint + flip)",
         source: "estimate: 80 µs (ART CC flip pauses are typically 0.1–1 ms on phones; this is the fixed part)",
@@ -900,7 +900,7 @@ static ENTRIES: &[Setting<RuntimeConfig>] = &[
     Setting {
         key: "cost.checkpoint_ns",
         aliases: &[],
-        kind: Kind::Int { min: 0, max: mobmem_engine::settings::MAX_COST_NS },
+        kind: Kind::Int { min: 0, max: MAX_COST_NS },
         unit: "ns",
         help: "running a checkpoint on one mutator thread (request, run at its next suspend check, pass the barrier), besides the checkpoint's own work",
         source: "estimate: 5 µs (a fraction of a global suspend-all)",
@@ -913,7 +913,7 @@ static ENTRIES: &[Setting<RuntimeConfig>] = &[
     Setting {
         key: "cost.read_barrier_ns",
         aliases: &[],
-        kind: Kind::Int { min: 0, max: mobmem_engine::settings::MAX_COST_NS },
+        kind: Kind::Int { min: 0, max: MAX_COST_NS },
         unit: "ns",
         help: "read barrier fast path, per reference load while a concurrent copy/compaction runs",
         source: "estimate: 2 ns (Baker gray-bit test)",
@@ -926,7 +926,7 @@ static ENTRIES: &[Setting<RuntimeConfig>] = &[
     Setting {
         key: "cost.write_barrier_ns",
         aliases: &[],
-        kind: Kind::Int { min: 0, max: mobmem_engine::settings::MAX_COST_NS },
+        kind: Kind::Int { min: 0, max: MAX_COST_NS },
         unit: "ns",
         help: "write barrier (card mark), per reference store, always",
         source: "estimate: 1 ns",
@@ -939,7 +939,7 @@ static ENTRIES: &[Setting<RuntimeConfig>] = &[
     Setting {
         key: "cost.tlab_alloc_ns",
         aliases: &[],
-        kind: Kind::Int { min: 0, max: mobmem_engine::settings::MAX_COST_NS },
+        kind: Kind::Int { min: 0, max: MAX_COST_NS },
         unit: "ns",
         help: "bump allocation inside a TLAB, per object (plus zeroing, below)",
         source: "estimate: 5 ns",
@@ -952,7 +952,7 @@ static ENTRIES: &[Setting<RuntimeConfig>] = &[
     Setting {
         key: "cost.new_tlab_ns",
         aliases: &[],
-        kind: Kind::Int { min: 0, max: mobmem_engine::settings::MAX_COST_NS },
+        kind: Kind::Int { min: 0, max: MAX_COST_NS },
         unit: "ns",
         help: "getting a new TLAB from the region space",
         source: "estimate: 150 ns",
@@ -965,7 +965,7 @@ static ENTRIES: &[Setting<RuntimeConfig>] = &[
     Setting {
         key: "cost.new_region_ns",
         aliases: &[],
-        kind: Kind::Int { min: 0, max: mobmem_engine::settings::MAX_COST_NS },
+        kind: Kind::Int { min: 0, max: MAX_COST_NS },
         unit: "ns",
         help: "getting a new region",
         source: "estimate: 400 ns",
@@ -978,7 +978,7 @@ static ENTRIES: &[Setting<RuntimeConfig>] = &[
     Setting {
         key: "cost.freelist_alloc_ns",
         aliases: &[],
-        kind: Kind::Int { min: 0, max: mobmem_engine::settings::MAX_COST_NS },
+        kind: Kind::Int { min: 0, max: MAX_COST_NS },
         unit: "ns",
         help: "free-list (RosAlloc-like) allocation, per object",
         source: "estimate: 40 ns",
@@ -991,7 +991,7 @@ static ENTRIES: &[Setting<RuntimeConfig>] = &[
     Setting {
         key: "cost.los_alloc_ns",
         aliases: &[],
-        kind: Kind::Int { min: 0, max: mobmem_engine::settings::MAX_COST_NS },
+        kind: Kind::Int { min: 0, max: MAX_COST_NS },
         unit: "ns",
         help: "large object allocation (page map / mmap), per object",
         source: "estimate: 3 µs",
@@ -1004,7 +1004,7 @@ static ENTRIES: &[Setting<RuntimeConfig>] = &[
     Setting {
         key: "cost.los_free_ns",
         aliases: &[],
-        kind: Kind::Int { min: 0, max: mobmem_engine::settings::MAX_COST_NS },
+        kind: Kind::Int { min: 0, max: MAX_COST_NS },
         unit: "ns",
         help: "freeing a large object (besides the madvise, which the kernel model charges)",
         source: "estimate: 1 µs",
@@ -1017,7 +1017,7 @@ static ENTRIES: &[Setting<RuntimeConfig>] = &[
     Setting {
         key: "cost.init_per_kib_ns",
         aliases: &[],
-        kind: Kind::Int { min: 0, max: mobmem_engine::settings::MAX_COST_NS },
+        kind: Kind::Int { min: 0, max: MAX_COST_NS },
         unit: "ns",
         help: "zeroing/initialising a new object, per 1024 bytes",
         source: "estimate: 60 ns/KiB (~16 GB/s memset)",
@@ -1030,7 +1030,7 @@ static ENTRIES: &[Setting<RuntimeConfig>] = &[
     Setting {
         key: "cost.object_swap_ns",
         aliases: &[],
-        kind: Kind::Int { min: 0, max: mobmem_engine::settings::MAX_COST_NS },
+        kind: Kind::Int { min: 0, max: MAX_COST_NS },
         unit: "ns",
         help: "copying one object's contents out to the per-app swap file / back (object swap), fixed part; the storage I/O is charged per page from the kernel model's flash costs",
         source: "estimate: 2 µs",

@@ -240,17 +240,10 @@ def iter_lines(t: Trace) -> Iterator[str]:
 def write_trace(t: Trace, out: str | os.PathLike | TextIO) -> None:
     """Write ``t`` as text: to a path or an open text file."""
     if isinstance(out, (str, os.PathLike)):
-        # Into a temporary of this process's own, renamed when complete (never a half trace).
-        tmp = os.path.join(os.path.dirname(os.fspath(out)) or ".", f".{os.path.basename(os.fspath(out))}.{os.getpid()}.tmp")
-        try:
-            with open(tmp, "w", encoding="utf-8") as f:
-                write_trace(t, f)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, out)
-        finally:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
+        from mobmem.files import atomic_file  # never a half trace under the real name
+
+        with atomic_file(out) as f:
+            write_trace(t, f)
         return
     buf: list[str] = []
     for s in iter_lines(t):

@@ -38,10 +38,12 @@ class _Writer:
         d = os.path.dirname(self.path)
         if d:
             os.makedirs(d, exist_ok=True)
-        # Streamed into a temporary of this process's own, renamed over the path when complete:
-        # an interrupted generation leaves no half trace under the real name.
-        self.tmp = os.path.join(d or ".", f".{os.path.basename(self.path)}.{os.getpid()}.tmp")
-        self.f = open(self.tmp, "w", encoding="utf-8")
+        # Streamed into a temporary renamed over the path by close(): an interrupted generation
+        # leaves no half trace under the real name.
+        from mobmem.files import atomic_file
+
+        self._file = atomic_file(self.path)
+        self.f = self._file.__enter__()
         self.buf: list[str] = []
         self.lines = 0
         self.touch_pages = 0
@@ -98,10 +100,7 @@ class _Writer:
 
     def close(self, **extra) -> dict:
         self.flush()
-        self.f.flush()
-        os.fsync(self.f.fileno())
-        self.f.close()
-        os.replace(self.tmp, self.path)
+        self._file.__exit__(None, None, None)
         return {
             "path": self.path,
             "lines": self.lines,

@@ -240,7 +240,6 @@ def compare(
     settings, the seeds, :func:`aggregate`'s statistics, every run's summary and the wall time.
     With ``out``, each run's files are written as it finishes (see :func:`run_matrix`) and
     ``compare.json`` and ``compare.csv`` at the end. Bad arguments raise MobmemError."""
-    import time
 
     from mobmem import session
 
@@ -251,14 +250,13 @@ def compare(
     seed_list = [base + i for i in range(seeds)]
     for s in seed_list:
         session.check_seed(s)
-    t0 = time.perf_counter()
     from mobmem.files import out_dir_lock
 
     with out_dir_lock(out):
-        return _compare(scenario, systems, seed_list, user, pairs, jobs, out, resume, progress, t0)
+        return _compare(scenario, systems, seed_list, user, pairs, jobs, out, resume, progress)
 
 
-def _compare(scenario, systems, seed_list, user, pairs, jobs, out, resume, progress, t0) -> dict:
+def _compare(scenario, systems, seed_list, user, pairs, jobs, out, resume, progress) -> dict:
     """:func:`compare`'s runs and document, with ``out`` locked."""
     import time
 
@@ -266,6 +264,7 @@ def _compare(scenario, systems, seed_list, user, pairs, jobs, out, resume, progr
     from mobmem.session import systems as systems_mod
     from mobmem.session.output import atomic_write, csv_text
 
+    t0 = time.perf_counter()
     results = run_matrix(scenario, systems, seed_list, user, jobs=jobs, out=out, resume=resume, progress=progress)
     agg = aggregate(systems, seed_list, results)
     first = results[(systems[0], seed_list[0])]
