@@ -12,14 +12,17 @@ use serde_json::{json, Value};
 use std::path::Path;
 
 fn settings<C>(table: &Table<C>, defaults: &C) -> Value {
-    let list: Vec<Value> = table
-        .info(defaults)
+    settings_json(table.prefixes, table.info(defaults))
+}
+
+fn settings_json(prefixes: &[&str], info: Vec<Info>) -> Value {
+    let list: Vec<Value> = info
         .into_iter()
         .map(|Info { key, aliases, kind, default, unit, range, help, source }| {
             json!({ "key": key, "aliases": aliases, "type": kind, "default": default, "unit": unit, "range": range, "help": help, "source": source })
         })
         .collect();
-    json!({ "prefixes": table.prefixes, "keys": list })
+    json!({ "prefixes": prefixes, "keys": list })
 }
 
 /// The catalogue as JSON: `{collectors: [{name, aliases, help}], runtime_policies: [{name, help}],
@@ -47,6 +50,10 @@ pub fn catalog(data_dir: Option<&Path>) -> Result<Value, InputError> {
         },
         "devices": [], "apps": [], "scenarios": [], "systems": [],
     });
+    // Runtime policies' own settings (e.g. `fleet.*`), one layer each.
+    for l in mobmem_runtime::policies::LAYERS {
+        c["settings"][l.layer()] = settings_json(l.prefixes(), l.info());
+    }
     if let Some(d) = data_dir {
         let file = |kind: &str, name: &str| d.join(kind).join(format!("{name}.toml")).to_string_lossy().into_owned();
         let devices = input::stems(&d.join("devices"));

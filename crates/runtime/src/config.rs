@@ -337,6 +337,10 @@ pub struct RuntimeConfig {
     pub grain: Grain,
     pub costs: RuntimeCosts,
     pub seed: u64,
+    /// Settings of runtime policies (keys under a policy's prefix, e.g. `fleet.t_b_ms`), checked
+    /// when set ([`crate::policies::apply_setting`]) and read by the policy when installed
+    /// ([`crate::policies::settings_for`]).
+    pub policy_settings: Vec<(String, String)>,
 }
 
 impl Default for RuntimeConfig {
@@ -360,6 +364,7 @@ impl Default for RuntimeConfig {
             grain: Grain::Unit,
             costs: RuntimeCosts::default(),
             seed: 1,
+            policy_settings: Vec::new(),
         }
     }
 }
@@ -1048,7 +1053,8 @@ impl RuntimeConfig {
         SETTINGS.keys()
     }
 
-    /// Apply one setting. Keys may carry a `runtime.` or `dalvik.vm.` prefix.
+    /// Apply one setting. Keys may carry a `runtime.` or `dalvik.vm.` prefix. (A policy's own
+    /// settings go through [`crate::policies::apply_setting`].)
     pub fn set(&mut self, key: &str, value: &str) -> Result<(), SettingError> {
         SETTINGS.set(self, key, value)
     }

@@ -15,9 +15,11 @@
 //!   (default [`crate::sizing::GrowForUtilization`]);
 //! - [`ObjectSwapPolicy`]: which objects to swap out at object granularity (stubs keep their
 //!   references; a collector traces through stubs without touching the object; a mutator access
-//!   swaps the object back in).
+//!   swaps the object back in);
+//! - [`StateHook`]: the app's foreground/background changes and timed work of a policy (its own
+//!   collections, with their trace order, and madvise on heap ranges at chosen times).
 
-use crate::config::CollectorKind;
+use crate::config::{CollectorKind, TraceOrder};
 use crate::gc::record::{GcCause, GcRecord, GcType};
 use crate::heap::Heap;
 use crate::object::{AppState, ObjId};
@@ -39,6 +41,8 @@ pub struct SurvivorInfo {
     /// Copied by a mutator's read barrier rather than by the GC thread.
     pub by_mutator: bool,
     pub gc_type: GcType,
+    /// Why the collection runs (a policy recognises its own collections by their cause).
+    pub cause: GcCause,
 }
 
 pub trait CollectorChoice: Send {
@@ -102,6 +106,31 @@ pub trait ObjectSwapPolicy: Send {
     fn select(&mut self, heap: &Heap, now: Nanos, out: &mut Vec<ObjId>);
 }
 
+/// Timed work a [`StateHook`] asks of the runtime.
+#[derive(Clone, Debug, PartialEq)]
+pub enum PolicyAction {
+    /// Start a collection now (if none is running; otherwise as soon as the running one ends).
+    /// `evacuate_all`: a copying collector evacuates every region, whatever its live share.
+    Collect { cause: GcCause, gc_type: GcType, order: TraceOrder, evacuate_all: bool },
+    /// A madvise (or trim) on the GC thread now.
+    Heap(AfterGcAction),
+}
+
+pub trait StateHook: Send {
+    /// The app changed state at `now` (called after the runtime's own reaction).
+    fn on_state(&mut self, _heap: &Heap, _state: AppState, _now: Nanos) {}
+    /// Whether the policy's own work replaces the collector transition (the compacting GC a
+    /// while after going to the background): the runtime then does not schedule it.
+    fn replaces_transition(&self) -> bool {
+        false
+    }
+    /// When this policy next wants [`StateHook::due`] called (`None`: not until a state change).
+    fn next_at(&self) -> Option<Nanos>;
+    /// Timed work due at `now` (the runtime calls it once `now ≥ next_at()` and no collection is
+    /// running); the policy advances its own `next_at`.
+    fn due(&mut self, heap: &Heap, now: Nanos, out: &mut Vec<PolicyAction>);
+}
+
 /// The installed hooks of one runtime.
 pub struct Hooks {
     pub collector_choice: Option<Box<dyn CollectorChoice>>,
@@ -111,6 +140,7 @@ pub struct Hooks {
     pub after_gc: Vec<Box<dyn AfterGcPolicy>>,
     pub sizing: Box<dyn HeapSizingPolicy>,
     pub object_swap: Option<Box<dyn ObjectSwapPolicy>>,
+    pub state: Vec<Box<dyn StateHook>>,
     /// Names of installed policies.
     pub installed: Vec<String>,
     /// A policy wants `Info::depth` of every marked object after each collection.
@@ -127,6 +157,7 @@ impl Default for Hooks {
             after_gc: Vec::new(),
             sizing: Box::new(GrowForUtilization),
             object_swap: None,
+            state: Vec::new(),
             installed: Vec::new(),
             record_depth: false,
         }

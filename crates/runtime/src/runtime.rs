@@ -22,7 +22,7 @@
 use crate::config::{CollectorKind, RuntimeConfig};
 use crate::gc::{self, Collector, Cx, GcCause, GcRecord, GcState, GcType, PhaseKind, PhaseRecord};
 use crate::heap::Heap;
-use crate::hooks::{AfterGcAction, Hooks};
+use crate::hooks::{AfterGcAction, Hooks, PolicyAction};
 use crate::object::{flag, object_size, AppState, ObjId, SpaceId, NULL};
 use crate::sizing::{initial_concurrent_start, SizingInput};
 use mobmem_engine::Nanos;
@@ -172,7 +172,7 @@ impl Runtime {
 
     /// Install a named policy from the registry.
     pub fn install_policy(&mut self, name: &str) -> Result<(), String> {
-        crate::policies::install(name, &mut self.hooks, &mut self.heap)?;
+        crate::policies::install(name, &mut self.hooks, &mut self.heap, &self.cfg)?;
         self.refresh_mutator_class();
         Ok(())
     }
@@ -526,7 +526,8 @@ impl Runtime {
         self.state = state;
         match state {
             AppState::Background => {
-                if self.cfg.transition_gc && self.collector_kind.collects() {
+                let replaced = self.hooks.state.iter().any(|h| h.replaces_transition());
+                if self.cfg.transition_gc && self.collector_kind.collects() && !replaced {
                     self.pending_transition = Some(self.mutator.now + self.cfg.transition_delay_ns);
                 }
             }
@@ -535,6 +536,10 @@ impl Runtime {
                 let c = self.collector_for_state();
                 self.switch_collector(c);
             }
+        }
+        let now = self.mutator.now;
+        for h in self.hooks.state.iter_mut() {
+            h.on_state(&self.heap, state, now);
         }
         self.refresh_mutator_class();
     }
@@ -575,12 +580,61 @@ impl Runtime {
                 self.trim_at(k, t);
             }
         }
+        if !self.hooks.state.is_empty() && self.gc.is_none() {
+            self.run_state_hooks(k, now);
+        }
         if self.gc.is_some() && self.gc_task.now < now {
             self.gc_step(k, now, false);
         }
         if now >= self.next_sample && self.sample_interval_ns > 0 {
             self.sample(k);
             self.next_sample = now - now % self.sample_interval_ns + self.sample_interval_ns;
+        }
+    }
+
+    /// Run the state hooks' timed work due by `now`, each at the time it was due (on the GC
+    /// thread), in order of due time.
+    fn run_state_hooks(&mut self, k: &mut Kernel, now: Nanos) {
+        let mut actions = Vec::new();
+        loop {
+            let due = self.hooks.state.iter().enumerate().filter_map(|(i, h)| h.next_at().map(|t| (t, i))).min();
+            let Some((t, i)) = due else { return };
+            if t > now || self.gc.is_some() {
+                return;
+            }
+            actions.clear();
+            self.hooks.state[i].due(&self.heap, t, &mut actions);
+            debug_assert!(self.hooks.state[i].next_at().is_none_or(|n| n > t), "a state hook must advance its next_at");
+            for a in actions.drain(..) {
+                match a {
+                    PolicyAction::Collect { cause, gc_type, order, evacuate_all } => self.start_gc_with(k, cause, gc_type, t, order, evacuate_all),
+                    PolicyAction::Heap(a) => {
+                        self.wake_gc_thread(t);
+                        k.advance_to(self.gc_task.now);
+                        self.apply_heap_action(k, a);
+                        k.book_cpu(&mut self.gc_task);
+                    }
+                }
+            }
+        }
+    }
+
+    /// A madvise or trim asked by a policy, on the GC thread.
+    fn apply_heap_action(&mut self, k: &mut Kernel, a: AfterGcAction) {
+        match a {
+            AfterGcAction::Madvise { space, first_page, count, advice } => {
+                self.heap.drop_touch_caches();
+                let v = self.heap.vma[space as usize];
+                let _ = match Advice::parse(&advice) {
+                    Some(adv) => k.madvise(&mut self.gc_task, v, first_page, count, adv),
+                    None => k.madvise_custom(&mut self.gc_task, v, first_page, count, &advice),
+                };
+            }
+            AfterGcAction::Trim => {
+                let pages = self.heap.trim(k, &mut self.gc_task);
+                self.stats.trims += 1;
+                self.stats.trimmed_pages += pages;
+            }
         }
     }
 
@@ -626,6 +680,13 @@ impl Runtime {
     }
 
     fn start_gc_at(&mut self, k: &mut Kernel, cause: GcCause, ty: GcType, t: Nanos) {
+        let evacuate_all = cause == GcCause::CollectorTransition;
+        self.start_gc_with(k, cause, ty, t, self.cfg.trace_order, evacuate_all);
+    }
+
+    /// Start a collection at `t` in trace order `order`; `evacuate_all`: a copying collector
+    /// evacuates every region (as the collector transition does).
+    fn start_gc_with(&mut self, k: &mut Kernel, cause: GcCause, ty: GcType, t: Nanos, order: crate::config::TraceOrder, evacuate_all: bool) {
         if self.gc.is_some() || !self.collector_kind.collects() {
             return;
         }
@@ -643,11 +704,11 @@ impl Runtime {
         self.heap.gc_pages_touched = 0;
         let c = self.collector.as_mut().unwrap();
         c.begin(ty);
-        let mut st = Box::new(GcState::new(ty, cause, c.plan(ty), self.cfg.trace_order));
+        let mut st = Box::new(GcState::new(ty, cause, c.plan(ty), order));
         st.scope_hook = self.hooks.scope.is_some();
         st.tr.prefetch_fifo = c.mark_stack_prefetch() && st.tr.order == crate::config::TraceOrder::DepthFirst;
         st.tr.record_depth |= self.hooks.placement.is_some() || self.hooks.record_depth;
-        st.force_evacuate_all = cause == GcCause::CollectorTransition;
+        st.force_evacuate_all = evacuate_all;
         st.rec.id = self.gc_count;
         st.rec.collector = self.collector_kind.short();
         st.rec.name = c.name(ty);
@@ -860,21 +921,7 @@ impl Runtime {
         let rec = st.rec.clone();
         self.records.push(rec);
         for a in actions {
-            match a {
-                AfterGcAction::Madvise { space, first_page, count, advice } => {
-                    self.heap.drop_touch_caches();
-                    let v = self.heap.vma[space as usize];
-                    let _ = match Advice::parse(&advice) {
-                        Some(adv) => k.madvise(&mut self.gc_task, v, first_page, count, adv),
-                        None => k.madvise_custom(&mut self.gc_task, v, first_page, count, &advice),
-                    };
-                }
-                AfterGcAction::Trim => {
-                    let pages = self.heap.trim(k, &mut self.gc_task);
-                    self.stats.trims += 1;
-                    self.stats.trimmed_pages += pages;
-                }
-            }
+            self.apply_heap_action(k, a);
         }
         if let Some(mut p) = self.hooks.object_swap.take() {
             let mut out = Vec::new();

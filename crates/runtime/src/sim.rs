@@ -22,10 +22,11 @@ pub fn kernel_config(settings: &Settings) -> Result<KernelConfig, String> {
     Ok(cfg)
 }
 
+/// The runtime configuration of `settings`: runtime keys and runtime policies' keys.
 pub fn runtime_config(settings: &Settings) -> Result<RuntimeConfig, String> {
     let mut cfg = RuntimeConfig::default();
     for (k, v) in settings {
-        cfg.set(k, v).map_err(|e| e.to_string())?;
+        crate::policies::apply_setting(&mut cfg, k, v).map_err(|e| e.to_string())?;
     }
     cfg.validate()?;
     Ok(cfg)

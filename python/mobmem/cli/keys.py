@@ -1,4 +1,4 @@
-"""`mobmem keys [LAYER]`: every setting of a layer (kernel, runtime, app, session) from the
+"""`mobmem keys [LAYER]`: every setting of a layer (kernel, runtime, app, session, a runtime policy's such as fleet) from the
 catalogue — key, type, default, unit, range, help and where the default comes from."""
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def print_keys(layer: str | None, as_json: bool = False) -> None:
 
 
 def keys(
-    layer: str = typer.Argument(None, help="kernel, runtime, app or session (default: all)."),
+    layer: str = typer.Argument(None, help="kernel, runtime, app, session, or a runtime policy's (fleet) (default: all)."),
     as_json: bool = typer.Option(False, "--json", help="The catalogue's settings tables as JSON."),
 ) -> None:
     """List settings: key, type, default, unit, range, help and the source of the default."""

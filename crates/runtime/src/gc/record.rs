@@ -34,8 +34,10 @@ pub enum GcCause {
     Explicit,
     /// Collector transition on going to background (kGcCauseCollectorTransition).
     CollectorTransition,
-    /// Test harness or policy request.
+    /// Test harness request.
     Requested,
+    /// A policy's own collection, named by the policy (e.g. Fleet's grouping GC, "RGS").
+    Policy(&'static str),
 }
 
 impl GcCause {
@@ -46,6 +48,7 @@ impl GcCause {
             Self::Explicit => "Explicit",
             Self::CollectorTransition => "CollectorTransition",
             Self::Requested => "Requested",
+            Self::Policy(name) => name,
         }
     }
 }

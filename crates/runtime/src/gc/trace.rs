@@ -253,6 +253,7 @@ pub fn copy_object(cx: &mut Cx, o: ObjId, depth: u16) {
                 young: h.objs.flags(o) & flag::YOUNG != 0,
                 by_mutator,
                 gc_type: cx.st.gc_type,
+                cause: cx.st.cause,
             };
             p.survivor_class(h, &info)
         }

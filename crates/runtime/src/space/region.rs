@@ -115,6 +115,25 @@ impl RegionSpace {
         r as u64 * REGION_SIZE
     }
 
+    /// The page runs `(first page, pages)` of the whole regions in use of allocation class
+    /// `class` (regions allocated since the last flip left out), adjacent regions merged: what a
+    /// policy madvises for a class.
+    pub fn class_page_runs(&self, class: u8) -> Vec<(u32, u32)> {
+        let per = (REGION_SIZE / 4096) as u32;
+        let mut runs: Vec<(u32, u32)> = Vec::new();
+        for r in 0..self.num_regions {
+            let i = r as usize;
+            if self.class[i] != class || self.state[i] != RegionState::Allocated || self.newly[i] {
+                continue;
+            }
+            match runs.last_mut() {
+                Some((first, n)) if *first + *n == r * per => *n += per,
+                _ => runs.push((r * per, per)),
+            }
+        }
+        runs
+    }
+
     /// May a (non-evacuation) allocation take one more region?
     pub fn mutator_may_take(&self, n: u32) -> bool {
         if self.copy_reserve {

@@ -1,0 +1,131 @@
+//! Fleet's parameters and their settings table (`--set fleet.KEY=VALUE`, `mobmem keys fleet`):
+//! the paper's values as defaults, the released code's as documented alternatives.
+
+use mobmem_engine::settings::{Kind, Setting, Table};
+use mobmem_engine::Nanos;
+use serde::Serialize;
+
+/// Fleet's parameters (`fleet.*` settings).
+#[derive(Clone, Debug, Serialize)]
+pub struct FleetConfig {
+    /// Delay from going to the background to the grouping GC (T_B).
+    pub t_b_ns: Nanos,
+    /// How long background mode lasts after returning to the foreground (T_F).
+    pub t_f_ns: Nanos,
+    /// Near-root depth threshold D: objects within D levels of the roots are near-root objects.
+    pub depth: u16,
+    /// Count depth from 0 (objects the roots reference are at depth 0), as the released code does:
+    /// `depth ≤ D` then covers D + 1 levels. False: the paper's D levels.
+    pub depth_from_zero: bool,
+    /// Mark the launch regions hot once, right after the grouping GC (the released code), instead
+    /// of every `hot_period` while the app stays in the background.
+    pub hot_once: bool,
+    /// Period of the hot hint on launch regions while in the background.
+    pub hot_period_ns: Nanos,
+}
+
+impl Default for FleetConfig {
+    fn default() -> Self {
+        Self { t_b_ns: 10_000_000_000, t_f_ns: 3_000_000_000, depth: 2, depth_from_zero: false, hot_once: false, hot_period_ns: 10_000_000_000 }
+    }
+}
+
+impl FleetConfig {
+    /// The largest depth (as the tracer counts it: the roots' targets are at depth 1) of a
+    /// near-root object.
+    pub fn max_near_root_depth(&self) -> u16 {
+        if self.depth_from_zero {
+            self.depth.saturating_add(1)
+        } else {
+            self.depth
+        }
+    }
+}
+
+const MS: u64 = 1_000_000;
+/// Delays above a day are refused (a typo, not an experiment).
+const MAX_DELAY_MS: u64 = 86_400_000;
+
+/// Fleet's settings (`--set fleet.KEY=VALUE`).
+pub static SETTINGS: Table<FleetConfig> = Table { layer: "fleet", prefixes: &["fleet."], entries: ENTRIES };
+
+static ENTRIES: &[Setting<FleetConfig>] = &[
+    Setting {
+        key: "t_b_ms",
+        aliases: &["t_b"],
+        kind: Kind::Int { min: 0, max: MAX_DELAY_MS },
+        unit: "ms",
+        help: "T_B: time in the background before the grouping GC",
+        source: "Fleet paper and released code (WINDOW_SIZE_BACKGROUND_WS = 10 s)",
+        get: |c| (c.t_b_ns / MS).to_string(),
+        set: |c, v| {
+            c.t_b_ns = v.int() * MS;
+            Ok(())
+        },
+    },
+    Setting {
+        key: "t_f_ms",
+        aliases: &["t_f"],
+        kind: Kind::Int { min: 0, max: MAX_DELAY_MS },
+        unit: "ms",
+        help: "T_F: background mode lasts this long after returning to the foreground",
+        source: "Fleet paper (3 s; the released code uses 5 s, WINDOW_SIZE_HOT_LAUNCH)",
+        get: |c| (c.t_f_ns / MS).to_string(),
+        set: |c, v| {
+            c.t_f_ns = v.int() * MS;
+            Ok(())
+        },
+    },
+    Setting {
+        key: "depth",
+        aliases: &[],
+        kind: Kind::Int { min: 0, max: 1000 },
+        unit: "levels",
+        help: "D: objects within D levels of the roots are near-root objects (launch regions)",
+        source: "Fleet paper and released code (NEAR_TO_ROOT_THRESHOLD = 2)",
+        get: |c| c.depth.to_string(),
+        set: |c, v| {
+            c.depth = v.int() as u16;
+            Ok(())
+        },
+    },
+    Setting {
+        key: "depth_from_zero",
+        aliases: &[],
+        kind: Kind::Bool,
+        unit: "",
+        help: "count depth from 0 at the roots' targets, inclusive (D + 1 levels), as the released code does",
+        source: "released code: SetDepth(0) for root-referenced objects, GetDepth() <= 2",
+        get: |c| c.depth_from_zero.to_string(),
+        set: |c, v| {
+            c.depth_from_zero = v.bool();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "hot_once",
+        aliases: &[],
+        kind: Kind::Bool,
+        unit: "",
+        help: "mark launch regions hot once after the grouping GC (released code) instead of periodically",
+        source: "released code: one madvise pass after the grouping GC",
+        get: |c| c.hot_once.to_string(),
+        set: |c, v| {
+            c.hot_once = v.bool();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "hot_period_ms",
+        aliases: &[],
+        kind: Kind::Int { min: 1, max: MAX_DELAY_MS },
+        unit: "ms",
+        help: "period of the hot hint on launch regions while the app stays in the background",
+        source: "estimate: the paper marks launch regions hot periodically; no period found, T_B's 10 s used",
+        get: |c| (c.hot_period_ns / MS).to_string(),
+        set: |c, v| {
+            c.hot_period_ns = v.int() * MS;
+            Ok(())
+        },
+    },
+];

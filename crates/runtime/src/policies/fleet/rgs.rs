@@ -1,0 +1,162 @@
+//! Fleet's runtime-guided swap (RGS).
+//!
+//! `T_B` after the app goes to the background, one full copying collection traces breadth-first
+//! from the roots (the tracer's FIFO order keeps each object's shortest depth) and evacuates
+//! every region. Each survivor is classified, first match wins (as the released code's
+//! `ConcurrentCopying::Copy` does): **WS** if a mutator copied it (its read barrier reached it
+//! during this collection: the app is using it), **FYO** if it was allocated since the last
+//! collection, **NRO** if it lies within `D` levels of the roots, otherwise **cold**. WS objects
+//! go to working-set regions, FYO and NRO to launch regions, the rest to cold regions. When the
+//! collection has ended, cold regions are paged out at once (`pageout`: reclaimed ignoring
+//! references) and launch regions marked hot (the kernel's `hot` hint: referenced, active list),
+//! again every `hot_period` while the app stays in the background (once with `hot_once`).
+//!
+//! The grouping GC replaces ART's collector transition (the compacting GC 5 s after going to the
+//! background), as the released code does. Background mode starts on going to the background and ends `T_F` after returning to the
+//! foreground; going back to the background within `T_F` keeps the grouping (no second grouping
+//! GC). Returning to the foreground before `T_B` cancels the grouping GC. Other collections
+//! place survivors as stock ART does (class 0): a later full collection may copy grouped objects
+//! back into ordinary regions — what Fleet's background-object GC avoids (not modelled yet).
+//! Large objects and the non-moving space are not grouped (they do not move).
+
+use super::config::FleetConfig;
+use crate::config::TraceOrder;
+use crate::gc::{GcCause, GcType};
+use crate::heap::Heap;
+use crate::hooks::{AfterGcAction, Hooks, PlacementPolicy, PolicyAction, StateHook, SurvivorInfo};
+use crate::object::{AppState, SpaceId};
+use mobmem_engine::Nanos;
+
+/// The grouping collection's cause (its name in GC records and logs).
+pub const CAUSE: GcCause = GcCause::Policy("RGS");
+
+/// Placement classes of the grouped regions.
+#[derive(Clone, Copy, Debug)]
+pub struct Classes {
+    pub launch: u8,
+    pub ws: u8,
+    pub cold: u8,
+}
+
+impl Classes {
+    pub fn register(heap: &mut Heap) -> Self {
+        Self {
+            launch: heap.register_class("fleet-launch", &["launch"]),
+            ws: heap.register_class("fleet-ws", &["working-set"]),
+            cold: heap.register_class("fleet-cold", &["cold"]),
+        }
+    }
+}
+
+/// The survivor classification of the grouping collection.
+pub struct Grouping {
+    classes: Classes,
+    max_depth: u16,
+}
+
+impl PlacementPolicy for Grouping {
+    fn survivor_class(&mut self, _heap: &Heap, info: &SurvivorInfo) -> u8 {
+        if info.cause != CAUSE {
+            0
+        } else if info.by_mutator {
+            self.classes.ws
+        } else if info.young || info.depth <= self.max_depth {
+            self.classes.launch
+        } else {
+            self.classes.cold
+        }
+    }
+}
+
+/// Madvise of every region of `class` with `advice`.
+fn advise(heap: &Heap, class: u8, advice: &str, out: &mut Vec<PolicyAction>) {
+    for (first_page, count) in heap.regions.class_page_runs(class) {
+        out.push(PolicyAction::Heap(AfterGcAction::Madvise { space: SpaceId::Main, first_page, count, advice: advice.into() }));
+    }
+}
+
+/// Background mode and its timers: the grouping GC, the madvise after it, the periodic hot hint,
+/// the end of background mode.
+pub struct Mode {
+    cfg: FleetConfig,
+    classes: Classes,
+    /// In background mode (from going to the background until `T_F` after returning).
+    active: bool,
+    /// The grouping GC of this background mode has run.
+    grouped: bool,
+    rgs_at: Option<Nanos>,
+    /// Madvise the groups (the grouping GC has been started; runs once it has ended).
+    advise_at: Option<Nanos>,
+    hot_at: Option<Nanos>,
+    end_at: Option<Nanos>,
+}
+
+impl StateHook for Mode {
+    fn on_state(&mut self, _heap: &Heap, state: AppState, now: Nanos) {
+        match state {
+            AppState::Background => {
+                self.end_at = None;
+                if !self.active {
+                    self.active = true;
+                    self.grouped = false;
+                }
+                if self.grouped {
+                    if !self.cfg.hot_once {
+                        self.hot_at = Some(now + self.cfg.hot_period_ns);
+                    }
+                } else {
+                    self.rgs_at = Some(now + self.cfg.t_b_ns);
+                }
+            }
+            AppState::Foreground => {
+                self.rgs_at = None;
+                self.hot_at = None;
+                if self.active {
+                    self.end_at = Some(now + self.cfg.t_f_ns);
+                }
+            }
+        }
+    }
+
+    /// The grouping GC is the background compaction: Fleet's code comments out ART's collector
+    /// transition request (`Heap::UpdateProcessState`), so objects allocated since the last
+    /// foreground collection are still young when it runs.
+    fn replaces_transition(&self) -> bool {
+        true
+    }
+
+    fn next_at(&self) -> Option<Nanos> {
+        [self.rgs_at, self.advise_at, self.hot_at, self.end_at].into_iter().flatten().min()
+    }
+
+    fn due(&mut self, heap: &Heap, now: Nanos, out: &mut Vec<PolicyAction>) {
+        let due = |t: Option<Nanos>| t.is_some_and(|t| t <= now);
+        if due(self.rgs_at) {
+            self.rgs_at = None;
+            out.push(PolicyAction::Collect { cause: CAUSE, gc_type: GcType::Full, order: TraceOrder::BreadthFirst, evacuate_all: true });
+            // The runtime calls again only once no collection runs: after the grouping GC.
+            self.advise_at = Some(now + 1);
+        } else if due(self.advise_at) {
+            self.advise_at = None;
+            self.grouped = true;
+            advise(heap, self.classes.cold, "pageout", out);
+            advise(heap, self.classes.launch, "hot", out);
+            if !self.cfg.hot_once {
+                self.hot_at = Some(now + self.cfg.hot_period_ns);
+            }
+        } else if due(self.hot_at) {
+            advise(heap, self.classes.launch, "hot", out);
+            self.hot_at = Some(now + self.cfg.hot_period_ns);
+        } else if due(self.end_at) {
+            self.end_at = None;
+            self.active = false;
+            self.grouped = false;
+        }
+    }
+}
+
+pub fn install(hooks: &mut Hooks, heap: &mut Heap, cfg: FleetConfig) {
+    let classes = Classes::register(heap);
+    hooks.placement = Some(Box::new(Grouping { classes, max_depth: cfg.max_near_root_depth() }));
+    hooks.state.push(Box::new(Mode { cfg, classes, active: false, grouped: false, rgs_at: None, advise_at: None, hot_at: None, end_at: None }));
+}

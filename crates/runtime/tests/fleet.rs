@@ -1,0 +1,244 @@
+//! Fleet's runtime-guided swap (the `fleet-rgs` policy): the grouping GC's timing and order, its
+//! classification of survivors into launch, working-set and cold regions, and the madvise of
+//! those regions, on a small heap with chains of known depth.
+
+#![allow(clippy::field_reassign_with_default)]
+
+use mobmem_kernel::page::lru;
+use mobmem_kernel::{Kernel, KernelConfig};
+use mobmem_runtime::config::CollectorKind;
+use mobmem_runtime::object::{AppState, ObjId, SpaceId};
+use mobmem_runtime::space::RegionSpace;
+use mobmem_runtime::{policies, Runtime, RuntimeConfig};
+
+const S: u64 = 1_000_000_000;
+
+fn setup(settings: &[(&str, &str)]) -> (Kernel, Runtime) {
+    let mut kc = KernelConfig::default();
+    kc.set("swap", "zram").unwrap();
+    kc.set("swap_mib", "512").unwrap();
+    let mut k = Kernel::new(kc).unwrap();
+    let mut c = RuntimeConfig::default();
+    c.fg_collector = CollectorKind::ConcurrentCopying;
+    c.bg_collector = CollectorKind::ConcurrentCopying;
+    c.heap.growth_limit = 64 << 20;
+    c.heap.capacity = 64 << 20;
+    c.heap.start_size = 32 << 20;
+    c.heap.boot_image_bytes = 64 << 10;
+    c.heap.zygote_space_bytes = 16 << 10;
+    for (key, v) in settings {
+        policies::apply_setting(&mut c, key, v).unwrap();
+    }
+    let mut rt = Runtime::new(&mut k, 3, "app", 0, c, 0).unwrap();
+    rt.install_policy("fleet-rgs").unwrap();
+    (k, rt)
+}
+
+/// `n` chains of `len` objects of `size` bytes, chain `i` hanging from root slot `i`: object `j`
+/// of a chain is at depth `j + 1` from the roots.
+fn chains(rt: &mut Runtime, k: &mut Kernel, n: usize, len: usize, size: u32) -> Vec<Vec<ObjId>> {
+    (0..n)
+        .map(|i| {
+            let mut v: Vec<ObjId> = Vec::new();
+            for j in 0..len {
+                let o = rt.alloc(k, size, 1).unwrap();
+                if j == 0 {
+                    rt.set_root(k, i, o);
+                } else {
+                    rt.write_ref(k, v[j - 1], 0, o);
+                }
+                v.push(o);
+            }
+            v
+        })
+        .collect()
+}
+
+/// A full collection in the foreground: everything allocated so far becomes old.
+fn age(rt: &mut Runtime, k: &mut Kernel) {
+    rt.collect_blocking(k, mobmem_runtime::GcCause::Explicit, mobmem_runtime::GcType::Full);
+}
+
+/// Let the (idle) app's clock run to `t`, the runtime's timed events included.
+fn idle_to(rt: &mut Runtime, k: &mut Kernel, t: u64) {
+    rt.mutator_idle_until(t);
+    k.advance_to(t);
+    rt.poll(k);
+}
+
+/// Run the app's clock to `t` in 10 ms steps (the session polls every slice).
+fn idle_steps(rt: &mut Runtime, k: &mut Kernel, t: u64) {
+    let mut now = rt.mutator.now;
+    while now < t {
+        now = (now + 10_000_000).min(t);
+        idle_to(rt, k, now);
+    }
+}
+
+fn class_of(rt: &Runtime, o: ObjId) -> String {
+    assert_eq!(rt.heap.objs.space_of(o), SpaceId::Main);
+    let r = RegionSpace::region_of(rt.heap.objs.addr(o));
+    rt.heap.classes[rt.heap.regions.class[r as usize] as usize].name.clone()
+}
+
+/// (present, on an active list) of the page holding `o`.
+fn page_state(rt: &Runtime, k: &Kernel, o: ObjId) -> (bool, bool) {
+    let v = rt.heap.vma[SpaceId::Main as usize];
+    let m = k.vmas[v as usize].mapping as usize;
+    let e = k.mappings[m].pages[(rt.heap.objs.addr(o) / 4096) as usize];
+    if !e.is_present() {
+        return (false, false);
+    }
+    let l = k.frames.lru[e.pfn() as usize];
+    (true, l == lru::list(false, true))
+}
+
+fn rgs_records(rt: &Runtime) -> Vec<&mobmem_runtime::GcRecord> {
+    rt.records.iter().filter(|r| r.cause == "RGS").collect()
+}
+
+#[test]
+fn grouping_gc_runs_t_b_after_background_breadth_first_and_groups_by_depth() {
+    let (mut k, mut rt) = setup(&[]);
+    let cs = chains(&mut rt, &mut k, 200, 6, 64);
+    rt.set_state(AppState::Background);
+    let bg_at = rt.mutator.now;
+    // A collection in the foreground makes the chains old; then a foreground-young object.
+    age(&mut rt, &mut k);
+    let young = rt.alloc(&mut k, 64, 0).unwrap();
+    rt.write_ref(&mut k, cs[0][5], 0, young);
+    // No collector transition (the grouping GC replaces it); the grouping GC at T_B = 10 s.
+    idle_steps(&mut rt, &mut k, bg_at + 9 * S);
+    assert!(rgs_records(&rt).is_empty(), "no grouping GC before T_B");
+    assert_eq!(rt.records.iter().filter(|r| r.cause == "CollectorTransition").count(), 0);
+    idle_steps(&mut rt, &mut k, bg_at + 11 * S);
+    let rgs = rgs_records(&rt);
+    assert_eq!(rgs.len(), 1, "one grouping GC");
+    assert_eq!(rgs[0].gc_type, "full");
+    assert!(rgs[0].start_ns >= bg_at + 10 * S && rgs[0].start_ns < bg_at + 10 * S + 20_000_000, "at T_B: {}", rgs[0].start_ns);
+    for c in &cs {
+        // D = 2: the roots' targets and their children are near-root objects.
+        for (j, &o) in c.iter().enumerate() {
+            let want = if j < 2 { "fleet-launch" } else { "fleet-cold" };
+            assert_eq!(class_of(&rt, o), want, "object at depth {}", j + 1);
+        }
+    }
+    assert_eq!(class_of(&rt, young), "fleet-launch", "allocated since the last GC");
+    // After the grouping GC: cold regions paged out at once, launch regions hot.
+    for c in &cs {
+        assert_eq!(page_state(&rt, &k, c[5]), (false, false), "a cold object's page is paged out");
+        assert_eq!(page_state(&rt, &k, c[0]), (true, true), "a launch object's page is resident and active");
+    }
+    assert!(k.vmstat.pswpout > 0);
+    // Background mode goes on: no second grouping GC.
+    idle_steps(&mut rt, &mut k, bg_at + 40 * S);
+    assert_eq!(rgs_records(&rt).len(), 1);
+}
+
+#[test]
+fn released_code_counts_depth_from_zero() {
+    let (mut k, mut rt) = setup(&[("fleet.depth_from_zero", "true")]);
+    let cs = chains(&mut rt, &mut k, 50, 5, 64);
+    age(&mut rt, &mut k);
+    rt.set_state(AppState::Background);
+    let t = rt.mutator.now + 11 * S;
+    idle_steps(&mut rt, &mut k, t);
+    for c in &cs {
+        for (j, &o) in c.iter().enumerate() {
+            let want = if j < 3 { "fleet-launch" } else { "fleet-cold" };
+            assert_eq!(class_of(&rt, o), want, "object at depth {} (from 0: {j})", j + 1);
+        }
+    }
+}
+
+#[test]
+fn objects_the_app_reads_during_the_grouping_gc_go_to_working_set_regions() {
+    let (mut k, mut rt) = setup(&[("fleet.t_b_ms", "8000")]);
+    let cs = chains(&mut rt, &mut k, 2000, 6, 64);
+    age(&mut rt, &mut k);
+    rt.set_state(AppState::Background);
+    let bg_at = rt.mutator.now;
+    idle_steps(&mut rt, &mut k, bg_at + 7 * S);
+    assert!(rgs_records(&rt).is_empty());
+    // Start the grouping GC at T_B and let it run only briefly; then the app reads the deep
+    // objects of the last chains (the GC thread, breadth-first, reaches them last).
+    let t_b = bg_at + 8 * S;
+    rt.mutator_idle_until(t_b);
+    k.advance_to(t_b);
+    rt.poll(&mut k);
+    // Only the flip pause and a little copying.
+    let t = rt.mutator.now + 1;
+    rt.run_gc_until(&mut k, t);
+    assert!(rt.gc_running(), "the grouping GC has started: {:?}", rt.records.iter().map(|r| (r.cause, r.start_ns, r.end_ns)).collect::<Vec<_>>());
+    let read: Vec<ObjId> = cs[1900..].iter().map(|c| c[5]).collect();
+    for &o in &read {
+        rt.read(&mut k, o);
+    }
+    rt.wait_for_gc(&mut k);
+    assert_eq!(rgs_records(&rt).len(), 1);
+    let ws = read.iter().filter(|&&o| class_of(&rt, o) == "fleet-ws").count();
+    assert!(ws > read.len() / 2, "{ws} of {} read objects in working-set regions", read.len());
+    // Not read: cold.
+    assert_eq!(class_of(&rt, cs[10][5]), "fleet-cold");
+}
+
+#[test]
+fn returning_before_t_b_cancels_the_grouping_gc_and_t_f_ends_background_mode() {
+    let (mut k, mut rt) = setup(&[("fleet.t_f_ms", "3000")]);
+    chains(&mut rt, &mut k, 20, 4, 64);
+    rt.set_state(AppState::Background);
+    let t0 = rt.mutator.now;
+    idle_steps(&mut rt, &mut k, t0 + 6 * S);
+    rt.set_state(AppState::Foreground);
+    idle_steps(&mut rt, &mut k, t0 + 20 * S);
+    assert!(rgs_records(&rt).is_empty(), "cancelled by the return to the foreground");
+    // A full background period groups; back within T_F and out again: the grouping is kept.
+    rt.set_state(AppState::Background);
+    let t1 = rt.mutator.now;
+    idle_steps(&mut rt, &mut k, t1 + 11 * S);
+    assert_eq!(rgs_records(&rt).len(), 1);
+    rt.set_state(AppState::Foreground);
+    idle_steps(&mut rt, &mut k, t1 + 12 * S);
+    rt.set_state(AppState::Background);
+    idle_steps(&mut rt, &mut k, t1 + 30 * S);
+    assert_eq!(rgs_records(&rt).len(), 1, "back within T_F: no second grouping GC");
+    // Out of background mode (T_F in the foreground), the next background period groups again.
+    rt.set_state(AppState::Foreground);
+    idle_steps(&mut rt, &mut k, t1 + 34 * S);
+    rt.set_state(AppState::Background);
+    idle_steps(&mut rt, &mut k, t1 + 46 * S);
+    assert_eq!(rgs_records(&rt).len(), 2);
+}
+
+#[test]
+fn launch_regions_are_marked_hot_again_while_in_the_background_unless_once() {
+    for (once, want_active) in [(false, true), (true, false)] {
+        let (mut k, mut rt) = setup(&[("fleet.hot_once", if once { "true" } else { "false" }), ("fleet.hot_period_ms", "2000")]);
+        let cs = chains(&mut rt, &mut k, 100, 4, 64);
+        rt.set_state(AppState::Background);
+        let t0 = rt.mutator.now;
+        idle_steps(&mut rt, &mut k, t0 + 11 * S);
+        assert_eq!(page_state(&rt, &k, cs[0][0]), (true, true));
+        // The kernel ages the page (as reclaim scanning the active list would); the next periodic
+        // hint makes it active again, the one-shot variant leaves it.
+        let v = rt.heap.vma[SpaceId::Main as usize];
+        let page = (rt.heap.objs.addr(cs[0][0]) / 4096) as u32;
+        k.madvise(&mut rt.gc_task, v, page, 1, mobmem_kernel::madvise::Advice::Cold).unwrap();
+        assert_eq!(page_state(&rt, &k, cs[0][0]), (true, false));
+        idle_steps(&mut rt, &mut k, t0 + 14 * S);
+        assert_eq!(page_state(&rt, &k, cs[0][0]), (true, want_active), "hot_once={once}");
+    }
+}
+
+#[test]
+fn fleet_settings_are_checked_naming_the_key() {
+    let mut c = RuntimeConfig::default();
+    for (key, v) in [("fleet.depth", "-1"), ("fleet.t_b_ms", "abc"), ("fleet.hot_once", "maybe"), ("fleet.bogus", "1")] {
+        let e = policies::apply_setting(&mut c, key, v).unwrap_err().to_string();
+        assert!(e.contains(key.trim_start_matches("fleet.")) || e.contains(key), "{key}: {e}");
+    }
+    policies::apply_setting(&mut c, "runtime.fleet.depth", "3").unwrap();
+    policies::apply_setting(&mut c, "heapgrowthlimit", "128m").unwrap();
+    assert_eq!(c.heap.growth_limit, 128 << 20);
+    assert_eq!(c.policy_settings, vec![("fleet.depth".to_string(), "3".to_string())]);
+}
