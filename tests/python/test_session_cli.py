@@ -309,6 +309,41 @@ def test_shipped_systems_are_accepted(tmp_path):
     assert ("kernel.swap_mib", "1000") in systems.settings_for("zram", mini, [("kernel.ram_mib", "2000")])
 
 
+def test_systems_combine_with_plus(tmp_path):
+    mini = tmp_path / "mini.toml"
+    mini.write_text(MINI)
+    pairs = systems.settings_for("fleet-rgs+zram", mini, [])
+    assert ("system.policies", "fleet-rgs") in pairs and ("kernel.swap", "zram") in pairs
+    # Two parts with runtime policies: one list holding both, in order.
+    f = tmp_path / "systems.toml"
+    f.write_text(
+        '[a]\ndescription = "a"\nsettings = ["system.policies=fleet-rgs"]\n\n[b]\ndescription = "b"\nsettings = ["system.policies=grow-for-utilization", "kernel.swappiness=100"]\n'
+    )
+    assert systems.settings_for("a+b", mini, [], f) == [("system.policies", "fleet-rgs,grow-for-utilization"), ("kernel.swappiness", "100")]
+    assert systems.parse_names("a,a+b", f) == ["a", "a+b"]
+    with pytest.raises(MobmemError, match="unknown system 'nope'.*combine them with"):
+        systems.parse_names("a+nope", f)
+    with pytest.raises(MobmemError, match="names a system twice"):
+        systems.get("a+a", f)
+    r = session.run(mini, [], system="fleet-rgs+zram")
+    assert r["system"]["swap"] == "zram" and r["system"]["policies"] == ["fleet-rgs"], r["system"]
+
+
+def test_policy_settings_errors_name_the_key(tmp_path):
+    mini = tmp_path / "mini.toml"
+    mini.write_text(MINI)
+    for key, value in (("fleet.depth", "-1"), ("fleet.t_b_ms", "abc"), ("fleet.nope", "1")):
+        p = run("run", str(mini), "--system", "fleet-rgs", "--set", f"{key}={value}")
+        assert p.returncode != 0 and "Traceback" not in p.stderr, p.stderr
+        lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
+        assert len(lines) == 1 and key in lines[0], p.stderr
+    # fleet-rgs needs a region-space copying collector.
+    p = run("run", str(mini), "--system", "fleet-rgs+ms")
+    assert p.returncode != 0 and "fleet-rgs needs a copying collector" in p.stderr and "Traceback" not in p.stderr, p.stderr
+    keys = jrun("keys", "fleet")
+    assert {"t_b_ms", "t_f_ms", "depth", "depth_from_zero", "hot_once", "hot_period_ms"} <= {e["key"] for e in keys["fleet"]["keys"]}
+
+
 def test_systems_file_errors(tmp_path):
     f = tmp_path / "systems.toml"
     f.write_text('[ok]\ndescription = "fine"\nsettings = []\n\n[broken]\ndescription = "x"\nsettings = ["nokey"]\n')
