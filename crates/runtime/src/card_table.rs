@@ -66,23 +66,39 @@ pub struct CardTable {
     cards: Vec<u8>,
     /// First card of each collected space (Main, NonMoving, Los) and the end of the table.
     base: [usize; 4],
+    /// log2 of the card size: [`CARD_SHIFT`] for the heap's table; a policy's own table may
+    /// use larger cards (Fleet's second card table: 1 KiB).
+    shift: u32,
 }
 
 impl CardTable {
-    /// A table over collected spaces of these sizes in bytes (Main, NonMoving, Los).
+    /// A table of 128-byte cards over collected spaces of these sizes in bytes (Main, NonMoving,
+    /// Los).
     pub fn new(space_bytes: [u64; 3]) -> Self {
+        Self::with_shift(space_bytes, CARD_SHIFT)
+    }
+
+    /// A table of `1 << shift`-byte cards (`shift` ≥ [`CARD_SHIFT`]).
+    pub fn with_shift(space_bytes: [u64; 3], shift: u32) -> Self {
+        assert!(shift >= CARD_SHIFT, "cards smaller than the heap's");
         let mut base = [0usize; 4];
         for s in 0..3 {
-            base[s + 1] = base[s] + space_bytes[s].div_ceil(CARD_SIZE) as usize;
+            base[s + 1] = base[s] + space_bytes[s].div_ceil(1 << shift) as usize;
         }
         // Zeroed memory: untouched parts of a big table cost the host nothing.
-        Self { cards: vec![CARD_CLEAN; base[3]], base }
+        Self { cards: vec![CARD_CLEAN; base[3]], base, shift }
+    }
+
+    /// Bytes per card.
+    pub fn card_size(&self) -> u64 {
+        1 << self.shift
     }
 
     /// The bytes of each collected space this table covers (its geometry).
     pub fn space_bytes(&self) -> [u64; 3] {
         let b = self.base;
-        [(b[1] - b[0]) as u64 * CARD_SIZE, (b[2] - b[1]) as u64 * CARD_SIZE, (b[3] - b[2]) as u64 * CARD_SIZE]
+        let c = self.card_size();
+        [(b[1] - b[0]) as u64 * c, (b[2] - b[1]) as u64 * c, (b[3] - b[2]) as u64 * c]
     }
 
     pub fn len(&self) -> usize {
@@ -95,7 +111,7 @@ impl CardTable {
     /// The card of byte `addr` of collected space `sp` (0..3).
     #[inline(always)]
     pub fn index(&self, sp: usize, addr: u64) -> usize {
-        self.base[sp] + (addr >> CARD_SHIFT) as usize
+        self.base[sp] + (addr >> self.shift) as usize
     }
 
     /// The cards of collected space `sp`: `[first, end)`.
@@ -112,7 +128,7 @@ impl CardTable {
         } else {
             2
         };
-        (sp, ((c - self.base[sp]) as u64) << CARD_SHIFT)
+        (sp, ((c - self.base[sp]) as u64) << self.shift)
     }
 
     #[inline(always)]

@@ -918,6 +918,11 @@ impl CardTable {
         Self::new(heap.cards.space_bytes())
     }
 
+    /// A second table over `heap` with cards of `1 << shift` bytes.
+    pub fn for_heap_with_shift(heap: &Heap, shift: u32) -> Self {
+        Self::with_shift(heap.cards.space_bytes(), shift)
+    }
+
     /// Mark the card of object `o` (a collected-space object of `heap`); returns the card.
     pub fn mark_object(&mut self, heap: &Heap, o: ObjId) -> Option<usize> {
         let sp = heap.objs.space(o) as usize;
@@ -935,7 +940,13 @@ impl CardTable {
     pub fn objects_on_cards(&self, heap: &Heap, min_age: u8, out: &mut Vec<ObjId>) {
         let mut c = 0;
         while let Some(d) = self.next_card(c, self.len(), min_age) {
-            heap.objects_on_card(d, out);
+            // The heap's card chains are per 128-byte card: a larger card covers several.
+            let (sp, addr) = self.card_addr(d);
+            let first = heap.cards.index(sp, addr);
+            let end = (first + (self.card_size() / heap.cards.card_size()) as usize).min(heap.cards.space_range(sp).1);
+            for f in first..end {
+                heap.objects_on_card(f, out);
+            }
             c = d + 1;
         }
     }

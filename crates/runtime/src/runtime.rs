@@ -616,6 +616,8 @@ impl Runtime {
                     }
                 }
             }
+            // The policy's mode may have changed where new objects go.
+            self.refresh_mutator_class();
         }
     }
 

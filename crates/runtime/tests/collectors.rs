@@ -14,28 +14,8 @@ use mobmem_runtime::oracle::Oracle;
 use mobmem_runtime::{GcCause, GcType, Runtime, RuntimeConfig, NULL};
 use proptest::prelude::*;
 
-#[derive(Clone, Debug)]
-enum Op {
-    Alloc { size: u32, nrefs: u16, root: usize },
-    Link { a: usize, f: usize, b: usize },
-    Unlink { a: usize, f: usize },
-    Root { i: usize, b: usize },
-    ClearRoot { i: usize },
-    Read { a: usize },
-    Gc { full: bool, concurrent: bool, slices: u8 },
-}
-
-fn op() -> impl Strategy<Value = Op> {
-    prop_oneof![
-        6 => (prop_oneof![8 => 16u32..200, 1 => 200u32..4000, 1 => 12_000u32..40_000], 0u16..5, 0usize..8).prop_map(|(size, nrefs, root)| Op::Alloc { size, nrefs, root }),
-        5 => (any::<usize>(), any::<usize>(), any::<usize>()).prop_map(|(a, f, b)| Op::Link { a, f, b }),
-        2 => (any::<usize>(), any::<usize>()).prop_map(|(a, f)| Op::Unlink { a, f }),
-        1 => (0usize..8, any::<usize>()).prop_map(|(i, b)| Op::Root { i, b }),
-        1 => (0usize..8).prop_map(|i| Op::ClearRoot { i }),
-        2 => any::<usize>().prop_map(|a| Op::Read { a }),
-        1 => (any::<bool>(), any::<bool>(), 1u8..6).prop_map(|(full, concurrent, slices)| Op::Gc { full, concurrent, slices }),
-    ]
-}
+mod common;
+use common::{apply, op, Op};
 
 fn setup(kind: CollectorKind) -> (Kernel, Runtime) {
     let mut k = Kernel::new(KernelConfig::default()).unwrap();
@@ -51,61 +31,6 @@ fn setup(kind: CollectorKind) -> (Kernel, Runtime) {
     cfg.card_table_in_memory = true; // exercise the card table's pages too
     let rt = Runtime::new(&mut k, 100, "app", 0, cfg, 0).unwrap();
     (k, rt)
-}
-
-/// Run one mutator operation on the runtime and the oracle.
-fn apply(k: &mut Kernel, rt: &mut Runtime, or: &mut Oracle, op: &Op) {
-    let reach: Vec<u32> = {
-        let mut v: Vec<u32> = or.reachable().into_iter().collect();
-        v.sort_unstable();
-        v
-    };
-    let pick = |i: usize| if reach.is_empty() { None } else { Some(reach[i % reach.len()]) };
-    match *op {
-        Op::Alloc { size, nrefs, root } => {
-            let o = rt.alloc(k, size, nrefs).expect("test heap is large enough");
-            or.alloc(&rt.heap, o, nrefs);
-            rt.set_root(k, root, o);
-            or.set_root(root, o);
-        }
-        Op::Link { a, f, b } => {
-            if let (Some(a), Some(b)) = (pick(a), pick(b)) {
-                let n = rt.heap.objs.nrefs(a) as usize;
-                if n > 0 && !rt.heap.objs.space_of(a).immune() {
-                    rt.write_ref(k, a, (f % n) as u32, b);
-                    or.set_ref(a, (f % n) as u32, b);
-                }
-            }
-        }
-        Op::Unlink { a, f } => {
-            if let Some(a) = pick(a) {
-                let n = rt.heap.objs.nrefs(a) as usize;
-                if n > 0 {
-                    rt.write_ref(k, a, (f % n) as u32, NULL);
-                    or.set_ref(a, (f % n) as u32, NULL);
-                }
-            }
-        }
-        Op::Root { i, b } => {
-            if let Some(b) = pick(b) {
-                rt.set_root(k, i, b);
-                or.set_root(i, b);
-            }
-        }
-        Op::ClearRoot { i } => {
-            rt.set_root(k, i, NULL);
-            or.set_root(i, NULL);
-        }
-        Op::Read { a } => {
-            if let Some(a) = pick(a) {
-                let n = rt.heap.objs.nrefs(a) as u32;
-                for f in 0..n {
-                    rt.read_ref(k, a, f);
-                }
-            }
-        }
-        Op::Gc { .. } => {}
-    }
 }
 
 fn run_program(kind: CollectorKind, ops: &[Op]) -> Result<(), TestCaseError> {

@@ -1,19 +1,29 @@
-//! Fleet's runtime-guided swap (the `fleet-rgs` policy): the grouping GC's timing and order, its
-//! classification of survivors into launch, working-set and cold regions, and the madvise of
-//! those regions, on a small heap with chains of known depth.
+//! Fleet: runtime-guided swap (the grouping GC's timing and order, its classification of
+//! survivors into launch, working-set and cold regions, the madvise of those regions, on a small
+//! heap with chains of known depth) and the background-object GC (it neither traces nor moves the
+//! grouped objects, its second card table keeps what they reference; a property test against the
+//! reachability oracle with random mutations of foreground and background objects).
 
 #![allow(clippy::field_reassign_with_default)]
+
+mod common;
 
 use mobmem_kernel::page::lru;
 use mobmem_kernel::{Kernel, KernelConfig};
 use mobmem_runtime::config::CollectorKind;
 use mobmem_runtime::object::{AppState, ObjId, SpaceId};
+use mobmem_runtime::oracle::Oracle;
 use mobmem_runtime::space::RegionSpace;
-use mobmem_runtime::{policies, Runtime, RuntimeConfig};
+use mobmem_runtime::{policies, GcCause, GcType, Runtime, RuntimeConfig, NULL};
+use proptest::prelude::*;
 
 const S: u64 = 1_000_000_000;
 
 fn setup(settings: &[(&str, &str)]) -> (Kernel, Runtime) {
+    setup_policy("fleet-rgs", settings)
+}
+
+fn setup_policy(policy: &str, settings: &[(&str, &str)]) -> (Kernel, Runtime) {
     let mut kc = KernelConfig::default();
     kc.set("swap", "zram").unwrap();
     kc.set("swap_mib", "512").unwrap();
@@ -30,7 +40,7 @@ fn setup(settings: &[(&str, &str)]) -> (Kernel, Runtime) {
         policies::apply_setting(&mut c, key, v).unwrap();
     }
     let mut rt = Runtime::new(&mut k, 3, "app", 0, c, 0).unwrap();
-    rt.install_policy("fleet-rgs").unwrap();
+    rt.install_policy(policy).unwrap();
     (k, rt)
 }
 
@@ -56,7 +66,7 @@ fn chains(rt: &mut Runtime, k: &mut Kernel, n: usize, len: usize, size: u32) -> 
 
 /// A full collection in the foreground: everything allocated so far becomes old.
 fn age(rt: &mut Runtime, k: &mut Kernel) {
-    rt.collect_blocking(k, mobmem_runtime::GcCause::Explicit, mobmem_runtime::GcType::Full);
+    rt.collect_blocking(k, GcCause::Explicit, GcType::Full);
 }
 
 /// Let the (idle) app's clock run to `t`, the runtime's timed events included.
@@ -241,4 +251,188 @@ fn fleet_settings_are_checked_naming_the_key() {
     policies::apply_setting(&mut c, "heapgrowthlimit", "128m").unwrap();
     assert_eq!(c.heap.growth_limit, 128 << 20);
     assert_eq!(c.policy_settings, vec![("fleet.depth".to_string(), "3".to_string())]);
+}
+
+/// Into the background and through the grouping GC (T_B = 10 s) and its madvise.
+fn group(rt: &mut Runtime, k: &mut Kernel) {
+    rt.set_state(AppState::Background);
+    let t = rt.mutator.now + 11 * S;
+    idle_steps(rt, k, t);
+    assert_eq!(rgs_records(rt).len(), 1);
+}
+
+#[test]
+fn background_object_gc_neither_traces_nor_moves_the_grouped_objects() {
+    let (mut k, mut rt) = setup_policy("fleet", &[]);
+    let cs = chains(&mut rt, &mut k, 300, 6, 64);
+    age(&mut rt, &mut k);
+    group(&mut rt, &mut k);
+    let cold = cs[7][5];
+    let (cold_addr, launch_addr) = (rt.heap.objs.addr(cold), rt.heap.objs.addr(cs[7][0]));
+    assert_eq!(page_state(&rt, &k, cold), (false, false), "cold objects are paged out");
+    // Background objects: their own regions; garbage and a survivor held by a root.
+    let keep = rt.alloc(&mut k, 64, 1).unwrap();
+    rt.set_root(&mut k, 500, keep);
+    assert_eq!(class_of(&rt, keep), "fleet-bgo");
+    for _ in 0..20_000 {
+        rt.alloc(&mut k, 48, 0).unwrap();
+    }
+    let pswpin = k.vmstat.pswpin;
+    rt.collect_blocking(&mut k, GcCause::Background, GcType::Sticky);
+    let r = rt.records.last().unwrap();
+    assert_eq!(r.gc_type, "full", "background-object GCs are full collections in kind");
+    assert_eq!(k.vmstat.pswpin, pswpin, "no swap-in: the cold objects were not touched");
+    assert!(r.objects_marked < 100, "only background objects traced: {}", r.objects_marked);
+    assert!(r.freed_objects >= 19_000, "background garbage freed: {}", r.freed_objects);
+    assert_eq!((rt.heap.objs.addr(cold), rt.heap.objs.addr(cs[7][0])), (cold_addr, launch_addr), "grouped objects not moved");
+    assert!(cs.iter().flatten().all(|&o| rt.heap.objs.is_live(o)));
+    assert!(rt.heap.objs.is_live(keep) && class_of(&rt, keep) == "fleet-bgo");
+    // A stock full collection in the background would have traced them all (fleet-rgs alone).
+    let (mut k2, mut rt2) = setup_policy("fleet-rgs", &[]);
+    chains(&mut rt2, &mut k2, 300, 6, 64);
+    age(&mut rt2, &mut k2);
+    group(&mut rt2, &mut k2);
+    let pswpin = k2.vmstat.pswpin;
+    rt2.collect_blocking(&mut k2, GcCause::Background, GcType::Full);
+    assert!(rt2.records.last().unwrap().objects_marked >= 1800);
+    assert!(k2.vmstat.pswpin > pswpin, "a stock full GC swaps the cold objects back in");
+}
+
+#[test]
+fn the_second_card_table_keeps_what_foreground_objects_reference() {
+    for during_grouping in [false, true] {
+        let (mut k, mut rt) = setup_policy("fleet", &[]);
+        let cs = chains(&mut rt, &mut k, 300, 6, 64);
+        age(&mut rt, &mut k);
+        rt.set_state(AppState::Background);
+        let t0 = rt.mutator.now;
+        let fresh = if during_grouping {
+            // Written while the grouping GC runs (the object moves after the write).
+            idle_steps(&mut rt, &mut k, t0 + 10 * S - 5_000_000);
+            rt.mutator_idle_until(t0 + 10 * S);
+            k.advance_to(t0 + 10 * S);
+            rt.poll(&mut k);
+            // Past the flip: a new object is allocated black, outside the groups.
+            let t = rt.mutator.now + 1;
+            rt.run_gc_until(&mut k, t);
+            assert!(rt.gc_running());
+            let o = rt.alloc(&mut k, 64, 0).unwrap();
+            rt.write_ref(&mut k, cs[3][5], 0, o);
+            rt.wait_for_gc(&mut k);
+            idle_steps(&mut rt, &mut k, t0 + 11 * S);
+            o
+        } else {
+            idle_steps(&mut rt, &mut k, t0 + 11 * S);
+            let o = rt.alloc(&mut k, 64, 0).unwrap();
+            rt.write_ref(&mut k, cs[3][5], 0, o);
+            o
+        };
+        assert_eq!(rgs_records(&rt).len(), 1);
+        // Only a foreground (cold, paged-out) object references `fresh`.
+        for _ in 0..2 {
+            rt.collect_blocking(&mut k, GcCause::Background, GcType::Full);
+            assert!(rt.heap.objs.is_live(fresh), "kept through the remembered set (during grouping: {during_grouping})");
+        }
+        // Unlinked: the next background-object GC frees it.
+        rt.write_ref(&mut k, cs[3][5], 0, NULL);
+        rt.collect_blocking(&mut k, GcCause::Background, GcType::Full);
+        assert!(!rt.heap.objs.is_live(fresh), "during grouping: {during_grouping}; class {}", class_of(&rt, fresh));
+    }
+}
+
+#[test]
+fn an_allocation_failure_falls_back_to_a_full_collection_unless_foreground_is_kept() {
+    for keep in [false, true] {
+        let (mut k, mut rt) = setup_policy("fleet", &[("fleet.keep_foreground", if keep { "true" } else { "false" })]);
+        chains(&mut rt, &mut k, 300, 6, 64);
+        age(&mut rt, &mut k);
+        group(&mut rt, &mut k);
+        rt.collect_blocking(&mut k, GcCause::Alloc, GcType::Sticky);
+        let marked = rt.records.last().unwrap().objects_marked;
+        assert_eq!(marked >= 1800, !keep, "keep_foreground={keep}: {marked} objects marked");
+        // After a fallback, background collections are stock ones (the grouping is gone).
+        rt.collect_blocking(&mut k, GcCause::Background, GcType::Full);
+        assert_eq!(rt.records.last().unwrap().objects_marked >= 1800, !keep);
+    }
+}
+
+/// Objects a background-object GC must free: those in its scope (not foreground objects) that
+/// are reachable neither from the roots nor from any foreground object.
+fn bgc_must_free(or: &Oracle, rt: &Runtime, fgo: &std::collections::HashSet<u32>) -> Vec<(u32, u32)> {
+    let live = or.reachable_from(or.roots.iter().copied().chain(fgo.iter().copied()));
+    let mut v: Vec<(u32, u32)> = or
+        .objects
+        .iter()
+        .filter(|(o, _)| !live.contains(o) && !fgo.contains(o))
+        .map(|(&o, &(g, _))| (o, g))
+        .filter(|&(o, _)| rt.heap.objs.is_live(o))
+        .collect();
+    v.sort_unstable();
+    v
+}
+
+fn run_background(fg_ops: &[common::Op], bg_ops: &[common::Op]) -> Result<(), TestCaseError> {
+    use common::{apply, Op};
+    let (mut k, mut rt) = setup_policy("fleet", &[]);
+    let mut or = Oracle::default();
+    for o in fg_ops {
+        if !matches!(o, Op::Gc { .. }) {
+            apply(&mut k, &mut rt, &mut or, o);
+        }
+    }
+    let must_free = or.must_free(&rt.heap, false);
+    rt.collect_blocking(&mut k, GcCause::Explicit, GcType::Full);
+    or.check_after_gc(&rt.heap, &must_free).map_err(|e| TestCaseError::fail(format!("foreground: {e}")))?;
+    rt.set_state(AppState::Background);
+    let t = rt.mutator.now + 11 * S;
+    idle_steps(&mut rt, &mut k, t);
+    prop_assert_eq!(rgs_records(&rt).len(), 1);
+    let fgo: std::collections::HashSet<u32> = or.objects.keys().copied().collect();
+    let mut i = 0;
+    while i < bg_ops.len() {
+        if let Op::Gc { concurrent, slices, .. } = bg_ops[i] {
+            rt.start_gc(&mut k, GcCause::Background, GcType::Sticky);
+            let must_free = bgc_must_free(&or, &rt, &fgo);
+            let mut s = 0;
+            while concurrent && rt.gc_running() && s < slices as usize * 8 {
+                let t = rt.mutator.now + 1_000;
+                rt.run_gc_until(&mut k, t);
+                i += 1;
+                if i < bg_ops.len() && !matches!(bg_ops[i], Op::Gc { .. }) {
+                    apply(&mut k, &mut rt, &mut or, &bg_ops[i]);
+                } else {
+                    i -= 1;
+                    break;
+                }
+                s += 1;
+            }
+            rt.wait_for_gc(&mut k);
+            prop_assert!(rt.records.last().unwrap().objects_marked < or.objects.len() as u64 + 1 || fgo.is_empty());
+            or.check_after_gc(&rt.heap, &must_free).map_err(|e| TestCaseError::fail(format!("background-object GC: {e}")))?;
+        } else {
+            apply(&mut k, &mut rt, &mut or, &bg_ops[i]);
+        }
+        i += 1;
+    }
+    // Back in the foreground and out of background mode: a full collection frees everything
+    // unreachable, foreground objects included.
+    rt.set_state(AppState::Foreground);
+    let t = rt.mutator.now + 4 * S;
+    idle_steps(&mut rt, &mut k, t);
+    let must_free = or.must_free(&rt.heap, false);
+    rt.collect_blocking(&mut k, GcCause::Explicit, GcType::Full);
+    or.check_after_gc(&rt.heap, &must_free).map_err(|e| TestCaseError::fail(format!("final: {e}")))?;
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(48), max_shrink_iters: 2000, ..ProptestConfig::default() })]
+    /// Background-object GCs never free a reachable object, and free every background object
+    /// reachable neither from the roots nor from a foreground object, with random mutations of
+    /// foreground and background objects (links both ways, unlinks, roots) between and during
+    /// the collections.
+    #[test]
+    fn background_object_gc_matches_oracle(fg in proptest::collection::vec(common::op(), 1..80), bg in proptest::collection::vec(common::op(), 1..120)) {
+        run_background(&fg, &bg)?;
+    }
 }

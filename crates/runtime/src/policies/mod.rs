@@ -30,6 +30,11 @@ pub const POLICIES: &[(&str, &str, InstallFn)] = &[
         Ok(())
     }),
     (
+        "fleet",
+        "Fleet (ASPLOS '24): runtime-guided swap plus the background-object GC — after the grouping GC, background objects get their own regions and background collections neither trace nor move the grouped foreground objects (a second card table remembers writes into them) (settings fleet.*)",
+        fleet::install_fleet,
+    ),
+    (
         "fleet-rgs",
         "Fleet's runtime-guided swap: a breadth-first grouping GC T_B after going to background copies near-root and foreground-young objects to launch regions, objects the app touched during it to working-set regions and the rest to cold regions, which are paged out at once while launch regions are kept hot (settings fleet.*)",
         fleet::install_rgs,

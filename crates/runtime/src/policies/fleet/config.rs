@@ -22,11 +22,25 @@ pub struct FleetConfig {
     pub hot_once: bool,
     /// Period of the hot hint on launch regions while in the background.
     pub hot_period_ns: Nanos,
+    /// Background-object GCs never fall back to a full collection: foreground objects stay live
+    /// for the whole background period (the released code).
+    pub keep_foreground: bool,
+    /// Card size of the second card table, in bytes (a power of two, at least 128).
+    pub card_bytes: u64,
 }
 
 impl Default for FleetConfig {
     fn default() -> Self {
-        Self { t_b_ns: 10_000_000_000, t_f_ns: 3_000_000_000, depth: 2, depth_from_zero: false, hot_once: false, hot_period_ns: 10_000_000_000 }
+        Self {
+            t_b_ns: 10_000_000_000,
+            t_f_ns: 3_000_000_000,
+            depth: 2,
+            depth_from_zero: false,
+            hot_once: false,
+            hot_period_ns: 10_000_000_000,
+            keep_foreground: false,
+            card_bytes: 1024,
+        }
     }
 }
 
@@ -125,6 +139,36 @@ static ENTRIES: &[Setting<FleetConfig>] = &[
         get: |c| (c.hot_period_ns / MS).to_string(),
         set: |c, v| {
             c.hot_period_ns = v.int() * MS;
+            Ok(())
+        },
+    },
+    Setting {
+        key: "keep_foreground",
+        aliases: &[],
+        kind: Kind::Bool,
+        unit: "",
+        help: "background-object GCs never fall back to a full collection (foreground objects live for the whole background period, released code); false: a collection for a failed allocation is a full one",
+        source: "Fleet paper (fallback to a full collection as an option); released code keeps foreground objects alive",
+        get: |c| c.keep_foreground.to_string(),
+        set: |c, v| {
+            c.keep_foreground = v.bool();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "card_bytes",
+        aliases: &[],
+        kind: Kind::Size { min: 128, max: 1 << 20 },
+        unit: "bytes",
+        help: "card size of the second card table (writes into foreground objects), a power of two",
+        source: "Fleet paper: 2^10-byte cards",
+        get: |c| c.card_bytes.to_string(),
+        set: |c, v| {
+            let b = v.int();
+            if !b.is_power_of_two() {
+                return Err(format!("must be a power of two, got {b}"));
+            }
+            c.card_bytes = b;
             Ok(())
         },
     },

@@ -14,56 +14,51 @@
 //! The grouping GC replaces ART's collector transition (the compacting GC 5 s after going to the
 //! background), as the released code does. Background mode starts on going to the background and ends `T_F` after returning to the
 //! foreground; going back to the background within `T_F` keeps the grouping (no second grouping
-//! GC). Returning to the foreground before `T_B` cancels the grouping GC. Other collections
-//! place survivors as stock ART does (class 0): a later full collection may copy grouped objects
-//! back into ordinary regions — what Fleet's background-object GC avoids (not modelled yet).
+//! GC). Returning to the foreground before `T_B` cancels the grouping GC. Without the
+//! background-object GC ([`super::bgc`]) other collections place survivors as stock ART does
+//! (class 0), so a later full collection may copy grouped objects back into ordinary regions.
 //! Large objects and the non-moving space are not grouped (they do not move).
 
 use super::config::FleetConfig;
+use super::state::{phase, Classes, Shared, RGS_CAUSE};
 use crate::config::TraceOrder;
-use crate::gc::{GcCause, GcType};
+use crate::gc::GcType;
 use crate::heap::Heap;
-use crate::hooks::{AfterGcAction, Hooks, PlacementPolicy, PolicyAction, StateHook, SurvivorInfo};
+use crate::hooks::{AfterGcAction, PlacementPolicy, PolicyAction, StateHook, SurvivorInfo};
 use crate::object::{AppState, SpaceId};
 use mobmem_engine::Nanos;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
 
-/// The grouping collection's cause (its name in GC records and logs).
-pub const CAUSE: GcCause = GcCause::Policy("RGS");
-
-/// Placement classes of the grouped regions.
-#[derive(Clone, Copy, Debug)]
-pub struct Classes {
-    pub launch: u8,
-    pub ws: u8,
-    pub cold: u8,
-}
-
-impl Classes {
-    pub fn register(heap: &mut Heap) -> Self {
-        Self {
-            launch: heap.register_class("fleet-launch", &["launch"]),
-            ws: heap.register_class("fleet-ws", &["working-set"]),
-            cold: heap.register_class("fleet-cold", &["cold"]),
-        }
-    }
-}
-
-/// The survivor classification of the grouping collection.
+/// Placement: the grouping GC's classification; with the background-object GC, background
+/// objects in their own regions (new ones and survivors of background-object GCs).
 pub struct Grouping {
-    classes: Classes,
-    max_depth: u16,
+    pub classes: Classes,
+    pub max_depth: u16,
+    pub shared: Arc<Shared>,
 }
 
 impl PlacementPolicy for Grouping {
     fn survivor_class(&mut self, _heap: &Heap, info: &SurvivorInfo) -> u8 {
-        if info.cause != CAUSE {
-            0
-        } else if info.by_mutator {
-            self.classes.ws
-        } else if info.young || info.depth <= self.max_depth {
-            self.classes.launch
+        if info.cause == RGS_CAUSE {
+            if info.by_mutator {
+                self.classes.ws
+            } else if info.young || info.depth <= self.max_depth {
+                self.classes.launch
+            } else {
+                self.classes.cold
+            }
+        } else if self.shared.bgc_now() {
+            self.classes.bgo
         } else {
-            self.classes.cold
+            0
+        }
+    }
+    fn mutator_class(&mut self, _heap: &Heap, _state: AppState) -> u8 {
+        if self.shared.phase() == phase::GROUPED {
+            self.classes.bgo
+        } else {
+            0
         }
     }
 }
@@ -78,17 +73,25 @@ fn advise(heap: &Heap, class: u8, advice: &str, out: &mut Vec<PolicyAction>) {
 /// Background mode and its timers: the grouping GC, the madvise after it, the periodic hot hint,
 /// the end of background mode.
 pub struct Mode {
-    cfg: FleetConfig,
-    classes: Classes,
+    pub cfg: FleetConfig,
+    pub classes: Classes,
+    pub shared: Arc<Shared>,
     /// In background mode (from going to the background until `T_F` after returning).
-    active: bool,
-    /// The grouping GC of this background mode has run.
-    grouped: bool,
-    rgs_at: Option<Nanos>,
+    pub active: bool,
+    pub rgs_at: Option<Nanos>,
     /// Madvise the groups (the grouping GC has been started; runs once it has ended).
-    advise_at: Option<Nanos>,
-    hot_at: Option<Nanos>,
-    end_at: Option<Nanos>,
+    pub advise_at: Option<Nanos>,
+    pub hot_at: Option<Nanos>,
+    pub end_at: Option<Nanos>,
+}
+
+impl Mode {
+    pub fn new(cfg: FleetConfig, classes: Classes, shared: Arc<Shared>) -> Self {
+        Self { cfg, classes, shared, active: false, rgs_at: None, advise_at: None, hot_at: None, end_at: None }
+    }
+    fn grouped(&self) -> bool {
+        self.shared.phase() != phase::NONE
+    }
 }
 
 impl StateHook for Mode {
@@ -98,9 +101,9 @@ impl StateHook for Mode {
                 self.end_at = None;
                 if !self.active {
                     self.active = true;
-                    self.grouped = false;
+                    self.shared.set_phase(phase::NONE);
                 }
-                if self.grouped {
+                if self.grouped() {
                     if !self.cfg.hot_once {
                         self.hot_at = Some(now + self.cfg.hot_period_ns);
                     }
@@ -133,12 +136,15 @@ impl StateHook for Mode {
         let due = |t: Option<Nanos>| t.is_some_and(|t| t <= now);
         if due(self.rgs_at) {
             self.rgs_at = None;
-            out.push(PolicyAction::Collect { cause: CAUSE, gc_type: GcType::Full, order: TraceOrder::BreadthFirst, evacuate_all: true });
+            self.shared.grouping_clock.store(heap.alloc_clock, Relaxed);
+            self.shared.groupings.fetch_add(1, Relaxed);
+            self.shared.set_phase(phase::GROUPING);
+            out.push(PolicyAction::Collect { cause: RGS_CAUSE, gc_type: GcType::Full, order: TraceOrder::BreadthFirst, evacuate_all: true });
             // The runtime calls again only once no collection runs: after the grouping GC.
             self.advise_at = Some(now + 1);
         } else if due(self.advise_at) {
             self.advise_at = None;
-            self.grouped = true;
+            self.shared.set_phase(phase::GROUPED);
             advise(heap, self.classes.cold, "pageout", out);
             advise(heap, self.classes.launch, "hot", out);
             if !self.cfg.hot_once {
@@ -150,13 +156,7 @@ impl StateHook for Mode {
         } else if due(self.end_at) {
             self.end_at = None;
             self.active = false;
-            self.grouped = false;
+            self.shared.set_phase(phase::NONE);
         }
     }
-}
-
-pub fn install(hooks: &mut Hooks, heap: &mut Heap, cfg: FleetConfig) {
-    let classes = Classes::register(heap);
-    hooks.placement = Some(Box::new(Grouping { classes, max_depth: cfg.max_near_root_depth() }));
-    hooks.state.push(Box::new(Mode { cfg, classes, active: false, grouped: false, rgs_at: None, advise_at: None, hot_at: None, end_at: None }));
 }

@@ -1,0 +1,142 @@
+//! Fleet's background-object GC (BGC).
+//!
+//! Once the grouping GC has run ([`super::rgs`]), objects allocated in background mode (BGO) go
+//! to regions of their own class, and every collection of background mode is a background-object
+//! GC (a full collection in kind: Fleet's code never runs young collections for these apps): it
+//! traces from the roots, but a reference to a foreground object (FGO: an object of a grouped
+//! region, or a large or non-moving object allocated before the grouping) counts as live and is
+//! not followed; it evacuates only the regions that are not grouped (BGO regions and any
+//! ordinary region), so grouped regions are neither traced nor moved — their swapped-out pages
+//! stay out. References from foreground objects into the rest come from a second card table
+//! (`fleet.card_bytes`, 1 KiB cards): the write barrier marks the card of every old object (one
+//! allocated before the grouping GC started) a reference is stored into, and the objects on
+//! dirty cards give the collection's extra roots (their references). Cards stay dirty for the
+//! whole background mode (the remembered set only grows; a new grouping starts a new one).
+//! Writes during the grouping GC itself are remembered by object and put on cards when it ends
+//! (the objects move during it).
+//!
+//! Fallback: with `fleet.keep_foreground = false` (the paper's option) a collection for a failed
+//! allocation is a full stock collection, and background mode does no further
+//! background-object GCs (the grouping no longer holds); with `true` (the released code)
+//! foreground objects stay live for the whole background period.
+
+use super::state::{phase, Classes, Shared, RGS_CAUSE};
+use crate::card_table::{CardTable, CARD_DIRTY};
+use crate::gc::{GcCause, GcType};
+use crate::heap::Heap;
+use crate::hooks::{BarrierHook, CollectorChoice, TracingScope};
+use crate::object::{AppState, ObjId, NULL};
+use mobmem_engine::Nanos;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::{Arc, Mutex};
+
+/// The remembered set of foreground objects written since the grouping GC started.
+pub struct RememberedSet {
+    pub cards: CardTable,
+    /// Objects written while the grouping GC ran (their cards are marked when it has ended).
+    pub pending: Vec<ObjId>,
+    /// The grouping this set belongs to (`Shared::groupings`).
+    pub grouping: u64,
+}
+
+/// The barrier, tracing scope and collection kind of background-object GCs (three hooks over one
+/// state).
+pub struct Bgc {
+    pub classes: Classes,
+    pub shared: Arc<Shared>,
+    pub rs: Arc<Mutex<RememberedSet>>,
+    pub keep_foreground: bool,
+}
+
+impl Bgc {
+    fn set_for(&self, rs: &mut RememberedSet) {
+        let g = self.shared.groupings.load(Relaxed);
+        if rs.grouping != g {
+            let n = rs.cards.len();
+            rs.cards.clear_range(0, n);
+            rs.pending.clear();
+            rs.grouping = g;
+        }
+    }
+}
+
+impl BarrierHook for Bgc {
+    fn on_write(&mut self, heap: &Heap, o: ObjId, _field: u32, v: ObjId, _now: Nanos) {
+        let p = self.shared.phase();
+        if v == NULL || p == phase::NONE || !self.shared.allocated_before_grouping(heap, o) {
+            return;
+        }
+        let mut rs = self.rs.lock().unwrap();
+        self.set_for(&mut rs);
+        if p == phase::GROUPING {
+            rs.pending.push(o);
+        } else {
+            if !rs.pending.is_empty() {
+                let pending = std::mem::take(&mut rs.pending);
+                for q in pending {
+                    if heap.objs.is_live(q) {
+                        rs.cards.mark_object(heap, q);
+                    }
+                }
+            }
+            rs.cards.mark_object(heap, o);
+        }
+    }
+}
+
+impl CollectorChoice for Bgc {
+    fn gc_type(&mut self, _state: AppState, cause: GcCause, proposed: GcType) -> GcType {
+        let grouped = self.shared.phase() == phase::GROUPED;
+        let fallback = grouped && cause == GcCause::Alloc && !self.keep_foreground;
+        let bgc = grouped && cause != RGS_CAUSE && !fallback;
+        self.shared.bgc_now.store(bgc, Relaxed);
+        if fallback {
+            // A full stock collection: the grouping no longer holds for this background period.
+            self.shared.set_phase(phase::GROUPING_LOST);
+        }
+        if bgc || fallback {
+            GcType::Full
+        } else {
+            proposed
+        }
+    }
+}
+
+impl TracingScope for Bgc {
+    fn follow(&self, heap: &Heap, to: ObjId) -> bool {
+        !self.shared.bgc_now() || !self.shared.is_fgo(heap, &self.classes, to)
+    }
+
+    fn extra_roots(&mut self, heap: &Heap, _gc_type: GcType, out: &mut Vec<ObjId>) {
+        if !self.shared.bgc_now() {
+            return;
+        }
+        let mut rs = self.rs.lock().unwrap();
+        self.set_for(&mut rs);
+        let pending = std::mem::take(&mut rs.pending);
+        for q in pending {
+            if heap.objs.is_live(q) {
+                rs.cards.mark_object(heap, q);
+            }
+        }
+        let mut on_cards = Vec::new();
+        rs.cards.objects_on_cards(heap, CARD_DIRTY, &mut on_cards);
+        for o in on_cards {
+            if self.shared.is_fgo(heap, &self.classes, o) {
+                heap.objs.for_each_ref(o, |r| {
+                    if r != NULL {
+                        out.push(r)
+                    }
+                });
+            }
+        }
+    }
+
+    fn evacuate_region(&self, heap: &Heap, r: u32, proposed: bool) -> bool {
+        if self.shared.bgc_now() {
+            !self.classes.is_grouped(heap.regions.class[r as usize])
+        } else {
+            proposed
+        }
+    }
+}
