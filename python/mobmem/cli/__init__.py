@@ -65,6 +65,9 @@ def _register() -> None:
     from mobmem.cli import fidelity as fidelity_cli
 
     fidelity_cli.register(app)
+    from mobmem.cli import report as report_cli
+
+    report_cli.register(app)
     kernel_cli.register_bench(bench_cli.app)
     from mobmem.cli import session as session_cli  # run, compare, scenarios, systems; bench session
 

@@ -1,0 +1,220 @@
+"""The Fleet study (Huang et al., ASPLOS '24) on the simulated phone: caching capacity with
+synthetic large- and small-object apps and the 18 commercial apps, hot launch, the GC working set
+in the background, frames and background GC CPU — stock Android against Fleet as the paper
+describes it (``fleet``), as its released code sets it (``fleet-code``) and runtime-guided swap
+alone (``fleet-rgs``, an ablation)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mobmem.session.studies import Experiment, Row, Study, fmt_stat, fmt_vs
+
+
+def _f(x) -> float | None:
+    return None if x is None else float(x)
+
+
+def _first_kill(res: dict) -> float | None:
+    c = res["cached_apps"]
+    i = c.get("first_kill_launch")
+    return None if i is None else float(c["alive_after_launch"][i])
+
+
+def _launch_stat(res: dict, kind: str, stat: str, app: str = "*") -> float | None:
+    s = res.get("launch_stats", {}).get(kind, {}).get(app)
+    return float(s[stat]) if s and s.get("n") else None
+
+
+def _per_app_launch(stat: str):
+    def f(res: dict) -> dict:
+        return {a: _launch_stat(res, "hot", stat, a) for a in res.get("per_app", {})}
+
+    return f
+
+
+def _gcs(res: dict, state: str) -> list[dict]:
+    return [g for g in res.get("gcs", []) if g["state"] == state]
+
+
+def _per_gc(key: str, state: str):
+    def f(res: dict) -> float | None:
+        xs = [g[key] for g in _gcs(res, state)]
+        return sum(xs) / len(xs) if xs else None
+
+    return f
+
+
+def _gc_sum(key: str, state: str):
+    def f(res: dict) -> float | None:
+        return float(sum(g[key] for g in _gcs(res, state)))
+
+    return f
+
+
+def _fps(res: dict) -> float | None:
+    """Frames delivered per second at a 60 Hz vsync: a frame that misses vsyncs holds the screen
+    for them too."""
+    fr = res.get("frames", {})
+    n = fr.get("total", 0)
+    return 60.0 * n / (n + fr.get("missed_vsyncs", 0)) if n else None
+
+
+def _relaunches(res: dict) -> float:
+    return float(sum(1 for x in res.get("launches", []) if x.get("relaunch")))
+
+
+def _hot_launches(res: dict) -> float:
+    return float(sum(1 for x in res.get("launches", []) if x["kind"] == "hot"))
+
+
+def _app_kills(res: dict) -> float:
+    return float(sum(1 for k in res.get("kills", []) if k.get("is_app")))
+
+
+CACHING_ROWS = (
+    Row("first_kill", "apps cached when lmkd first kills", _first_kill),
+    Row("cached_max", "apps cached, most", lambda r: _f(r["cached_apps"].get("alive_after_launch_max"))),
+    Row("cached_mean", "apps cached, mean", lambda r: _f(r["cached_apps"].get("mean")), "{:,.2f}"),
+    Row("app_kills", "app kills", _app_kills),
+    Row("relaunches", "cold launches caused by kills", _relaunches),
+    Row("hot_launches", "hot launches", _hot_launches),
+    Row("hot_p50", "hot launch median, ms", lambda r: _launch_stat(r, "hot", "p50")),
+    Row("pswpin", "swap-ins (pswpin)", lambda r: _f(r.get("swap", {}).get("pswpin")), "{:,.0f}"),
+)
+
+HOT_ROWS = (
+    Row("hot_p50", "hot launch median, ms (all apps)", lambda r: _launch_stat(r, "hot", "p50")),
+    Row("hot_p90", "hot launch p90, ms (all apps)", lambda r: _launch_stat(r, "hot", "p90")),
+    Row("relaunches", "cold launches caused by kills", _relaunches),
+    Row("app_kills", "app kills", _app_kills),
+    Row("cached_mean", "apps cached, mean", lambda r: _f(r["cached_apps"].get("mean")), "{:,.2f}"),
+    Row("pswpin", "swap-ins (pswpin)", lambda r: _f(r.get("swap", {}).get("pswpin")), "{:,.0f}"),
+    Row("jank", "jank ratio (foreground frames)", lambda r: _f(r.get("frames", {}).get("jank_ratio")), "{:.4f}"),
+    Row("fps", "FPS of the foreground app", _fps, "{:.2f}"),
+    Row("bg_gc_cpu", "GC CPU in background, s", lambda r: _gc_sum("gc_cpu_ms", "bg")(r) / 1000.0, "{:,.1f}"),
+    Row("bg_gc_objects", "objects touched per background GC", _per_gc("objects_touched", "bg"), "{:,.0f}"),
+)
+
+GCWS_ROWS = (
+    Row("bg_gc_objects", "objects touched per background GC", _per_gc("objects_touched", "bg"), "{:,.0f}"),
+    Row("bg_gc_pages", "pages touched per background GC", _per_gc("pages_touched", "bg"), "{:,.0f}"),
+    Row("bg_gc_faults", "major faults of background GCs", _gc_sum("major_faults", "bg"), "{:,.0f}"),
+    Row("bg_gcs", "background GCs", lambda r: float(len(_gcs(r, "bg"))), "{:,.0f}"),
+    Row("bg_gc_cpu", "GC CPU in background, ms", _gc_sum("gc_cpu_ms", "bg"), "{:,.0f}"),
+    Row("fg_gc_objects", "objects touched per foreground GC", _per_gc("objects_touched", "fg"), "{:,.0f}"),
+)
+
+EXPERIMENTS = [
+    Experiment("caching-large", "Caching capacity: synthetic apps of large objects (2 KiB)", "caching_capacity_synthetic_large", CACHING_ROWS),
+    Experiment("caching-small", "Caching capacity: synthetic apps of small objects", "caching_capacity_synthetic_small", CACHING_ROWS),
+    Experiment("caching-commercial", "Caching capacity: the 18 commercial apps", "caching_capacity", CACHING_ROWS),
+    Experiment(
+        "hot-launch",
+        "Hot launch, frames and background GC: the 18 commercial apps in rounds",
+        "hot_launch",
+        HOT_ROWS,
+        per_app=(Row("hot_p50", "hot launch median, ms", _per_app_launch("p50")), Row("hot_p90", "hot launch p90, ms", _per_app_launch("p90"))),
+    ),
+    Experiment("gc-working-set", "GC working set: one app in the foreground, the background, the foreground", "gc_working_set", GCWS_ROWS),
+]
+
+
+def _curve_figure(exp: dict, systems: list[str], seeds: list[int], path: Path) -> list[str]:
+    """Apps cached after each launch (mean across seeds), one line per system; PNG and SVG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 3.2))
+    styles = ["-", "--", ":", "-."]
+    for i, s in enumerate(systems):
+        curves = [exp["results"][f"{s}/{sd}"]["cached_apps"]["alive_after_launch"] for sd in seeds]
+        n = min(len(c) for c in curves)
+        if n:
+            ys = [sum(c[j] for c in curves) / len(curves) for j in range(n)]
+            ax.plot(range(1, n + 1), ys, label=s, drawstyle="steps-post", linestyle=styles[i % len(styles)], linewidth=1.6)
+    ax.set_xlabel("launch")
+    ax.set_ylabel("apps alive after it")
+    ax.set_title(exp["title"], fontsize=9)
+    ax.legend(fontsize=8)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    names = []
+    for ext in ("png", "svg"):
+        p = path.with_suffix("." + ext)
+        fig.savefig(p, dpi=120, metadata={"Date": None} if ext == "svg" else None)
+        names.append(p.name)
+    plt.close(fig)
+    return names
+
+
+def render(doc: dict, report: Path) -> str:
+    """The report page; figures go to a folder named after the page (``fleet/``)."""
+    systems, seeds = doc["systems"], doc["seeds"]
+    figdir = report.parent / report.stem
+    figdir.mkdir(parents=True, exist_ok=True)
+    lines = [
+        f"# {doc['title']}",
+        "",
+        "Generated by `mobmem report --study fleet`; every number below comes from the run that wrote this page.",
+        "",
+        f"- command: `{doc['command']}`",
+        f"- revision: `{doc.get('revision') or 'unknown'}`",
+        f"- systems: {', '.join(f'`{s}`' for s in systems)}; seeds {', '.join(map(str, seeds))}",
+        f"- wall time: {doc['wall_seconds']:.0f} s",
+    ]
+    ran = [e["id"] for e in doc["experiments"]]
+    skipped = [e.id for e in EXPERIMENTS if e.id not in ran]
+    if skipped:
+        lines += ["", f"This run covers the experiments {', '.join(ran)} (`--only`); {', '.join(skipped)} were not run."]
+    if doc["quick"]:
+        lines += [
+            "",
+            "**A quick run** (`--quick`): one seed, fewer systems, every use and wait duration scaled down. It shows",
+            "the mechanisms at work; its numbers are not the study's results (run without `--quick` for those).",
+        ]
+    lines += [
+        "",
+        "Cells are the mean across seeds with its 95 % Student-t interval in brackets (none with one seed);",
+        "`vs stock` is the ratio of means with Welch's test (`n.s.`: not significant at 5 %; `—` with one",
+        "seed). The systems: `stock` is the scenario as written; `fleet` is Fleet with the paper's parameters",
+        "(runtime-guided swap and the background-object GC); `fleet-code` as its released code sets it;",
+        "`fleet-rgs` runtime-guided swap alone. What each models: docs/runtime.md, section Fleet.",
+    ]
+    for exp in doc["experiments"]:
+        lines += [
+            "",
+            f"## {exp['title']}",
+            "",
+            f"Scenario `{exp['scenario']}`" + (f", settings `{' '.join(exp['settings'])}`" if exp["settings"] else "") + ".",
+            "",
+        ]
+        head = "| | " + " | ".join(f"`{s}`" for s in systems) + " | " + " | ".join(f"`{s}` vs stock" for s in systems[1:]) + " |"
+        lines += [head, "|---" * (1 + len(systems) + len(systems) - 1) + "|"]
+        rows = {r.key: r for e in EXPERIMENTS if e.id == exp["id"] for r in (*e.rows, *e.per_app)}
+        for key, st in exp["rows"].items():
+            r = rows[key]
+            lines.append(
+                f"| {r.label} | " + " | ".join(fmt_stat(st[s], r.fmt) for s in systems) + " | " + " | ".join(fmt_vs(st[s]) for s in systems[1:]) + " |"
+            )
+        if exp["id"].startswith("caching"):
+            names = _curve_figure(exp, systems, seeds, figdir / exp["id"])
+            lines += ["", f"![apps alive after each launch]({figdir.name}/{names[0]}) ([SVG]({figdir.name}/{names[1]}))"]
+        for key, apps in exp["per_app"].items():
+            r = rows[key]
+            lines += ["", f"Per app: {r.label}", "", "| app | " + " | ".join(f"`{s}`" for s in systems) + " |", "|---" * (1 + len(systems)) + "|"]
+            for app, st in apps.items():
+                lines.append(f"| {app} | " + " | ".join(fmt_stat(st[s], r.fmt) for s in systems) + " |")
+    return "\n".join(lines) + "\n"
+
+
+STUDY = Study(
+    name="fleet",
+    title="Fleet on the simulated phone",
+    systems=["stock", "fleet", "fleet-code", "fleet-rgs"],
+    quick_systems=["stock", "fleet"],
+    experiments=EXPERIMENTS,
+    render=render,
+)
