@@ -104,7 +104,7 @@ def test_bad_input_exits_2_without_traceback():
         ["runtime", "run", "--app", SMALL, "--set", "tlab_size=1", "--seconds", "1"],
         ["runtime", "run", "--app", SMALL, "--state", "sleeping", "--seconds", "1"],
         ["runtime", "run", "--app", SMALL, "--device", "nophone", "--seconds", "1"],
-        ["runtime", "run", "--app", SMALL, "--policy", "fleet", "--seconds", "1"],
+        ["runtime", "run", "--app", SMALL, "--policy", "no-such-policy", "--seconds", "1"],
         ["runtime", "gcbench", "--depth", "40"],
     ):
         # In-process (fast): each must raise MobmemError, which `mobmem` turns into exit 2.

@@ -35,6 +35,16 @@ pub struct AllocClass {
     pub tags: u64,
 }
 
+/// The pages of the main (region) space's regions of one allocation class at one moment: how
+/// many, resident, in swap (reports: what a placement policy's classes hold where).
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct ClassPages {
+    pub class: String,
+    pub pages: u64,
+    pub resident: u64,
+    pub swapped: u64,
+}
+
 /// Thread-local allocation buffer.
 #[derive(Clone, Copy, Debug)]
 pub struct Tlab {
@@ -369,6 +379,32 @@ impl Heap {
         self.classes.push(AllocClass { name: name.into(), tags: bits });
         self.evac_region.push(NO_REGION);
         (self.classes.len() - 1) as u8
+    }
+
+    /// The main space's regions in use, by allocation class (every class, in registration order;
+    /// empty without a region space).
+    pub fn pages_by_class(&self, k: &Kernel) -> Vec<ClassPages> {
+        if !self.collector.uses_regions() {
+            return Vec::new();
+        }
+        let mut out: Vec<ClassPages> = self.classes.iter().map(|c| ClassPages { class: c.name.clone(), ..ClassPages::default() }).collect();
+        let m = k.vmas[self.vma[SpaceId::Main as usize] as usize].mapping as usize;
+        let pages = &k.mappings[m].pages;
+        for r in 0..self.regions.num_regions as usize {
+            if self.regions.state[r] == crate::space::RegionState::Free {
+                continue;
+            }
+            let c = &mut out[self.regions.class[r] as usize];
+            for e in &pages[r * REGION_PAGES as usize..((r + 1) * REGION_PAGES as usize).min(pages.len())] {
+                c.pages += 1;
+                if e.is_present() {
+                    c.resident += 1;
+                } else if e.is_swap() {
+                    c.swapped += 1;
+                }
+            }
+        }
+        out
     }
 
     /// Objects of the boot image and zygote space.

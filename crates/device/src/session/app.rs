@@ -74,6 +74,28 @@ pub struct LaunchObjects {
     pub other: u64,
 }
 
+/// The app's heap pages of one region class at a hot launch: in swap when it started, in swap
+/// when its first frame was drawn, resident when it started (what a placement policy's classes
+/// held where, and what the launch brought back).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct LaunchClassPages {
+    pub class: String,
+    pub pages: u64,
+    pub resident_before: u64,
+    pub swapped_before: u64,
+    pub swapped_after: u64,
+}
+
+fn launch_class_pages(before: Vec<mobmem_runtime::heap::ClassPages>, after: &[mobmem_runtime::heap::ClassPages]) -> Vec<LaunchClassPages> {
+    before
+        .into_iter()
+        .map(|b| {
+            let swapped_after = after.iter().find(|a| a.class == b.class).map_or(0, |a| a.swapped);
+            LaunchClassPages { class: b.class, pages: b.pages, resident_before: b.resident, swapped_before: b.swapped, swapped_after }
+        })
+        .collect()
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct LaunchRecord {
     pub index: u32,
@@ -86,6 +108,8 @@ pub struct LaunchRecord {
     pub ttid_ms: f64,
     pub breakdown: LaunchBreakdown,
     pub objects: LaunchObjects,
+    /// Hot launches: the heap's pages by region class before and after (empty for cold ones).
+    pub heap_pages: Vec<LaunchClassPages>,
     /// Apps of the scenario alive right after this launch (this one included).
     pub alive_after: u32,
     pub cached_after: u32,
@@ -362,12 +386,20 @@ impl Live {
     }
 
     /// Hot launch at `t0`; the app's thread resumes at `t_start` (after system_server's work).
-    pub fn hot_launch(&mut self, k: &mut Kernel, spec: &AppSpec, t0: Nanos, t_start: Nanos, budget: Nanos) -> Option<(Nanos, LaunchBreakdown, LaunchObjects)> {
+    pub fn hot_launch(
+        &mut self,
+        k: &mut Kernel,
+        spec: &AppSpec,
+        t0: Nanos,
+        t_start: Nanos,
+        budget: Nanos,
+    ) -> Option<(Nanos, LaunchBreakdown, LaunchObjects, Vec<LaunchClassPages>)> {
         self.frozen = false;
         self.idle = false;
         self.rt.mutator_idle_until(t_start);
         k.advance_to(self.rt.mutator.now);
         self.rt.poll(k);
+        let pages_before = self.rt.heap.pages_by_class(k);
         let s = self.snap();
         let system_ns = s.t.saturating_sub(t0);
         self.w.set_state(&mut self.rt, AppState::Foreground);
@@ -379,7 +411,8 @@ impl Live {
             return None;
         }
         let objs = LaunchObjects { near_root: la.near_root, foreground_young: la.foreground_young, other: la.other };
-        Some((self.rt.mutator.now - t0, self.breakdown_since(&s, system_ns), objs))
+        let pages = launch_class_pages(pages_before, &self.rt.heap.pages_by_class(k));
+        Some((self.rt.mutator.now - t0, self.breakdown_since(&s, system_ns), objs, pages))
     }
 
     /// The user leaves the app (home or another app): it goes to the background.

@@ -326,7 +326,7 @@ impl Session {
             self.update_am();
             let Some(l) = self.apps[i].live.as_mut() else { return self.launch(name) };
             match l.hot_launch(&mut self.k, &spec, t0, t_start, budget) {
-                Some((ttid, bd, objs)) => record = Some(("hot", ttid, bd, objs)),
+                Some((ttid, bd, objs, pages)) => record = Some(("hot", ttid, bd, objs, pages)),
                 None => record = None,
             }
         } else {
@@ -360,7 +360,7 @@ impl Session {
             let out = l.cold_launch(&mut self.k, &spec, t0, budget);
             self.apps[i].live = Some(l);
             self.apps[i].launched_before = true;
-            record = out.map(|(ttid, bd)| ("cold", ttid, bd, LaunchObjects::default()));
+            record = out.map(|(ttid, bd)| ("cold", ttid, bd, LaunchObjects::default(), Vec::new()));
         }
         let end = self.apps[i].live.as_ref().map(|l| l.rt.mutator.now).unwrap_or(self.now).max(self.now);
         // Everything else catches up with the launch.
@@ -368,7 +368,7 @@ impl Session {
         self.reap_dead();
         let (alive, cached) = self.alive_counts();
         match record {
-            Some((kind, ttid, bd, objects)) => {
+            Some((kind, ttid, bd, objects, heap_pages)) => {
                 let r = LaunchRecord {
                     index: self.launches.len() as u32,
                     t_s: t0 as f64 / 1e9,
@@ -378,6 +378,7 @@ impl Session {
                     ttid_ms: ttid as f64 / 1e6,
                     breakdown: bd,
                     objects,
+                    heap_pages,
                     alive_after: alive,
                     cached_after: cached,
                 };

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mobmem.session.studies import Experiment, Row, Study, fmt_stat, fmt_vs
+from mobmem.session.studies.study import Experiment, Row, Study, fmt_stat, fmt_vs
 
 
 def _f(x) -> float | None:
@@ -150,6 +150,62 @@ def _curve_figure(exp: dict, systems: list[str], seeds: list[int], path: Path) -
     return names
 
 
+def explain(exp: dict, systems: list[str], seeds: list[int]) -> list[str]:
+    """For the scenario's first app: its heap pages by region class at its hot launches (in swap
+    at the start, brought back during the launch, resident at the start) and its background GCs'
+    work, per system — where Fleet's win (or loss) comes from."""
+    first = next(iter(exp["results"].values()))
+    app = next((x["app"] for x in first.get("launches", [])), None)
+    if app is None:
+        return []
+    lines = [
+        "",
+        f"### Where the difference comes from: {app}",
+        "",
+        f"{app}'s heap pages by region class at its hot launches (per launch, mean over launches and seeds):",
+        "in swap when the launch started, brought back from swap by the time its first frame was drawn",
+        "(net: in swap before minus in swap after), and resident when it started. Under `stock` every",
+        "region is of the default class; Fleet's grouping GC sorts objects into launch, working-set and cold",
+        "regions and the background-object GC puts new background objects in their own.",
+        "",
+        "| system | region class | pages | in swap at start | brought back during launch | resident at start |",
+        "|---|---|---|---|---|---|",
+    ]
+    for s in systems:
+        per_class: dict[str, list[float]] = {}
+        n = 0
+        for sd in seeds:
+            for launch in exp["results"][f"{s}/{sd}"].get("launches", []):
+                if launch["app"] != app or launch["kind"] != "hot":
+                    continue
+                n += 1
+                for c in launch.get("heap_pages", []):
+                    acc = per_class.setdefault(c["class"], [0.0, 0.0, 0.0, 0.0])
+                    acc[0] += c["pages"]
+                    acc[1] += c["swapped_before"]
+                    acc[2] += c["swapped_before"] - c["swapped_after"]
+                    acc[3] += c["resident_before"]
+        for cls, acc in per_class.items():
+            if acc[0] > 0:
+                lines.append(f"| `{s}` | {cls} | " + " | ".join(f"{x / n:,.0f}" for x in acc) + " |")
+    lines += [
+        "",
+        f"{app}'s background GCs (mean over seeds): collections, objects and pages touched, and major faults",
+        "(pages the GC had to bring back from swap).",
+        "",
+        "| system | background GCs | objects touched | pages touched | major faults |",
+        "|---|---|---|---|---|",
+    ]
+    for s in systems:
+        tot = [0.0, 0.0, 0.0, 0.0]
+        for sd in seeds:
+            for g in exp["results"][f"{s}/{sd}"].get("gcs", []):
+                if g["app"] == app and g["state"] == "bg":
+                    tot = [tot[0] + 1, tot[1] + g["objects_touched"], tot[2] + g["pages_touched"], tot[3] + g["major_faults"]]
+        lines.append(f"| `{s}` | " + " | ".join(f"{x / len(seeds):,.0f}" for x in tot) + " |")
+    return lines
+
+
 def render(doc: dict, report: Path) -> str:
     """The report page; figures go to a folder named after the page (``fleet/``)."""
     systems, seeds = doc["systems"], doc["seeds"]
@@ -202,6 +258,8 @@ def render(doc: dict, report: Path) -> str:
         if exp["id"].startswith("caching"):
             names = _curve_figure(exp, systems, seeds, figdir / exp["id"])
             lines += ["", f"![apps alive after each launch]({figdir.name}/{names[0]}) ([SVG]({figdir.name}/{names[1]}))"]
+        if exp["id"] == "hot-launch":
+            lines += explain(exp, systems, seeds)
         for key, apps in exp["per_app"].items():
             r = rows[key]
             lines += ["", f"Per app: {r.label}", "", "| app | " + " | ".join(f"`{s}`" for s in systems) + " |", "|---" * (1 + len(systems)) + "|"]

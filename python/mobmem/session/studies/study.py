@@ -1,0 +1,145 @@
+"""The study engine: experiments, their rows, the runs of a study and their statistics (see the
+package's documentation)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from mobmem.errors import MobmemError
+
+
+@dataclass(frozen=True)
+class Row:
+    """One reported number of a run: ``fn(summary) -> float | None``."""
+
+    key: str
+    label: str
+    fn: Callable[[dict], float | None]
+    fmt: str = "{:,.1f}"
+
+
+@dataclass(frozen=True)
+class Experiment:
+    id: str
+    title: str
+    scenario: str
+    rows: tuple[Row, ...]
+    #: Per-app rows (app → value), reported as one table per row.
+    per_app: tuple[Row, ...] = ()
+    #: Extra ``--set`` settings of every run of this experiment.
+    settings: tuple[str, ...] = ()
+
+
+@dataclass
+class Study:
+    name: str
+    title: str
+    systems: list[str]
+    quick_systems: list[str]
+    experiments: list[Experiment]
+    #: Writes the report's Markdown (and its figures next to it) from the result document.
+    render: Callable[[dict, Path], str]
+    quick_time_scale: float = 0.05
+    quick_seeds: int = 1
+    extra: dict = field(default_factory=dict)
+
+
+def plan(study: Study, quick: bool, seeds: int, seed: int | None) -> tuple[list[str], list[int], list[str]]:
+    """Systems, seeds and extra settings of a run of the study."""
+    from mobmem import session
+
+    systems = study.quick_systems if quick else study.systems
+    n = study.quick_seeds if quick else seeds
+    if n < 1:
+        raise MobmemError(f"--seeds must be at least 1, got {n}")
+    base = 1 if seed is None else seed
+    seed_list = [base + i for i in range(n)]
+    for s in seed_list:
+        session.check_seed(s)
+    extra = [f"session.time_scale={study.quick_time_scale}"] if quick else []
+    return systems, seed_list, extra
+
+
+def stats(systems: list[str], seeds: list[int], results: dict, fn: Callable[[dict], float | None]) -> dict:
+    """Per system: mean and CI across seeds of ``fn``; ``vs_base`` against the first system."""
+    from mobmem.session.compare import stat, versus
+
+    vals = {s: [fn(results[(s, seed)]) for seed in seeds] for s in systems}
+    out = {s: stat(v) for s, v in vals.items()}
+    for s in systems[1:]:
+        out[s]["vs_base"] = versus(vals[systems[0]], vals[s])
+    return out
+
+
+def run(
+    study: Study,
+    quick: bool = False,
+    seeds: int = 3,
+    seed: int | None = None,
+    jobs: int = 1,
+    out: Path | None = None,
+    resume: bool = False,
+    only: list[str] | None = None,
+    progress: Callable[[str, str, int, dict, bool], None] | None = None,
+) -> dict:
+    """Every experiment of ``study`` (or those in ``only``); returns the result document:
+    per experiment its systems, seeds, settings and per-row statistics, and the runs' summaries."""
+    from mobmem import session
+    from mobmem.session.compare import run_matrix
+
+    systems, seed_list, extra = plan(study, quick, seeds, seed)
+    exps = [e for e in study.experiments if not only or e.id in only]
+    unknown = sorted(set(only or []) - {e.id for e in study.experiments})
+    if unknown:
+        raise MobmemError(f"unknown experiment(s) {', '.join(unknown)} of study {study.name}; known: {', '.join(e.id for e in study.experiments)}")
+    t0 = time.perf_counter()
+    doc = {"study": study.name, "title": study.title, "quick": quick, "systems": systems, "seeds": seed_list, "experiments": []}
+    for e in exps:
+        scenario = session.resolve_scenario(e.scenario)
+        settings = [*e.settings, *extra]
+        res = run_matrix(
+            scenario,
+            systems,
+            seed_list,
+            settings,
+            jobs=jobs,
+            out=None if out is None else out / e.id,
+            resume=resume,
+            progress=None if progress is None else (lambda s, sd, r, reused, e=e: progress(e.id, s, sd, r, reused)),
+        )
+        rows = {r.key: stats(systems, seed_list, res, r.fn) for r in e.rows}
+        apps = sorted({a for r in res.values() for a in r.get("per_app", {})})
+        per_app = {r.key: {a: stats(systems, seed_list, res, lambda x, a=a, r=r: (r.fn(x) or {}).get(a)) for a in apps} for r in e.per_app}
+        doc["experiments"].append(
+            {
+                "id": e.id,
+                "title": e.title,
+                "scenario": e.scenario,
+                "settings": settings,
+                "rows": rows,
+                "per_app": per_app,
+                "results": {f"{s}/{sd}": r for (s, sd), r in res.items()},
+            }
+        )
+    doc["wall_seconds"] = time.perf_counter() - t0
+    return doc
+
+
+def fmt_stat(st: dict, fmt: str) -> str:
+    """``mean [lo, hi]`` (or ``mean`` with one value, ``—`` with none)."""
+    if st["mean"] is None:
+        return "—"
+    s = fmt.format(st["mean"])
+    if st.get("ci_low") is not None:
+        s += f" [{fmt.format(st['ci_low'])}, {fmt.format(st['ci_high'])}]"
+    return s
+
+
+def fmt_vs(st: dict) -> str:
+    v = st.get("vs_base")
+    if not v or v.get("ratio") is None:
+        return "—"
+    return f"×{v['ratio']:.2f}" + ("" if v.get("significant") else " (n.s.)")

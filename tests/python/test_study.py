@@ -1,0 +1,63 @@
+"""`mobmem report --study`: a study's experiments, its tables and report page, and bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from mobmem.session import studies
+
+ROOT = Path(__file__).resolve().parents[2]
+MOBMEM = [sys.executable, "-m", "mobmem"]
+
+
+def run(*args):
+    return subprocess.run([*MOBMEM, *args], capture_output=True, text=True, cwd=ROOT)
+
+
+def test_fleet_study_quick_experiment_writes_its_report(tmp_path):
+    page = tmp_path / "docs" / "fleet.md"
+    p = run("report", "--study", "fleet", "--quick", "--only", "caching-large", "--out", str(tmp_path / "runs"), "--report", str(page), "--json")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert doc["quick"] and doc["systems"] == ["stock", "fleet"] and [e["id"] for e in doc["experiments"]] == ["caching-large"]
+    rows = doc["experiments"][0]["rows"]
+    # Numbers come from the runs: a cached-apps maximum per system, and the runs are on disk.
+    for s in ("stock", "fleet"):
+        assert rows["cached_max"][s]["n"] == 1 and rows["cached_max"][s]["mean"] >= 1
+        assert (tmp_path / "runs" / "caching-large" / "runs" / s / "seed-1" / "summary.json").is_file()
+    text = page.read_text()
+    assert "mobmem report --study fleet --quick --only caching-large" in text and "A quick run" in text
+    assert "caching-small" in text and "were not run" in text
+    assert (page.parent / "fleet" / "caching-large.png").is_file() and (page.parent / "fleet" / "caching-large.svg").is_file()
+    # --resume reuses the runs: same numbers, no new simulation.
+    p2 = run("report", "--study", "fleet", "--quick", "--only", "caching-large", "--out", str(tmp_path / "runs"), "--resume", "--json")
+    assert p2.returncode == 0, p2.stderr
+    assert json.loads(p2.stdout)["experiments"][0]["rows"] == rows
+
+
+def test_bad_study_arguments_get_one_line_errors(tmp_path):
+    for args, want in (
+        (["--study", "nope"], "unknown study 'nope'"),
+        (["--study", "fleet", "--only", "bogus", "--quick"], "unknown experiment(s) bogus"),
+        (["--study", "fleet", "--resume"], "--resume needs --out"),
+        (["--study", "fleet", "--seeds", "0"], "--seeds must be at least 1"),
+        (["--study", "fleet", "--jobs", "0"], "--jobs must be at least 1"),
+        (["--study", "fleet", "--quick", "--report", str(tmp_path)], "is a directory"),
+    ):
+        p = run("report", *args)
+        lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
+        assert p.returncode != 0 and len(lines) == 1 and want in lines[0] and "Traceback" not in p.stderr, (args, p.stderr)
+
+
+def test_every_study_experiment_names_a_shipped_scenario_and_systems():
+    from mobmem import session
+    from mobmem.session import systems
+
+    for st in studies.registry().values():
+        for e in st.experiments:
+            assert session.resolve_scenario(e.scenario).is_file()
+        for s in {*st.systems, *st.quick_systems}:
+            systems.get(s)
