@@ -15,7 +15,7 @@ use mobmem_runtime::{GcCause, GcType, Runtime, RuntimeConfig, NULL};
 use proptest::prelude::*;
 
 mod common;
-use common::{apply, op, Op};
+use common::{apply, interleave, op, Op};
 
 fn setup(kind: CollectorKind) -> (Kernel, Runtime) {
     let mut k = Kernel::new(KernelConfig::default()).unwrap();
@@ -54,19 +54,7 @@ fn run_program_with(kind: CollectorKind, ops: &[Op], sticky_only: bool, fault: b
             let must_free = or.must_free(&rt.heap, ty == GcType::Sticky);
             if concurrent {
                 // Interleave the following mutator operations with GC slices.
-                let mut s = 0;
-                while rt.gc_running() && s < slices as usize * 8 {
-                    let t = rt.mutator.now + 1_000;
-                    rt.run_gc_until(&mut k, t);
-                    i += 1;
-                    if i < ops.len() && !matches!(ops[i], Op::Gc { .. }) {
-                        apply(&mut k, &mut rt, &mut or, &ops[i]);
-                    } else {
-                        i -= 1;
-                        break;
-                    }
-                    s += 1;
-                }
+                interleave(&mut k, &mut rt, &mut or, ops, &mut i, slices);
             }
             rt.wait_for_gc(&mut k);
             or.check_after_gc(&rt.heap, &must_free).map_err(|e| TestCaseError::fail(format!("{kind:?} {ty:?}: {e}")))?;

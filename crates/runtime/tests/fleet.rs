@@ -393,21 +393,18 @@ fn run_background(fg_ops: &[common::Op], bg_ops: &[common::Op]) -> Result<(), Te
         if let Op::Gc { concurrent, slices, .. } = bg_ops[i] {
             rt.start_gc(&mut k, GcCause::Background, GcType::Sticky);
             let must_free = bgc_must_free(&or, &rt, &fgo);
-            let mut s = 0;
-            while concurrent && rt.gc_running() && s < slices as usize * 8 {
-                let t = rt.mutator.now + 1_000;
-                rt.run_gc_until(&mut k, t);
-                i += 1;
-                if i < bg_ops.len() && !matches!(bg_ops[i], Op::Gc { .. }) {
-                    apply(&mut k, &mut rt, &mut or, &bg_ops[i]);
-                } else {
-                    i -= 1;
-                    break;
-                }
-                s += 1;
+            if concurrent {
+                common::interleave(&mut k, &mut rt, &mut or, bg_ops, &mut i, slices);
             }
             rt.wait_for_gc(&mut k);
-            prop_assert!(rt.records.last().unwrap().objects_marked < or.objects.len() as u64 + 1 || fgo.is_empty());
+            // It traced background objects only (never a foreground one).
+            let in_scope = or.objects.keys().filter(|o| !fgo.contains(o)).count() as u64;
+            prop_assert!(
+                rt.records.last().unwrap().objects_marked <= in_scope,
+                "marked {} of {} background objects",
+                rt.records.last().unwrap().objects_marked,
+                in_scope
+            );
             or.check_after_gc(&rt.heap, &must_free).map_err(|e| TestCaseError::fail(format!("background-object GC: {e}")))?;
         } else {
             apply(&mut k, &mut rt, &mut or, &bg_ops[i]);

@@ -85,3 +85,21 @@ pub fn apply(k: &mut Kernel, rt: &mut Runtime, or: &mut Oracle, op: &Op) {
         Op::Gc { .. } => {}
     }
 }
+
+/// Run the running collection in 1 µs slices, applying between them the mutator operations that
+/// follow `ops[*i]` (at most `slices`·8 of them, stopping before the next collection); `*i` ends on
+/// the last operation applied.
+pub fn interleave(k: &mut Kernel, rt: &mut Runtime, or: &mut Oracle, ops: &[Op], i: &mut usize, slices: u8) {
+    let mut s = 0;
+    while rt.gc_running() && s < slices as usize * 8 {
+        let t = rt.mutator.now + 1_000;
+        rt.run_gc_until(k, t);
+        if *i + 1 < ops.len() && !matches!(ops[*i + 1], Op::Gc { .. }) {
+            *i += 1;
+            apply(k, rt, or, &ops[*i]);
+        } else {
+            break;
+        }
+        s += 1;
+    }
+}

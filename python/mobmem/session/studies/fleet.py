@@ -45,6 +45,21 @@ def _per_gc(key: str, state: str):
     return f
 
 
+#: Causes of the one compacting collection that follows going to the background: ART's collector
+#: transition (stock) or Fleet's grouping GC — a trace of the whole heap either way.
+_BG_COMPACTION = ("CollectorTransition", "RGS")
+
+
+def _later_bg(key: str):
+    """Mean ``key`` of the background collections other than the compaction after going there."""
+
+    def f(res: dict) -> float | None:
+        xs = [g[key] for g in _gcs(res, "bg") if g["cause"] not in _BG_COMPACTION]
+        return sum(xs) / len(xs) if xs else None
+
+    return f
+
+
 def _gc_sum(key: str, state: str):
     def f(res: dict) -> float | None:
         return float(sum(g[key] for g in _gcs(res, state)))
@@ -94,11 +109,14 @@ HOT_ROWS = (
     Row("fps", "FPS of the foreground app", _fps, "{:.2f}"),
     Row("bg_gc_cpu", "GC CPU in background, s", lambda r: _gc_sum("gc_cpu_ms", "bg")(r) / 1000.0, "{:,.1f}"),
     Row("bg_gc_objects", "objects touched per background GC", _per_gc("objects_touched", "bg"), "{:,.0f}"),
+    Row("bg_later_objects", "objects touched per background GC after the transition / grouping GC", _later_bg("objects_touched"), "{:,.0f}"),
 )
 
 GCWS_ROWS = (
     Row("bg_gc_objects", "objects touched per background GC", _per_gc("objects_touched", "bg"), "{:,.0f}"),
     Row("bg_gc_pages", "pages touched per background GC", _per_gc("pages_touched", "bg"), "{:,.0f}"),
+    Row("bg_later_objects", "objects touched per background GC after the transition / grouping GC", _later_bg("objects_touched"), "{:,.0f}"),
+    Row("bg_later_pages", "pages touched per background GC after the transition / grouping GC", _later_bg("pages_touched"), "{:,.0f}"),
     Row("bg_gc_faults", "major faults of background GCs", _gc_sum("major_faults", "bg"), "{:,.0f}"),
     Row("bg_gcs", "background GCs", lambda r: float(len(_gcs(r, "bg"))), "{:,.0f}"),
     Row("bg_gc_cpu", "GC CPU in background, ms", _gc_sum("gc_cpu_ms", "bg"), "{:,.0f}"),
