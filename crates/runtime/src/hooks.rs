@@ -76,6 +76,10 @@ pub trait TracingScope: Send {
     /// Extra roots for this collection (appended to `out`). Called by the GC thread at the
     /// collection's root marking (and again at a remark pause).
     fn extra_roots(&mut self, _heap: &Heap, _gc_type: GcType, _out: &mut Vec<ObjId>) {}
+    /// Objects whose references are roots of this collection (appended to `out`), e.g. the
+    /// out-of-scope objects on a policy's dirty cards: the collection reads each of them (its
+    /// pages touched, its scan cost charged) and marks what it references, without marking it.
+    fn scan_roots(&mut self, _heap: &Heap, _gc_type: GcType, _out: &mut Vec<ObjId>) {}
     /// Whether region `r` joins the evacuation set (given the collector's own proposal).
     fn evacuate_region(&self, _heap: &Heap, _r: u32, proposed: bool) -> bool {
         proposed

@@ -935,6 +935,8 @@ impl Runtime {
         }
         k.book_cpu(&mut self.gc_task);
         self.pending_trim = Some(self.gc_task.now + self.cfg.trim_delay_ns);
+        // A policy's mode may have changed with this collection (where new objects go).
+        self.refresh_mutator_class();
         #[cfg(debug_assertions)]
         if let Err(e) = self.heap.check_accounting() {
             panic!("heap accounting broken after GC {}: {e}", self.gc_count);

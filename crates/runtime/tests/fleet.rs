@@ -341,6 +341,54 @@ fn the_second_card_table_keeps_what_foreground_objects_reference() {
 }
 
 #[test]
+fn objects_allocated_before_the_grouping_gcs_flip_are_remembered_too() {
+    let (mut k, mut rt) = setup_policy("fleet", &[]);
+    let cs = chains(&mut rt, &mut k, 300, 6, 64);
+    age(&mut rt, &mut k);
+    rt.set_state(AppState::Background);
+    let t0 = rt.mutator.now;
+    idle_steps(&mut rt, &mut k, t0 + 10 * S - 5_000_000);
+    rt.mutator_idle_until(t0 + 10 * S);
+    k.advance_to(t0 + 10 * S);
+    rt.poll(&mut k);
+    assert!(rt.gc_running(), "the grouping GC has started (not yet flipped)");
+    // Allocated after the grouping GC started but before its flip: young, so copied into a
+    // launch region — a foreground object the background-object GC does not trace.
+    let y = rt.alloc(&mut k, 64, 1).unwrap();
+    rt.write_ref(&mut k, cs[0][5], 0, y);
+    rt.wait_for_gc(&mut k);
+    idle_steps(&mut rt, &mut k, t0 + 11 * S);
+    assert_eq!(class_of(&rt, y), "fleet-launch");
+    let b = rt.alloc(&mut k, 64, 0).unwrap();
+    rt.write_ref(&mut k, y, 0, b);
+    rt.collect_blocking(&mut k, GcCause::Background, GcType::Full);
+    assert!(rt.heap.objs.is_live(b), "referenced only from a foreground object allocated before the flip");
+    // The grouped regions keep their live bytes (a later stock collection chooses by them).
+    let r = RegionSpace::region_of(rt.heap.objs.addr(cs[0][5]));
+    assert!(rt.heap.region_live(r).unwrap_or(0) > 0, "a grouped region measured empty after a background-object GC");
+}
+
+#[test]
+fn an_app_back_in_the_foreground_during_the_grouping_gc_keeps_its_pages() {
+    let (mut k, mut rt) = setup_policy("fleet", &[("fleet.hot_period_ms", "1000")]);
+    let cs = chains(&mut rt, &mut k, 300, 6, 64);
+    age(&mut rt, &mut k);
+    rt.set_state(AppState::Background);
+    let t0 = rt.mutator.now;
+    idle_steps(&mut rt, &mut k, t0 + 10 * S - 5_000_000);
+    rt.mutator_idle_until(t0 + 10 * S);
+    k.advance_to(t0 + 10 * S);
+    rt.poll(&mut k);
+    assert!(rt.gc_running());
+    rt.set_state(AppState::Foreground);
+    rt.wait_for_gc(&mut k);
+    let pswpout = k.vmstat.pswpout;
+    idle_steps(&mut rt, &mut k, t0 + 12 * S);
+    assert_eq!(k.vmstat.pswpout, pswpout, "no pageout for an app in the foreground");
+    assert!(page_state(&rt, &k, cs[7][5]).0, "its cold objects stay resident");
+}
+
+#[test]
 fn an_allocation_failure_falls_back_to_a_full_collection_unless_foreground_is_kept() {
     for keep in [false, true] {
         let (mut k, mut rt) = setup_policy("fleet", &[("fleet.keep_foreground", if keep { "true" } else { "false" })]);

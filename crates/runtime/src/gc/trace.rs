@@ -154,12 +154,17 @@ pub fn mark_thread_roots(cx: &mut Cx) -> u64 {
 
 /// Mark the tracing-scope hook's extra roots (e.g. a policy's card table); returns how many.
 pub fn mark_extra_roots(cx: &mut Cx) -> u64 {
-    let mut extra = Vec::new();
+    let (mut extra, mut scan) = (Vec::new(), Vec::new());
     if let Some(s) = cx.hooks.scope.as_mut() {
         s.extra_roots(cx.heap, cx.st.gc_type, &mut extra);
+        s.scan_roots(cx.heap, cx.st.gc_type, &mut scan);
     }
     for &r in &extra {
         mark_ref(cx, r, 1);
+    }
+    // Read like any scanned object (pages touched, scan cost), their targets marked.
+    for &o in &scan {
+        scan_object(cx, o, 0);
     }
     extra.len() as u64
 }
@@ -563,10 +568,19 @@ fn reclaim_one(cx: &mut Cx, o: ObjId, p: &mut FirstPass) {
     }
     if cx.st.scope_hook && !cx.hooks.scope.as_ref().map(|s| s.follow(cx.heap, o)).unwrap_or(true) {
         // Out of scope: kept (marked, old). If it sits in a region being evacuated, it is moved
-        // out in the second pass.
+        // out in the second pass; otherwise its bytes are live bytes of its region (a later
+        // collection chooses what to evacuate by them).
         let h = &mut *cx.heap;
         h.objs.set_mark(o, h.mark_epoch);
         h.objs.set_flags(o, w.flags & !flag::YOUNG);
+        if w.space == SpaceId::Main as u8 && h.collector.uses_regions() {
+            let r = RegionSpace::region_of(h.objs.addr(o)) as usize;
+            if !h.regions.in_from[r] {
+                let size = h.objs.size(o);
+                let l = &mut h.regions.live[r];
+                *l = if *l == LIVE_UNKNOWN { size } else { *l + size };
+            }
+        }
         p.rescue.push(o);
         return;
     }

@@ -7,13 +7,14 @@
 //! region, or a large or non-moving object allocated before the grouping) counts as live and is
 //! not followed; it evacuates only the regions that are not grouped (BGO regions and any
 //! ordinary region), so grouped regions are neither traced nor moved — their swapped-out pages
-//! stay out. References from foreground objects into the rest come from a second card table
-//! (`fleet.card_bytes`, 1 KiB cards): the write barrier marks the card of every old object (one
-//! allocated before the grouping GC started) a reference is stored into, and the objects on
-//! dirty cards give the collection's extra roots (their references). Cards stay dirty for the
-//! whole background mode (the remembered set only grows; a new grouping starts a new one).
-//! Writes during the grouping GC itself are remembered by object and put on cards when it ends
-//! (the objects move during it).
+//! stay out unless written. References from foreground objects into the rest come from a second
+//! card table (`fleet.card_bytes`, 1 KiB cards): the write barrier marks the card of every
+//! foreground object a reference is stored into; the collection reads the foreground
+//! objects on dirty cards (their pages, their scan cost) and marks what they reference. Cards
+//! stay dirty for the whole background mode (the remembered set only grows; a new grouping
+//! starts a new one). Writes during the grouping GC itself are remembered by object and put on
+//! cards when it has ended (objects move during it). The second table is host memory only (not a
+//! mapping in the kernel model: heap size / 1024 bytes).
 //!
 //! Fallback: with `fleet.keep_foreground = false` (the paper's option) a collection for a failed
 //! allocation is a full stock collection, and background mode does no further
@@ -60,10 +61,35 @@ impl Bgc {
     }
 }
 
+impl Bgc {
+    /// Put the objects written during the grouping GC on cards: those that ended up foreground
+    /// objects (they have their final addresses now).
+    fn flush_pending(&self, heap: &Heap, rs: &mut RememberedSet) {
+        if rs.pending.is_empty() {
+            return;
+        }
+        let mut pending = std::mem::take(&mut rs.pending);
+        pending.sort_unstable();
+        pending.dedup();
+        for q in pending {
+            if heap.objs.is_live(q) && self.shared.is_fgo(heap, &self.classes, q) {
+                rs.cards.mark_object(heap, q);
+            }
+        }
+    }
+}
+
 impl BarrierHook for Bgc {
     fn on_write(&mut self, heap: &Heap, o: ObjId, _field: u32, v: ObjId, _now: Nanos) {
         let p = self.shared.phase();
-        if v == NULL || p == phase::NONE || !self.shared.allocated_before_grouping(heap, o) {
+        if v == NULL || (p != phase::GROUPING && p != phase::GROUPED) {
+            return;
+        }
+        // While the grouping GC runs, any object written may end up a foreground object (objects
+        // allocated before its flip become young ones in launch regions): remembered by object.
+        // Afterwards, exactly the foreground objects (those a background-object GC keeps without
+        // tracing) need their cards.
+        if p == phase::GROUPED && !self.shared.is_fgo(heap, &self.classes, o) {
             return;
         }
         let mut rs = self.rs.lock().unwrap();
@@ -71,14 +97,7 @@ impl BarrierHook for Bgc {
         if p == phase::GROUPING {
             rs.pending.push(o);
         } else {
-            if !rs.pending.is_empty() {
-                let pending = std::mem::take(&mut rs.pending);
-                for q in pending {
-                    if heap.objs.is_live(q) {
-                        rs.cards.mark_object(heap, q);
-                    }
-                }
-            }
+            self.flush_pending(heap, &mut rs);
             rs.cards.mark_object(heap, o);
         }
     }
@@ -107,29 +126,26 @@ impl TracingScope for Bgc {
         !self.shared.bgc_now() || !self.shared.is_fgo(heap, &self.classes, to)
     }
 
-    fn extra_roots(&mut self, heap: &Heap, _gc_type: GcType, out: &mut Vec<ObjId>) {
+    /// The foreground objects on dirty cards: the collection reads them (their pages, which may
+    /// be in swap, and their scan cost) and marks what they reference.
+    fn scan_roots(&mut self, heap: &Heap, _gc_type: GcType, out: &mut Vec<ObjId>) {
         if !self.shared.bgc_now() {
             return;
         }
         let mut rs = self.rs.lock().unwrap();
         self.set_for(&mut rs);
-        let pending = std::mem::take(&mut rs.pending);
-        for q in pending {
-            if heap.objs.is_live(q) {
-                rs.cards.mark_object(heap, q);
+        self.flush_pending(heap, &mut rs);
+        let from = out.len();
+        rs.cards.objects_on_cards(heap, CARD_DIRTY, out);
+        let mut i = from;
+        while i < out.len() {
+            if self.shared.is_fgo(heap, &self.classes, out[i]) {
+                i += 1;
+            } else {
+                out.swap_remove(i);
             }
         }
-        let mut on_cards = Vec::new();
-        rs.cards.objects_on_cards(heap, CARD_DIRTY, &mut on_cards);
-        for o in on_cards {
-            if self.shared.is_fgo(heap, &self.classes, o) {
-                heap.objs.for_each_ref(o, |r| {
-                    if r != NULL {
-                        out.push(r)
-                    }
-                });
-            }
-        }
+        out[from..].sort_unstable_by_key(|&o| (heap.objs.space(o), heap.objs.addr(o)));
     }
 
     fn evacuate_region(&self, heap: &Heap, r: u32, proposed: bool) -> bool {

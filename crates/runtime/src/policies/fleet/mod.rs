@@ -46,6 +46,7 @@ fn install_grouping(hooks: &mut Hooks, heap: &mut Heap, c: FleetConfig, bgc: boo
     let shared = Arc::new(Shared::default());
     hooks.placement = Some(Box::new(rgs::Grouping { classes, max_depth: c.max_near_root_depth(), shared: shared.clone() }));
     hooks.state.push(Box::new(rgs::Mode::new(c, classes, shared.clone())));
+    hooks.after_gc.push(Box::new(rgs::Grouped { classes, shared: shared.clone() }));
     (classes, shared)
 }
 

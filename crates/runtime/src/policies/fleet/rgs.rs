@@ -7,9 +7,10 @@
 //! during this collection: the app is using it), **FYO** if it was allocated since the last
 //! collection, **NRO** if it lies within `D` levels of the roots, otherwise **cold**. WS objects
 //! go to working-set regions, FYO and NRO to launch regions, the rest to cold regions. When the
-//! collection has ended, cold regions are paged out at once (`pageout`: reclaimed ignoring
+//! collection ends, cold regions are paged out at once (`pageout`: reclaimed ignoring
 //! references) and launch regions marked hot (the kernel's `hot` hint: referenced, active list),
-//! again every `hot_period` while the app stays in the background (once with `hot_once`).
+//! again every `hot_period` after the grouping GC started while the app stays in the background
+//! (once with `hot_once`); an app back in the foreground by then gets neither.
 //!
 //! The grouping GC replaces ART's collector transition (the compacting GC 5 s after going to the
 //! background), as the released code does. Background mode starts on going to the background and ends `T_F` after returning to the
@@ -22,9 +23,9 @@
 use super::config::FleetConfig;
 use super::state::{phase, Classes, Shared, RGS_CAUSE};
 use crate::config::TraceOrder;
-use crate::gc::GcType;
+use crate::gc::{GcRecord, GcType};
 use crate::heap::Heap;
-use crate::hooks::{AfterGcAction, PlacementPolicy, PolicyAction, StateHook, SurvivorInfo};
+use crate::hooks::{AfterGcAction, AfterGcPolicy, PlacementPolicy, PolicyAction, StateHook, SurvivorInfo};
 use crate::object::{AppState, SpaceId};
 use mobmem_engine::Nanos;
 use std::sync::atomic::Ordering::Relaxed;
@@ -64,14 +65,35 @@ impl PlacementPolicy for Grouping {
 }
 
 /// Madvise of every region of `class` with `advice`.
-fn advise(heap: &Heap, class: u8, advice: &str, out: &mut Vec<PolicyAction>) {
+fn advise(heap: &Heap, class: u8, advice: &str, out: &mut Vec<AfterGcAction>) {
     for (first_page, count) in heap.regions.class_page_runs(class) {
-        out.push(PolicyAction::Heap(AfterGcAction::Madvise { space: SpaceId::Main, first_page, count, advice: advice.into() }));
+        out.push(AfterGcAction::Madvise { space: SpaceId::Main, first_page, count, advice: advice.into() });
     }
 }
 
-/// Background mode and its timers: the grouping GC, the madvise after it, the periodic hot hint,
-/// the end of background mode.
+/// The end of the grouping GC: the grouping is in place; in the background, cold regions are
+/// paged out at once and launch regions marked hot (the released code does both right after the
+/// grouping GC; an app back in the foreground by then keeps its pages).
+pub struct Grouped {
+    pub classes: Classes,
+    pub shared: Arc<Shared>,
+}
+
+impl AfterGcPolicy for Grouped {
+    fn after_gc(&mut self, heap: &Heap, rec: &GcRecord, _state: AppState, out: &mut Vec<AfterGcAction>) {
+        if rec.cause != RGS_CAUSE.name() || self.shared.phase() != phase::GROUPING {
+            return;
+        }
+        self.shared.set_phase(phase::GROUPED);
+        if self.shared.in_background() {
+            advise(heap, self.classes.cold, "pageout", out);
+            advise(heap, self.classes.launch, "hot", out);
+        }
+    }
+}
+
+/// Background mode and its timers: the grouping GC, the periodic hot hint, the end of background
+/// mode.
 pub struct Mode {
     pub cfg: FleetConfig,
     pub classes: Classes,
@@ -79,15 +101,13 @@ pub struct Mode {
     /// In background mode (from going to the background until `T_F` after returning).
     pub active: bool,
     pub rgs_at: Option<Nanos>,
-    /// Madvise the groups (the grouping GC has been started; runs once it has ended).
-    pub advise_at: Option<Nanos>,
     pub hot_at: Option<Nanos>,
     pub end_at: Option<Nanos>,
 }
 
 impl Mode {
     pub fn new(cfg: FleetConfig, classes: Classes, shared: Arc<Shared>) -> Self {
-        Self { cfg, classes, shared, active: false, rgs_at: None, advise_at: None, hot_at: None, end_at: None }
+        Self { cfg, classes, shared, active: false, rgs_at: None, hot_at: None, end_at: None }
     }
     fn grouped(&self) -> bool {
         self.shared.phase() != phase::NONE
@@ -96,6 +116,7 @@ impl Mode {
 
 impl StateHook for Mode {
     fn on_state(&mut self, _heap: &Heap, state: AppState, now: Nanos) {
+        self.shared.in_background.store(state == AppState::Background, Relaxed);
         match state {
             AppState::Background => {
                 self.end_at = None;
@@ -129,7 +150,7 @@ impl StateHook for Mode {
     }
 
     fn next_at(&self) -> Option<Nanos> {
-        [self.rgs_at, self.advise_at, self.hot_at, self.end_at].into_iter().flatten().min()
+        [self.rgs_at, self.hot_at, self.end_at].into_iter().flatten().min()
     }
 
     fn due(&mut self, heap: &Heap, now: Nanos, out: &mut Vec<PolicyAction>) {
@@ -140,21 +161,24 @@ impl StateHook for Mode {
             self.shared.groupings.fetch_add(1, Relaxed);
             self.shared.set_phase(phase::GROUPING);
             out.push(PolicyAction::Collect { cause: RGS_CAUSE, gc_type: GcType::Full, order: TraceOrder::BreadthFirst, evacuate_all: true });
-            // The runtime calls again only once no collection runs: after the grouping GC.
-            self.advise_at = Some(now + 1);
-        } else if due(self.advise_at) {
-            self.advise_at = None;
-            self.shared.set_phase(phase::GROUPED);
-            advise(heap, self.classes.cold, "pageout", out);
-            advise(heap, self.classes.launch, "hot", out);
             if !self.cfg.hot_once {
                 self.hot_at = Some(now + self.cfg.hot_period_ns);
             }
-        } else if due(self.hot_at) {
-            advise(heap, self.classes.launch, "hot", out);
+        }
+        if due(self.hot_at) {
+            // Only once the grouping is in place (the grouping GC may still run) and in the
+            // background (returning clears this timer).
+            if self.shared.phase() == phase::GROUPED {
+                let mut a = Vec::new();
+                advise(heap, self.classes.launch, "hot", &mut a);
+                out.extend(a.into_iter().map(PolicyAction::Heap));
+            }
             self.hot_at = Some(now + self.cfg.hot_period_ns);
-        } else if due(self.end_at) {
+        }
+        if due(self.end_at) {
             self.end_at = None;
+            self.rgs_at = None;
+            self.hot_at = None;
             self.active = false;
             self.shared.set_phase(phase::NONE);
         }

@@ -6,7 +6,7 @@
 use crate::gc::GcCause;
 use crate::heap::Heap;
 use crate::object::{ObjId, SpaceId};
-use crate::space::RegionSpace;
+use crate::space::{RegionSpace, RegionState};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering::Relaxed};
 
 /// The grouping collection's cause (its name in GC records and logs).
@@ -62,6 +62,8 @@ pub struct Shared {
     pub grouping_clock: AtomicU64,
     /// Counts groupings (a new one starts a new remembered set).
     pub groupings: AtomicU64,
+    /// The app is in the background now.
+    pub in_background: AtomicBool,
 }
 
 impl Shared {
@@ -84,9 +86,19 @@ impl Shared {
     /// allocation time.
     pub fn is_fgo(&self, heap: &Heap, classes: &Classes, o: ObjId) -> bool {
         match heap.objs.space_of(o) {
-            SpaceId::Main => classes.is_grouped(heap.regions.class[RegionSpace::region_of(heap.objs.addr(o)) as usize]),
+            SpaceId::Main => {
+                let r = RegionSpace::region_of(heap.objs.addr(o)) as usize;
+                match heap.regions.state[r] {
+                    // Large objects in regions (no large-object space) do not move: by age.
+                    RegionState::Large | RegionState::LargeTail => self.allocated_before_grouping(heap, o),
+                    _ => classes.is_grouped(heap.regions.class[r]),
+                }
+            }
             SpaceId::NonMoving | SpaceId::Los => self.allocated_before_grouping(heap, o),
             _ => true,
         }
+    }
+    pub fn in_background(&self) -> bool {
+        self.in_background.load(Relaxed)
     }
 }
