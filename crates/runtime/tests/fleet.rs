@@ -261,6 +261,19 @@ fn group(rt: &mut Runtime, k: &mut Kernel) {
     assert_eq!(rgs_records(rt).len(), 1);
 }
 
+/// Into the background; run to T_B (10 s) and start the grouping GC, stopping before its flip.
+/// Returns when the app went to the background.
+fn start_grouping(rt: &mut Runtime, k: &mut Kernel) -> u64 {
+    rt.set_state(AppState::Background);
+    let t0 = rt.mutator.now;
+    idle_steps(rt, k, t0 + 10 * S - 5_000_000);
+    rt.mutator_idle_until(t0 + 10 * S);
+    k.advance_to(t0 + 10 * S);
+    rt.poll(k);
+    assert!(rt.gc_running(), "the grouping GC has started");
+    t0
+}
+
 #[test]
 fn background_object_gc_neither_traces_nor_moves_the_grouped_objects() {
     let (mut k, mut rt) = setup_policy("fleet", &[]);
@@ -304,14 +317,9 @@ fn the_second_card_table_keeps_what_foreground_objects_reference() {
         let (mut k, mut rt) = setup_policy("fleet", &[]);
         let cs = chains(&mut rt, &mut k, 300, 6, 64);
         age(&mut rt, &mut k);
-        rt.set_state(AppState::Background);
-        let t0 = rt.mutator.now;
         let fresh = if during_grouping {
             // Written while the grouping GC runs (the object moves after the write).
-            idle_steps(&mut rt, &mut k, t0 + 10 * S - 5_000_000);
-            rt.mutator_idle_until(t0 + 10 * S);
-            k.advance_to(t0 + 10 * S);
-            rt.poll(&mut k);
+            let t0 = start_grouping(&mut rt, &mut k);
             // Past the flip: a new object is allocated black, outside the groups.
             let t = rt.mutator.now + 1;
             rt.run_gc_until(&mut k, t);
@@ -322,6 +330,8 @@ fn the_second_card_table_keeps_what_foreground_objects_reference() {
             idle_steps(&mut rt, &mut k, t0 + 11 * S);
             o
         } else {
+            rt.set_state(AppState::Background);
+            let t0 = rt.mutator.now;
             idle_steps(&mut rt, &mut k, t0 + 11 * S);
             let o = rt.alloc(&mut k, 64, 0).unwrap();
             rt.write_ref(&mut k, cs[3][5], 0, o);
@@ -345,13 +355,7 @@ fn objects_allocated_before_the_grouping_gcs_flip_are_remembered_too() {
     let (mut k, mut rt) = setup_policy("fleet", &[]);
     let cs = chains(&mut rt, &mut k, 300, 6, 64);
     age(&mut rt, &mut k);
-    rt.set_state(AppState::Background);
-    let t0 = rt.mutator.now;
-    idle_steps(&mut rt, &mut k, t0 + 10 * S - 5_000_000);
-    rt.mutator_idle_until(t0 + 10 * S);
-    k.advance_to(t0 + 10 * S);
-    rt.poll(&mut k);
-    assert!(rt.gc_running(), "the grouping GC has started (not yet flipped)");
+    let t0 = start_grouping(&mut rt, &mut k);
     // Allocated after the grouping GC started but before its flip: young, so copied into a
     // launch region — a foreground object the background-object GC does not trace.
     let y = rt.alloc(&mut k, 64, 1).unwrap();
@@ -373,13 +377,7 @@ fn an_app_back_in_the_foreground_during_the_grouping_gc_keeps_its_pages() {
     let (mut k, mut rt) = setup_policy("fleet", &[("fleet.hot_period_ms", "1000")]);
     let cs = chains(&mut rt, &mut k, 300, 6, 64);
     age(&mut rt, &mut k);
-    rt.set_state(AppState::Background);
-    let t0 = rt.mutator.now;
-    idle_steps(&mut rt, &mut k, t0 + 10 * S - 5_000_000);
-    rt.mutator_idle_until(t0 + 10 * S);
-    k.advance_to(t0 + 10 * S);
-    rt.poll(&mut k);
-    assert!(rt.gc_running());
+    let t0 = start_grouping(&mut rt, &mut k);
     rt.set_state(AppState::Foreground);
     rt.wait_for_gc(&mut k);
     let pswpout = k.vmstat.pswpout;
