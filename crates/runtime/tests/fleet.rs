@@ -150,9 +150,7 @@ fn released_code_counts_depth_from_zero() {
     let (mut k, mut rt) = setup(&[("fleet.depth_from_zero", "true")]);
     let cs = chains(&mut rt, &mut k, 50, 5, 64);
     age(&mut rt, &mut k);
-    rt.set_state(AppState::Background);
-    let t = rt.mutator.now + 11 * S;
-    idle_steps(&mut rt, &mut k, t);
+    group(&mut rt, &mut k);
     for c in &cs {
         for (j, &o) in c.iter().enumerate() {
             let want = if j < 3 { "fleet-launch" } else { "fleet-cold" };

@@ -15,7 +15,7 @@
 //! loads a reference to a from-space object not yet copied copies it itself; `copied_by` records
 //! which thread copied each object.
 
-use super::{trace, Collector, Cx, GcCause, GcType, PhaseId};
+use super::{trace, Collector, Cx, GcType, PhaseId};
 use crate::object::ObjId;
 use mobmem_engine::Nanos;
 
@@ -40,7 +40,7 @@ impl Collector for ConcurrentCopying {
                 cx.t.cpu(cx.heap.costs.suspend_ns);
                 trace::process_cards(cx);
                 trace::take_snapshots(cx);
-                let all = cx.st.force_evacuate_all || cx.st.cause == GcCause::CollectorTransition;
+                let all = cx.st.force_evacuate_all;
                 trace::choose_from_space(cx, all && cx.st.gc_type == GcType::Full);
                 cx.st.evacuate = true;
                 trace::mark_roots(cx);

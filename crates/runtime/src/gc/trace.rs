@@ -215,8 +215,7 @@ fn mark_new(cx: &mut Cx, o: ObjId, depth: u16) {
             copy_object(cx, o, depth);
         } else {
             let size = h.objs.size(o);
-            let l = &mut h.regions.live[r];
-            *l = if *l == LIVE_UNKNOWN { size } else { *l + size };
+            h.regions.add_live(r, size);
             cx.t.cpu(h.costs.mark_object_ns);
         }
     } else {
@@ -577,8 +576,7 @@ fn reclaim_one(cx: &mut Cx, o: ObjId, p: &mut FirstPass) {
             let r = RegionSpace::region_of(h.objs.addr(o)) as usize;
             if !h.regions.in_from[r] {
                 let size = h.objs.size(o);
-                let l = &mut h.regions.live[r];
-                *l = if *l == LIVE_UNKNOWN { size } else { *l + size };
+                h.regions.add_live(r, size);
             }
         }
         p.rescue.push(o);

@@ -115,6 +115,13 @@ impl RegionSpace {
         r as u64 * REGION_SIZE
     }
 
+    /// Count `size` more live bytes in region `r` (its first if it was never measured).
+    #[inline]
+    pub fn add_live(&mut self, r: usize, size: u32) {
+        let l = &mut self.live[r];
+        *l = if *l == LIVE_UNKNOWN { size } else { *l + size };
+    }
+
     /// The page runs `(first page, pages)` of the whole regions in use of allocation class
     /// `class` (regions allocated since the last flip left out), adjacent regions merged: what a
     /// policy madvises for a class.

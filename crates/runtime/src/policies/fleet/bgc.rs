@@ -59,9 +59,7 @@ impl Bgc {
             rs.grouping = g;
         }
     }
-}
 
-impl Bgc {
     /// Put the objects written during the grouping GC on cards: those that ended up foreground
     /// objects (they have their final addresses now).
     fn flush_pending(&self, heap: &Heap, rs: &mut RememberedSet) {

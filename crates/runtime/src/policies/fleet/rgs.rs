@@ -80,12 +80,12 @@ pub struct Grouped {
 }
 
 impl AfterGcPolicy for Grouped {
-    fn after_gc(&mut self, heap: &Heap, rec: &GcRecord, _state: AppState, out: &mut Vec<AfterGcAction>) {
+    fn after_gc(&mut self, heap: &Heap, rec: &GcRecord, state: AppState, out: &mut Vec<AfterGcAction>) {
         if rec.cause != RGS_CAUSE.name() || self.shared.phase() != phase::GROUPING {
             return;
         }
         self.shared.set_phase(phase::GROUPED);
-        if self.shared.in_background() {
+        if state == AppState::Background {
             advise(heap, self.classes.cold, "pageout", out);
             advise(heap, self.classes.launch, "hot", out);
         }
@@ -116,7 +116,6 @@ impl Mode {
 
 impl StateHook for Mode {
     fn on_state(&mut self, _heap: &Heap, state: AppState, now: Nanos) {
-        self.shared.in_background.store(state == AppState::Background, Relaxed);
         match state {
             AppState::Background => {
                 self.end_at = None;

@@ -62,8 +62,6 @@ pub struct Shared {
     pub grouping_clock: AtomicU64,
     /// Counts groupings (a new one starts a new remembered set).
     pub groupings: AtomicU64,
-    /// The app is in the background now.
-    pub in_background: AtomicBool,
 }
 
 impl Shared {
@@ -97,8 +95,5 @@ impl Shared {
             SpaceId::NonMoving | SpaceId::Los => self.allocated_before_grouping(heap, o),
             _ => true,
         }
-    }
-    pub fn in_background(&self) -> bool {
-        self.in_background.load(Relaxed)
     }
 }
