@@ -33,18 +33,18 @@ QUICK_TIME_SCALE = 0.02
 QUICK_SEEDS = 2
 
 
-def _launch(res: dict, app: str, kind: str, stat: str) -> float | None:
+def launch_stat(res: dict, app: str, kind: str, stat: str) -> float | None:
     s = res.get("launch_stats", {}).get(kind, {}).get(app)
     return float(s[stat]) if s and s.get("n") else None
 
 
-def _cached_at_first_kill(res: dict) -> float | None:
+def cached_at_first_kill(res: dict) -> float | None:
     c = res["cached_apps"]
     i = c.get("first_kill_launch")
     return None if i is None else float(c["alive_after_launch"][i])
 
 
-def _cached_max(res: dict) -> float | None:
+def cached_max_after_launch(res: dict) -> float | None:
     c = res["cached_apps"]
     return float(c["alive_after_launch_max"]) if c["alive_after_launch"] else None
 
@@ -84,9 +84,9 @@ class Metric:
 
 #: The metrics a fact may name: function of (result, **params), its parameters, what it measures.
 METRICS: dict[str, Metric] = {
-    "launch": Metric(_launch, ("app", "kind", "stat"), "launch time of one app (kind hot|cold; stat mean|p50|p90|p10|max|min), ms"),
-    "cached_at_first_kill": Metric(_cached_at_first_kill, (), "apps alive after the last launch before lmkd's first kill of an app"),
-    "cached_max": Metric(_cached_max, (), "most apps alive after a launch"),
+    "launch": Metric(launch_stat, ("app", "kind", "stat"), "launch time of one app (kind hot|cold; stat mean|p50|p90|p10|max|min), ms"),
+    "cached_at_first_kill": Metric(cached_at_first_kill, (), "apps alive after the last launch before lmkd's first kill of an app"),
+    "cached_max": Metric(cached_max_after_launch, (), "most apps alive after a launch"),
     "cold_io_share": Metric(
         _cold_io_share,
         ("quantile",),

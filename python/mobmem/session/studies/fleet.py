@@ -8,27 +8,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from mobmem.session.compare import metrics
+from mobmem.session.fidelity import cached_at_first_kill, cached_max_after_launch, launch_stat
 from mobmem.session.studies.study import Experiment, Row, Study, fmt_stat, fmt_vs
 
 
-def _f(x) -> float | None:
-    return None if x is None else float(x)
-
-
-def _first_kill(res: dict) -> float | None:
-    c = res["cached_apps"]
-    i = c.get("first_kill_launch")
-    return None if i is None else float(c["alive_after_launch"][i])
-
-
-def _launch_stat(res: dict, kind: str, stat: str, app: str = "*") -> float | None:
-    s = res.get("launch_stats", {}).get(kind, {}).get(app)
-    return float(s[stat]) if s and s.get("n") else None
+def _overall(key: str):
+    """One of ``compare``'s overall metrics of a run."""
+    return lambda res: metrics(res)["overall"][key]
 
 
 def _per_app_launch(stat: str):
     def f(res: dict) -> dict:
-        return {a: _launch_stat(res, "hot", stat, a) for a in res.get("per_app", {})}
+        return {a: launch_stat(res, a, "hot", stat) for a in res.get("per_app", {})}
 
     return f
 
@@ -75,37 +67,25 @@ def _fps(res: dict) -> float | None:
     return 60.0 * n / (n + fr.get("missed_vsyncs", 0)) if n else None
 
 
-def _relaunches(res: dict) -> float:
-    return float(sum(1 for x in res.get("launches", []) if x.get("relaunch")))
-
-
-def _hot_launches(res: dict) -> float:
-    return float(sum(1 for x in res.get("launches", []) if x["kind"] == "hot"))
-
-
-def _app_kills(res: dict) -> float:
-    return float(sum(1 for k in res.get("kills", []) if k.get("is_app")))
-
-
 CACHING_ROWS = (
-    Row("first_kill", "apps cached when lmkd first kills", _first_kill),
-    Row("cached_max", "apps cached, most", lambda r: _f(r["cached_apps"].get("alive_after_launch_max"))),
-    Row("cached_mean", "apps cached, mean", lambda r: _f(r["cached_apps"].get("mean")), "{:,.2f}"),
-    Row("app_kills", "app kills", _app_kills),
-    Row("relaunches", "cold launches caused by kills", _relaunches),
-    Row("hot_launches", "hot launches", _hot_launches),
-    Row("hot_p50", "hot launch median, ms", lambda r: _launch_stat(r, "hot", "p50")),
-    Row("pswpin", "swap-ins (pswpin)", lambda r: _f(r.get("swap", {}).get("pswpin")), "{:,.0f}"),
+    Row("first_kill", "apps cached when lmkd first kills", cached_at_first_kill),
+    Row("cached_max", "apps cached, most", cached_max_after_launch),
+    Row("cached_mean", "apps cached, mean", _overall("cached_mean"), "{:,.2f}"),
+    Row("app_kills", "app kills", _overall("app_kills")),
+    Row("relaunches", "cold launches caused by kills", _overall("relaunches")),
+    Row("hot_launches", "hot launches", _overall("hot_launches")),
+    Row("hot_p50", "hot launch median, ms", lambda r: launch_stat(r, "*", "hot", "p50")),
+    Row("pswpin", "swap-ins (pswpin)", _overall("pswpin"), "{:,.0f}"),
 )
 
 HOT_ROWS = (
-    Row("hot_p50", "hot launch median, ms (all apps)", lambda r: _launch_stat(r, "hot", "p50")),
-    Row("hot_p90", "hot launch p90, ms (all apps)", lambda r: _launch_stat(r, "hot", "p90")),
-    Row("relaunches", "cold launches caused by kills", _relaunches),
-    Row("app_kills", "app kills", _app_kills),
-    Row("cached_mean", "apps cached, mean", lambda r: _f(r["cached_apps"].get("mean")), "{:,.2f}"),
-    Row("pswpin", "swap-ins (pswpin)", lambda r: _f(r.get("swap", {}).get("pswpin")), "{:,.0f}"),
-    Row("jank", "jank ratio (foreground frames)", lambda r: _f(r.get("frames", {}).get("jank_ratio")), "{:.4f}"),
+    Row("hot_p50", "hot launch median, ms (all apps)", lambda r: launch_stat(r, "*", "hot", "p50")),
+    Row("hot_p90", "hot launch p90, ms (all apps)", lambda r: launch_stat(r, "*", "hot", "p90")),
+    Row("relaunches", "cold launches caused by kills", _overall("relaunches")),
+    Row("app_kills", "app kills", _overall("app_kills")),
+    Row("cached_mean", "apps cached, mean", _overall("cached_mean"), "{:,.2f}"),
+    Row("pswpin", "swap-ins (pswpin)", _overall("pswpin"), "{:,.0f}"),
+    Row("jank", "jank ratio (foreground frames)", _overall("jank_ratio"), "{:.4f}"),
     Row("fps", "FPS of the foreground app", _fps, "{:.2f}"),
     Row("bg_gc_cpu", "GC CPU in background, s", lambda r: _gc_sum("gc_cpu_ms", "bg")(r) / 1000.0, "{:,.1f}"),
     Row("bg_gc_objects", "objects touched per background GC", _per_gc("objects_touched", "bg"), "{:,.0f}"),
