@@ -344,6 +344,27 @@ def test_policy_settings_errors_name_the_key(tmp_path):
     assert {"t_b_ms", "t_f_ms", "depth", "depth_from_zero", "hot_once", "hot_period_ms"} <= {e["key"] for e in keys["fleet"]["keys"]}
 
 
+def test_marvin_runs_combined_and_checks_its_settings(tmp_path):
+    mini = tmp_path / "mini.toml"
+    mini.write_text(MINI)
+    r = session.run(mini, [], system="marvin+noswap")
+    assert r["system"]["policies"] == ["marvin"] and r["system"]["swap"] == "none", r["system"]
+    st = next(iter(r["per_app"].values()))["object_swap"]
+    assert {"stubs_created", "objects_written", "objects_reclaimed", "bytes_reclaimed", "pages_reclaimed", "objects_swapped_in", "writes_refused"} <= set(st)
+    assert all(v >= 0 for v in st.values())
+    for key, value in (("marvin.threshold", "0"), ("marvin.threshold", "-5"), ("marvin.threshold", "abc"), ("marvin.cold_epochs", "x")):
+        p = run("run", str(mini), "--system", "marvin", "--set", f"{key}={value}")
+        assert p.returncode != 0 and "Traceback" not in p.stderr, p.stderr
+        lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
+        assert len(lines) == 1 and key in lines[0], p.stderr
+    p = run("run", str(mini), "--system", "marvin+ms")
+    assert p.returncode != 0 and "marvin makes stubs in a copying collector" in p.stderr and "Traceback" not in p.stderr, p.stderr
+    keys = jrun("keys", "marvin")
+    assert {"threshold", "cold_epochs", "count_reads", "write_task_fg_ms", "swap_in_on_foreground", "swap_file_mib"} <= {
+        e["key"] for e in keys["marvin"]["keys"]
+    }
+
+
 def test_systems_file_errors(tmp_path):
     f = tmp_path / "systems.toml"
     f.write_text('[ok]\ndescription = "fine"\nsettings = []\n\n[broken]\ndescription = "x"\nsettings = ["nokey"]\n')

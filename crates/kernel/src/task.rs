@@ -33,6 +33,10 @@ pub struct Breakdown {
     pub memstall_ns: Nanos,
     /// Time runnable but waiting for a core.
     pub cpu_wait_ns: Nanos,
+    /// Reads of objects from the app's own swap file (object-granularity swap in the runtime,
+    /// not the kernel's swap): synchronous file reads by this thread.
+    pub object_swap_ins: u64,
+    pub object_swap_in_ns: Nanos,
 }
 
 impl Breakdown {
@@ -45,6 +49,7 @@ impl Breakdown {
             + self.file_read_wait_ns
             + self.reclaim_stall_ns
             + self.cpu_wait_ns
+            + self.object_swap_in_ns
     }
 
     /// Add another breakdown field by field.
@@ -76,6 +81,8 @@ impl Breakdown {
         f(&mut self.allocstalls, o.allocstalls);
         f(&mut self.memstall_ns, o.memstall_ns);
         f(&mut self.cpu_wait_ns, o.cpu_wait_ns);
+        f(&mut self.object_swap_ins, o.object_swap_ins);
+        f(&mut self.object_swap_in_ns, o.object_swap_in_ns);
     }
 }
 

@@ -128,9 +128,8 @@ pub struct Heap {
     /// Page stamps per space for counting the GC thread's distinct pages.
     pub page_stamp: [Vec<u32>; 3],
     pub gc_pages_touched: u64,
-    /// Objects whose contents are swapped out (object-granularity swap).
-    pub swapped_objects: u64,
-    pub swapped_bytes: u64,
+    /// Object-granularity swap: objects with stubs, their space and the app's swap file.
+    pub oswap: crate::object_swap::ObjectSwap,
     /// Next free region search start is implicit (lowest first); counters for reports:
     pub tlabs_allocated: u64,
     pub regions_released: u64,
@@ -267,8 +266,7 @@ impl Heap {
             allocate_black: false,
             page_stamp: [vec![0; main_pages as usize], vec![0; nm_pages as usize], vec![0; los_pages as usize]],
             gc_pages_touched: 0,
-            swapped_objects: 0,
-            swapped_bytes: 0,
+            oswap: Default::default(),
             tlabs_allocated: 0,
             regions_released: 0,
             gc_cache: TouchCache::NONE,
@@ -417,11 +415,7 @@ impl Heap {
     /// Touch every page of object `o` on behalf of `t` (a mutator).
     #[inline]
     pub fn touch_object(&mut self, k: &mut Kernel, t: &mut Task, o: ObjId, write: bool) {
-        let w = self.objs.w(o);
-        if w.flags & flag::SWAPPED != 0 {
-            return;
-        }
-        let sp = w.space as usize;
+        let sp = self.objs.space(o) as usize;
         let a = self.objs.addr(o);
         let w = write && sp < 3;
         let size = self.objs.size(o);
@@ -464,11 +458,7 @@ impl Heap {
     /// GC-thread touch of an object, counting distinct pages (the GC working set).
     #[inline]
     pub fn gc_touch_object(&mut self, k: &mut Kernel, t: &mut Task, o: ObjId, write: bool) {
-        let w = self.objs.w(o);
-        if w.flags & flag::SWAPPED != 0 {
-            return;
-        }
-        let sp = w.space as usize;
+        let sp = self.objs.space(o) as usize;
         if sp >= 3 {
             return;
         }
@@ -539,6 +529,9 @@ impl Heap {
         }
         if self.allocate_black {
             self.objs.set_mark(o, self.mark_epoch);
+        }
+        if self.oswap.track_bytes != 0 && size >= self.oswap.track_bytes {
+            self.oswap.note_alloc(o);
         }
         if space == SpaceId::Main && self.collector.uses_regions() {
             let r = RegionSpace::region_of(addr) as usize;
@@ -668,12 +661,59 @@ impl Heap {
             }
             SpaceId::Zygote | SpaceId::Boot => panic!("freeing an immune object"),
         }
-        if w.flags & flag::SWAPPED != 0 {
-            self.swapped_objects -= 1;
-            self.swapped_bytes -= size as u64;
+        if w.flags & flag::STUB != 0 {
+            self.free_stubbed(k, t, o);
         }
         self.bytes_allocated -= size as u64;
         self.objs.free(o);
+    }
+
+    /// Give `o` a stub (a copying collection, on the GC thread `t`, just before it copies `o`):
+    /// its contents move to pages of their own in the swapped-in space (mapped at the first
+    /// stub), written by `t`; its heap bytes become the stub's. False if the space is full.
+    pub fn make_stub(&mut self, k: &mut Kernel, t: &mut Task, o: ObjId) -> bool {
+        use crate::object_swap::{stub_bytes, SWAPPED_SPACE_VMA};
+        let size = self.objs.size(o);
+        let stub = stub_bytes(self.objs.nrefs(o));
+        if stub >= size {
+            return false;
+        }
+        if self.oswap.space.is_none() {
+            let Ok(v) = k.map_anon(self.proc_idx, SWAPPED_SPACE_VMA, self.oswap.space_pages) else {
+                self.oswap.stats.space_full += 1;
+                return false;
+            };
+            self.oswap.space = Some(LargeObjectSpace::new(v, self.oswap.space_pages));
+        }
+        let sp = self.oswap.space.as_mut().unwrap();
+        let Some(addr) = sp.alloc(size) else {
+            self.oswap.stats.space_full += 1;
+            return false;
+        };
+        let v = sp.vma;
+        t.cpu(self.costs.copy_ns(size));
+        for p in (addr / PAGE) as u32..(addr / PAGE) as u32 + LargeObjectSpace::pages_for(size) {
+            k.touch(t, v, p, true);
+        }
+        self.objs.set_size(o, stub);
+        let f = self.objs.flags(o);
+        self.objs.set_flags(o, f | flag::STUB);
+        self.bytes_allocated -= (size - stub) as u64;
+        self.oswap.insert(o, size, addr);
+        self.oswap.stats.stubs_created += 1;
+        self.oswap.stats.stub_bytes_saved += (size - stub) as u64;
+        true
+    }
+
+    /// `o`, which has a stub, died: its pages in the swapped-in space and its swap-file extent
+    /// are freed.
+    pub fn free_stubbed(&mut self, k: &mut Kernel, t: &mut Task, o: ObjId) {
+        let Some(rec) = self.oswap.remove(o) else { return };
+        let sp = self.oswap.space.as_mut().expect("an object with a stub has its space");
+        let (first, n) = sp.free(rec.addr, rec.size);
+        let v = sp.vma;
+        self.drop_touch_caches();
+        let _ = k.madvise(t, v, first, n, Advice::DontNeed);
     }
 
     /// Free region `r` (and the following large-tail regions), releasing its pages if asked.
@@ -864,6 +904,7 @@ impl Heap {
     /// Debug check: byte accounting matches the objects (O(objects)).
     pub fn check_accounting(&self) -> Result<(), String> {
         self.check_card_chains()?;
+        self.oswap.check()?;
         // Dead fresh units' objects are allocated bytes until a collection reclaims them.
         let (mut count, mut total) = self.dead_total;
         for o in self.objs.live_ids() {

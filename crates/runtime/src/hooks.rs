@@ -105,9 +105,19 @@ pub trait AfterGcPolicy: Send {
     fn after_gc(&mut self, heap: &Heap, rec: &GcRecord, state: AppState, out: &mut Vec<AfterGcAction>);
 }
 
+/// Object-granularity swap (mechanism: [`crate::object_swap`]).
 pub trait ObjectSwapPolicy: Send {
-    /// Objects to swap out now (called after each collection).
-    fn select(&mut self, heap: &Heap, now: Nanos, out: &mut Vec<ObjId>);
+    /// Whether the collection copying `info.obj` (on the GC thread; it has no stub yet) gives it
+    /// a stub: its contents move to the swapped-in space and only the stub is copied.
+    fn stub_on_copy(&mut self, heap: &Heap, info: &SurvivorInfo) -> bool;
+    /// After a collection (on the GC thread): objects with stubs to write to the swap file
+    /// (`write`, if modified since their last write), then objects whose pages to release
+    /// (`reclaim`: those clean after the writes).
+    fn after_gc(&mut self, heap: &Heap, rec: &GcRecord, state: AppState, write: &mut Vec<ObjId>, reclaim: &mut Vec<ObjId>);
+    /// Read every released object back when the app returns to the foreground, before it runs.
+    fn swap_in_on_foreground(&self) -> bool {
+        false
+    }
 }
 
 /// Timed work a [`StateHook`] asks of the runtime.

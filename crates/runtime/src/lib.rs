@@ -8,7 +8,8 @@
 //! ConcurrentCopying, ConcurrentMarkCompact, mark-sweep with sticky collections, mark-sweep with
 //! on-the-fly root scanning), [`sizing`]
 //! (`GrowForUtilization`), [`runtime`](mod@runtime) (triggers, the GC thread, state transitions, attribution),
-//! [`hooks`] (policy hooks and their registry) and [`policies`], [`costs`] and [`config`]; the
+//! [`hooks`] (policy hooks and their registry) and [`policies`], [`object_swap`] (stubs, the
+//! swapped-in space and the app's swap file of object-granularity swap), [`costs`] and [`config`]; the
 //! workloads: [`workload`] (the lifetime-driven graph mutator of an app) and [`gcbench`]; the
 //! reachability [`oracle`] used by the property tests; [`sim`] (one app on a device, JSON
 //! results) and [`bench`](mod@bench) (throughput benchmarks).
@@ -26,6 +27,7 @@ pub mod heap;
 pub mod hooks;
 pub mod mirror;
 pub mod object;
+pub mod object_swap;
 pub mod oracle;
 pub mod policies;
 pub mod runtime;

@@ -84,8 +84,9 @@ pub mod flag {
     pub const LIVE: u8 = 1;
     /// Allocated since the last collection's flip (in the allocation stack).
     pub const YOUNG: u8 = 2;
-    /// Contents swapped out (object-granularity swap); a stub keeps its references.
-    pub const SWAPPED: u8 = 4;
+    /// The object has a stub (object-granularity swap, see `crate::object_swap`): its heap
+    /// bytes are the stub's, its contents are in the swapped-in space (or the swap file).
+    pub const STUB: u8 = 4;
     /// Pinned: allocated in the non-moving space on purpose.
     pub const PINNED: u8 = 16;
 }

@@ -217,6 +217,14 @@ impl Objects {
             self.hdr[o as usize].size
         }
     }
+    /// Change an object's heap size (object-granularity swap: its stub's size while it has one).
+    pub fn set_size(&mut self, o: ObjId, size: u32) {
+        if cell::is_cell(o) {
+            self.cells.get_mut(o).size = size;
+        } else {
+            self.hdr[o as usize].size = size;
+        }
+    }
     #[inline(always)]
     pub fn nrefs(&self, o: ObjId) -> u16 {
         if cell::is_cell(o) {

@@ -25,6 +25,7 @@ use crate::heap::Heap;
 use crate::hooks::{AfterGcAction, Hooks, PolicyAction};
 use crate::object::{flag, object_size, AppState, ObjId, SpaceId, NULL};
 use crate::sizing::{initial_concurrent_start, SizingInput};
+use crate::space::PAGE;
 use mobmem_engine::Nanos;
 use mobmem_kernel::madvise::Advice;
 use mobmem_kernel::{Kernel, Task};
@@ -41,7 +42,7 @@ pub struct OutOfMemory {
 #[inline]
 pub fn busy_ns(t: &Task, idle: Nanos) -> Nanos {
     let b = &t.bd;
-    t.now - b.major_fault_zram_ns - b.major_fault_flash_swap_ns - b.major_fault_file_ns - b.reclaim_stall_ns - b.cpu_wait_ns - idle
+    t.now - b.major_fault_zram_ns - b.major_fault_flash_swap_ns - b.major_fault_file_ns - b.reclaim_stall_ns - b.cpu_wait_ns - b.object_swap_in_ns - idle
 }
 
 /// A footprint sample.
@@ -65,8 +66,6 @@ pub struct RunStats {
     pub trims: u64,
     pub trimmed_pages: u64,
     pub transitions: u64,
-    pub swapped_out: u64,
-    pub swapped_in: u64,
     pub explicit_gcs: u64,
 }
 
@@ -404,7 +403,7 @@ impl Runtime {
     /// dirty and its card-table page touched, `write_barrier_ns`).
     #[inline]
     pub fn write_ref(&mut self, k: &mut Kernel, o: ObjId, field: u32, v: ObjId) {
-        self.access(k, o);
+        self.access_as(k, o, true);
         if v != NULL {
             self.barrier(k, v);
         }
@@ -434,13 +433,27 @@ impl Runtime {
     /// read barrier / compaction fault.
     #[inline]
     fn access(&mut self, k: &mut Kernel, o: ObjId) {
-        if self.heap.objs.flags(o) & flag::SWAPPED != 0 {
-            self.swap_in(k, o);
-        }
+        self.access_as(k, o, false);
+    }
+
+    #[inline]
+    fn access_as(&mut self, k: &mut Kernel, o: ObjId, write: bool) {
+        self.track_access(k, o, write);
         if let Some(b) = self.hooks.barrier.as_mut() {
             b.on_read(&self.heap, o, self.mutator.now);
         }
         self.barrier(k, o);
+    }
+
+    /// Object swap's part of an access: through the stub to the object, or the access bits of a
+    /// tracked object.
+    #[inline(always)]
+    fn track_access(&mut self, k: &mut Kernel, o: ObjId, write: bool) {
+        if self.heap.objs.flags(o) & flag::STUB != 0 {
+            self.stub_access(k, o, write);
+        } else if self.heap.oswap.track_bytes != 0 && self.heap.objs.size(o) >= self.heap.oswap.track_bytes {
+            self.heap.oswap.note_access(o, write);
+        }
     }
 
     #[inline(always)]
@@ -473,46 +486,131 @@ impl Runtime {
 
     // ------------------------------------------------------------------ object-granularity swap
 
-    /// Swap an object's contents out to the app's swap file, leaving a stub with its references
-    /// (charged to the GC thread, which does it after a collection). Pages entirely covered by
-    /// the object are released.
-    pub fn swap_out(&mut self, k: &mut Kernel, o: ObjId) {
-        if !self.heap.objs.is_live(o) || self.heap.objs.flags(o) & flag::SWAPPED != 0 || self.heap.objs.space_of(o).immune() {
-            return;
+    /// A mutator access to `o`, which has a stub: the access goes through the stub to the object
+    /// (read back whole from the app's swap file first if its pages were released), whose pages
+    /// it touches; recorded for the object's access bits.
+    #[inline(never)]
+    fn stub_access(&mut self, k: &mut Kernel, o: ObjId, write: bool) {
+        self.heap.oswap.note_access(o, write);
+        let Some(rec) = self.heap.oswap.get(o).copied() else { return };
+        if !rec.resident {
+            self.swap_in(k, o);
         }
-        let size = self.heap.objs.size(o) as u64;
-        let a = self.heap.objs.addr(o);
-        self.heap.touch_object(k, &mut self.gc_task, o, false);
-        let bw = k.cfg.costs.flash_write_bw.max(1);
-        self.gc_task.cpu(self.heap.costs.object_swap_ns + size * 1_000_000_000 / bw);
-        let first = a.div_ceil(4096);
-        let end = (a + size) / 4096;
-        if end > first {
-            self.heap.drop_touch_caches();
-            let v = self.heap.vma[self.heap.objs.space(o) as usize];
-            let _ = k.madvise(&mut self.gc_task, v, first as u32, (end - first) as u32, Advice::DontNeed);
+        let v = self.heap.oswap.space.as_ref().map_or(u32::MAX, |s| s.vma);
+        let (first, n) = rec.pages();
+        for p in first..first + n {
+            k.touch(&mut self.mutator, v, p, write);
         }
-        let f = self.heap.objs.flags(o);
-        self.heap.objs.set_flags(o, f | flag::SWAPPED);
-        self.heap.swapped_objects += 1;
-        self.heap.swapped_bytes += size;
-        self.stats.swapped_out += 1;
+        if write {
+            if let Some(r) = self.heap.oswap.get_mut(o) {
+                r.dirty = true;
+            }
+        }
     }
 
-    /// A mutator access to a stub: read the object back from the swap file into its pages.
+    /// Read object `o` (with a stub, not resident) back from the app's swap file into its pages:
+    /// one synchronous read of its whole extent by the mutator (the device's flash latency, then
+    /// its bandwidth), booked as an object swap-in in the thread's breakdown.
     pub fn swap_in(&mut self, k: &mut Kernel, o: ObjId) {
-        let size = self.heap.objs.size(o) as u64;
-        let f = self.heap.objs.flags(o);
-        self.heap.objs.set_flags(o, f & !flag::SWAPPED);
-        self.heap.swapped_objects -= 1;
-        self.heap.swapped_bytes -= size;
-        self.stats.swapped_in += 1;
-        let pages = size.div_ceil(4096);
-        let io = k.cfg.costs.flash_read_ns * pages;
+        let Some(rec) = self.heap.oswap.get(o).copied() else { return };
+        if rec.resident {
+            return;
+        }
+        let off = rec.file_off.expect("a non-resident object was written to the swap file");
+        let blocks = (off + rec.size as u64).div_ceil(PAGE) - off / PAGE;
+        let c = &k.cfg.costs;
+        let io = c.flash_read_ns + (blocks - 1) * PAGE * 1_000_000_000 / c.flash_read_bw.max(1);
         self.mutator.now += io;
-        self.mutator.bd.major_faults_flash_swap += 1;
-        self.mutator.bd.major_fault_flash_swap_ns += io;
+        self.mutator.bd.object_swap_ins += 1;
+        self.mutator.bd.object_swap_in_ns += io;
         self.mutator.cpu(self.heap.costs.object_swap_ns);
+        // The read fills the object's pages.
+        let v = self.heap.oswap.space.as_ref().map_or(u32::MAX, |s| s.vma);
+        let (first, n) = rec.pages();
+        for p in first..first + n {
+            k.touch(&mut self.mutator, v, p, true);
+        }
+        let r = self.heap.oswap.get_mut(o).unwrap();
+        r.resident = true;
+        r.dirty = false;
+        let st = &mut self.heap.oswap.stats;
+        st.objects_swapped_in += 1;
+        st.bytes_swapped_in += rec.size as u64;
+    }
+
+    /// Write objects with stubs to the app's swap file (on the GC thread: it reads each object's
+    /// pages and waits for the write at the device's write bandwidth), then release the pages of
+    /// those in `reclaim` that are clean. The file is compacted when a quarter of it is holes.
+    fn object_swap_io(&mut self, k: &mut Kernel, write: &[ObjId], reclaim: &[ObjId]) {
+        let v = self.heap.oswap.space.as_ref().map_or(u32::MAX, |s| s.vma);
+        let bw = k.cfg.costs.flash_write_bw.max(1);
+        let mut io_bytes = 0u64;
+        for &o in write {
+            let Some(rec) = self.heap.oswap.get(o).copied() else { continue };
+            if !rec.resident || !rec.dirty {
+                continue;
+            }
+            let (first, n) = rec.pages();
+            for p in first..first + n {
+                k.touch(&mut self.gc_task, v, p, false);
+            }
+            self.gc_task.cpu(self.heap.costs.object_swap_ns);
+            if let Some(b) = self.heap.oswap.write(o) {
+                io_bytes += b;
+            }
+        }
+        let rewritten = self.heap.oswap.compact_if_due();
+        // A compaction reads and writes the live extents again.
+        io_bytes += rewritten;
+        let io = io_bytes * 1_000_000_000 / bw + rewritten * 1_000_000_000 / k.cfg.costs.flash_read_bw.max(1);
+        self.gc_task.now += io;
+        self.gc_idle_ns += io;
+        let mut released = false;
+        for &o in reclaim {
+            let Some(rec) = self.heap.oswap.get(o).copied() else { continue };
+            if !rec.resident || rec.dirty || rec.file_off.is_none() {
+                continue;
+            }
+            let (first, n) = rec.pages();
+            let _ = k.madvise(&mut self.gc_task, v, first, n, Advice::DontNeed);
+            released = true;
+            self.heap.oswap.get_mut(o).unwrap().resident = false;
+            let st = &mut self.heap.oswap.stats;
+            st.objects_reclaimed += 1;
+            st.bytes_reclaimed += rec.size as u64;
+            st.pages_reclaimed += n as u64;
+        }
+        if released {
+            self.heap.drop_touch_caches();
+        }
+    }
+
+    /// The app is back in the foreground and about to run: if its object-swap policy asks for
+    /// it, every object whose pages were released is read back now, on the main thread, before
+    /// the app continues (Marvin's swap-in pause).
+    pub fn resume_foreground(&mut self, k: &mut Kernel) {
+        let Some(p) = self.hooks.object_swap.as_ref() else { return };
+        if !p.swap_in_on_foreground() {
+            return;
+        }
+        let out: Vec<ObjId> = self.heap.oswap.stub_ids().into_iter().filter(|&o| !self.heap.oswap.get(o).unwrap().resident).collect();
+        if out.is_empty() {
+            return;
+        }
+        self.heap.oswap.stats.pauses += 1;
+        for o in out {
+            self.swap_in(k, o);
+            self.heap.oswap.stats.pause_swap_ins += 1;
+            if self.mutator.killed {
+                return;
+            }
+        }
+    }
+
+    /// A write of `o`'s data fields just after reading it (no reference store: no barrier; an
+    /// object with a stub is written through it and becomes dirty).
+    pub fn write_data(&mut self, k: &mut Kernel, o: ObjId) {
+        self.track_access(k, o, true);
         self.heap.touch_object(k, &mut self.mutator, o, true);
     }
 
@@ -925,13 +1023,17 @@ impl Runtime {
         for a in actions {
             self.apply_heap_action(k, a);
         }
+        // The access bits shift at every collection that is not sticky.
+        if self.heap.oswap.track_bytes != 0 && st.gc_type != GcType::Sticky {
+            self.heap.oswap.epoch += 1;
+        }
         if let Some(mut p) = self.hooks.object_swap.take() {
-            let mut out = Vec::new();
-            p.select(&self.heap, end, &mut out);
-            for o in out {
-                self.swap_out(k, o);
-            }
+            let (mut write, mut reclaim) = (Vec::new(), Vec::new());
+            p.after_gc(&self.heap, &st.rec, self.state, &mut write, &mut reclaim);
             self.hooks.object_swap = Some(p);
+            if !write.is_empty() || !reclaim.is_empty() {
+                self.object_swap_io(k, &write, &reclaim);
+            }
         }
         k.book_cpu(&mut self.gc_task);
         self.pending_trim = Some(self.gc_task.now + self.cfg.trim_delay_ns);

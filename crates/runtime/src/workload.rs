@@ -1461,7 +1461,7 @@ impl Workload {
                     self.read_unit(rt, k, unit.obj);
                     if self.rng.gen::<f64>() < 0.1 {
                         // a data-field write (no reference store, no barrier)
-                        rt.heap.touch_object(k, &mut rt.mutator, unit.obj, true);
+                        rt.write_data(k, unit.obj);
                     }
                 }
             } else {

@@ -8,8 +8,8 @@ use mobmem_kernel::{Kernel, KernelConfig};
 use mobmem_runtime::config::CollectorKind;
 use mobmem_runtime::gc::{GcRecord, GcType};
 use mobmem_runtime::heap::Heap;
-use mobmem_runtime::hooks::{AfterGcAction, AfterGcPolicy, BarrierHook, CollectorChoice, ObjectSwapPolicy, TracingScope};
-use mobmem_runtime::object::{flag, AppState, ObjId, SpaceId};
+use mobmem_runtime::hooks::{AfterGcAction, AfterGcPolicy, BarrierHook, CollectorChoice, ObjectSwapPolicy, SurvivorInfo, TracingScope};
+use mobmem_runtime::object::{AppState, ObjId, SpaceId};
 use mobmem_runtime::sizing::{HeapSizingPolicy, SizingDecision, SizingInput};
 use mobmem_runtime::{GcCause, HeapConfig, Runtime, RuntimeConfig, NULL};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -198,41 +198,55 @@ fn heap_sizing_policy_replaces_grow_for_utilization() {
     assert_eq!(rt.next_gc_type, GcType::Full);
 }
 
-/// Swap out every live object of at least 8 KiB (as Marvin would, without its hotness tracking).
+/// Give every object of at least 8 KiB a stub when a collection copies it; after each
+/// collection write every object with a stub and release the pages of all of them (object swap
+/// without Marvin's access bits or timing).
 struct SwapBig;
 impl ObjectSwapPolicy for SwapBig {
-    fn select(&mut self, heap: &Heap, _now: u64, out: &mut Vec<ObjId>) {
-        for o in heap.objs.live_ids() {
-            if heap.objs.size(o) >= 8192 && heap.objs.flags(o) & flag::SWAPPED == 0 && !heap.objs.space_of(o).immune() {
-                out.push(o);
-            }
-        }
+    fn stub_on_copy(&mut self, _heap: &Heap, info: &SurvivorInfo) -> bool {
+        info.size >= 8192
+    }
+    fn after_gc(&mut self, heap: &Heap, _rec: &GcRecord, _state: AppState, write: &mut Vec<ObjId>, reclaim: &mut Vec<ObjId>) {
+        let ids = heap.oswap.stub_ids();
+        write.extend_from_slice(&ids);
+        reclaim.extend(ids);
     }
 }
 
 #[test]
 fn object_swap_with_stubs() {
-    for kind in [CollectorKind::ConcurrentCopying, CollectorKind::MarkSweep] {
-        let (mut k, mut rt) = setup(kind);
-        rt.hooks.object_swap = Some(Box::new(SwapBig));
-        let big = chain(&mut rt, &mut k, 0, 64, 10_000); // region-space objects, 3 pages each
-        rt.explicit_gc(&mut k);
-        assert_eq!(rt.heap.swapped_objects, 64, "{kind:?}");
-        let rss_before = k.proc_rss_swap(rt.proc_idx).0;
-        // A full GC traces through the stubs (the chain stays alive) without touching them.
-        rt.explicit_gc(&mut k);
-        let r = rt.records.last().unwrap();
-        assert!(big.iter().all(|&o| rt.heap.objs.is_live(o)));
-        assert_eq!(r.objects_scanned, 64);
-        assert!(r.gc_pages_touched <= 8, "{kind:?}: GC touched {} pages of swapped objects", r.gc_pages_touched);
-        assert!(k.proc_rss_swap(rt.proc_idx).0 <= rss_before);
-        // A mutator access swaps the object back in.
-        let t0 = rt.mutator.now;
-        rt.read(&mut k, big[10]);
-        assert_eq!(rt.stats.swapped_in, 1);
-        assert!(rt.mutator.now - t0 >= k.cfg.costs.flash_read_ns);
-        assert_eq!(rt.heap.objs.flags(big[10]) & flag::SWAPPED, 0);
-    }
+    let (mut k, mut rt) = setup(CollectorKind::ConcurrentCopying);
+    rt.hooks.object_swap = Some(Box::new(SwapBig));
+    let big = chain(&mut rt, &mut k, 0, 64, 10_000); // region-space objects, 3 pages each
+    let sizes: Vec<u32> = big.iter().map(|&o| rt.heap.objs.size(o)).collect();
+    let rss_before = k.proc_rss_swap(rt.proc_idx).0;
+    // A collection that moves everything gives each a stub, then writes and releases them.
+    rt.start_gc(&mut k, GcCause::CollectorTransition, GcType::Full);
+    rt.wait_for_gc(&mut k);
+    assert_eq!(rt.heap.oswap.len(), 64);
+    assert_eq!(rt.heap.oswap.stats.objects_reclaimed, 64);
+    assert!(k.proc_rss_swap(rt.proc_idx).0 + 64 * 2 < rss_before, "the objects' pages were released");
+    // A full GC traces through the stubs (the chain stays alive) without touching the objects.
+    rt.explicit_gc(&mut k);
+    let r = rt.records.last().unwrap();
+    assert!(big.iter().all(|&o| rt.heap.objs.is_live(o)));
+    assert_eq!(r.objects_scanned, 64);
+    assert!(r.gc_pages_touched <= 4, "GC touched {} pages", r.gc_pages_touched);
+    // A mutator access reads the object back from the swap file: the same object, whole.
+    let t0 = rt.mutator.now;
+    rt.read(&mut k, big[10]);
+    assert_eq!(rt.heap.oswap.stats.objects_swapped_in, 1);
+    assert!(rt.mutator.now - t0 >= k.cfg.costs.flash_read_ns);
+    let rec = rt.heap.oswap.get(big[10]).unwrap();
+    assert!(rec.resident);
+    assert_eq!(rec.size, sizes[10]);
+    assert_eq!(rt.heap.objs.get_ref(big[10], 0), big[11]);
+    // Objects that die free their stubs, pages and swap-file extents.
+    rt.set_root(&mut k, 0, NULL);
+    rt.explicit_gc(&mut k);
+    assert!(rt.heap.oswap.is_empty());
+    assert_eq!(rt.heap.oswap.file.live, 0);
+    assert_eq!(rt.heap.oswap.file.freed, rt.heap.oswap.file.written_new);
 }
 
 /// A policy's own card table over the regions tagged "cold" (a remembered set, as ART's

@@ -46,6 +46,10 @@ pub struct LaunchBreakdown {
     /// Waits for file pages still being read by readahead.
     pub file_read_waits: u64,
     pub file_read_wait_ms: f64,
+    /// Objects read back from the app's own swap file (object-granularity swap, e.g. Marvin's
+    /// swap-in pause on returning to the foreground).
+    pub object_swap_ins: u64,
+    pub object_swap_in_ms: f64,
     pub reclaim_stall_ms: f64,
     pub allocstalls: u64,
     /// The main thread waiting for the GC (pauses, blocking collections).
@@ -203,6 +207,8 @@ impl Live {
             major_fault_file_ms: ms(d.major_fault_file_ns),
             file_read_waits: d.file_read_waits,
             file_read_wait_ms: ms(d.file_read_wait_ns),
+            object_swap_ins: d.object_swap_ins,
+            object_swap_in_ms: ms(d.object_swap_in_ns),
             reclaim_stall_ms: ms(d.reclaim_stall_ns),
             allocstalls: d.allocstalls,
             gc_wait_ms: ms(wait),
@@ -403,6 +409,7 @@ impl Live {
         let s = self.snap();
         let system_ns = s.t.saturating_sub(t0);
         self.w.set_state(&mut self.rt, AppState::Foreground);
+        self.rt.resume_foreground(k);
         self.compute(k, spec.hot_cpu_ns);
         let la = self.w.hot_launch(&mut self.rt, k);
         self.attach_surface(k);

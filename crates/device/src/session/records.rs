@@ -84,6 +84,8 @@ pub struct AppTotals {
     pub bytes_allocated: u64,
     pub trims: u64,
     pub transitions: u64,
+    /// Object-granularity swap (a runtime policy such as Marvin; zeros without one).
+    pub object_swap: mobmem_runtime::object_swap::ObjectSwapStats,
     pub refault_anon: u64,
     pub refault_file: u64,
     pub majflt: u64,
@@ -121,6 +123,7 @@ impl AppTotals {
         self.bytes_allocated += l.w.stats.bytes_allocated;
         self.trims += rt.stats.trims;
         self.transitions += rt.stats.transitions;
+        self.object_swap.add(&rt.heap.oswap.stats);
         let st = &k.procs[l.proc_idx as usize].stats;
         self.refault_anon += st.refault_anon;
         self.refault_file += st.refault_file;

@@ -163,15 +163,12 @@ fn compact_page(cx: &mut Cx, c: &mut Compaction, p: u32) {
         let (o, old) = c.entries[j];
         let size = cx.heap.objs.size(o);
         let new = cx.heap.objs.addr(o);
-        let swapped = cx.heap.objs.flags(o) & crate::object::flag::SWAPPED != 0;
-        if !swapped {
-            if cx.gc_thread {
-                cx.heap.gc_touch_range(cx.k, cx.t, 0, old, size, false);
-                cx.heap.gc_touch_range(cx.k, cx.t, 0, new, size, true);
-            } else {
-                cx.heap.touch_range(cx.k, cx.t, SpaceId::Main, old, size, false);
-                cx.heap.touch_range(cx.k, cx.t, SpaceId::Main, new, size, true);
-            }
+        if cx.gc_thread {
+            cx.heap.gc_touch_range(cx.k, cx.t, 0, old, size, false);
+            cx.heap.gc_touch_range(cx.k, cx.t, 0, new, size, true);
+        } else {
+            cx.heap.touch_range(cx.k, cx.t, SpaceId::Main, old, size, false);
+            cx.heap.touch_range(cx.k, cx.t, SpaceId::Main, new, size, true);
         }
         if new != old {
             cx.heap.objs.set_copied_by(o, cx.t.thread);
@@ -181,7 +178,7 @@ fn compact_page(cx: &mut Cx, c: &mut Compaction, p: u32) {
                 cx.st.rec.copied_by_mutator += 1;
             }
         }
-        cx.t.cpu(cx.heap.costs.copy_ns(if swapped { crate::object::HEADER_BYTES } else { size }));
+        cx.t.cpu(cx.heap.costs.copy_ns(size));
     }
 }
 

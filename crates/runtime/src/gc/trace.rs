@@ -241,34 +241,39 @@ fn mark_new(cx: &mut Cx, o: ObjId, depth: u16) {
 }
 
 /// Copy `o` into its placement class's evacuation region (touching source and destination pages).
+/// An object-swap policy may give it a stub instead: then its contents go to the swapped-in
+/// space and only the stub is copied.
 pub fn copy_object(cx: &mut Cx, o: ObjId, depth: u16) {
-    let size = cx.heap.objs.size(o);
+    let mut size = cx.heap.objs.size(o);
     let by_mutator = !cx.gc_thread;
+    let info = |h: &crate::heap::Heap| SurvivorInfo {
+        obj: o,
+        size,
+        depth,
+        alloc_ns: h.objs.alloc_ns(o),
+        alloc_clock: h.objs.alloc_clock(o),
+        alloc_state: if h.objs.alloc_state(o) == 0 { AppState::Foreground } else { AppState::Background },
+        young: h.objs.flags(o) & flag::YOUNG != 0,
+        by_mutator,
+        gc_type: cx.st.gc_type,
+        cause: cx.st.cause,
+    };
     let class = match cx.hooks.placement.as_mut() {
-        Some(p) => {
-            let h = &*cx.heap;
-            let info = SurvivorInfo {
-                obj: o,
-                size,
-                depth,
-                alloc_ns: h.objs.alloc_ns(o),
-                alloc_clock: h.objs.alloc_clock(o),
-                alloc_state: if h.objs.alloc_state(o) == 0 { AppState::Foreground } else { AppState::Background },
-                young: h.objs.flags(o) & flag::YOUNG != 0,
-                by_mutator,
-                gc_type: cx.st.gc_type,
-                cause: cx.st.cause,
-            };
-            p.survivor_class(h, &info)
-        }
+        Some(p) => p.survivor_class(cx.heap, &info(cx.heap)),
         None => 0,
     };
-    let swapped = cx.heap.objs.flags(o) & flag::SWAPPED != 0;
     // Read the source.
     if cx.gc_thread {
         cx.heap.gc_touch_object(cx.k, cx.t, o, false);
     } else {
         cx.heap.touch_object(cx.k, cx.t, o, false);
+    }
+    if cx.gc_thread && cx.heap.objs.flags(o) & flag::STUB == 0 {
+        if let Some(p) = cx.hooks.object_swap.as_mut() {
+            if p.stub_on_copy(cx.heap, &info(cx.heap)) && cx.heap.make_stub(cx.k, cx.t, o) {
+                size = cx.heap.objs.size(o);
+            }
+        }
     }
     let (space, addr) = cx.heap.alloc_evac(size, class, cx.t);
     let h = &mut *cx.heap;
@@ -282,20 +287,16 @@ pub fn copy_object(cx: &mut Cx, o: ObjId, depth: u16) {
     // On its new card's chain. (The from-space region's chains are dropped when it is freed.)
     h.link_card(o, space as usize, addr);
     h.objs.set_copied_by(o, cx.t.thread);
-    // A swapped-out object's contents are not in the heap: only its stub moves.
-    let bytes = if swapped { crate::object::HEADER_BYTES } else { size };
-    cx.t.cpu(h.costs.copy_ns(bytes));
+    cx.t.cpu(h.costs.copy_ns(size));
     cx.st.rec.objects_copied += 1;
-    cx.st.rec.bytes_copied += bytes as u64;
+    cx.st.rec.bytes_copied += size as u64;
     if by_mutator {
         cx.st.rec.copied_by_mutator += 1;
     }
-    if !swapped {
-        if cx.gc_thread {
-            cx.heap.gc_touch_range(cx.k, cx.t, space as usize, addr, size, true);
-        } else {
-            cx.heap.touch_range(cx.k, cx.t, space, addr, size, true);
-        }
+    if cx.gc_thread {
+        cx.heap.gc_touch_range(cx.k, cx.t, space as usize, addr, size, true);
+    } else {
+        cx.heap.touch_range(cx.k, cx.t, space, addr, size, true);
     }
 }
 
@@ -588,9 +589,12 @@ fn reclaim_one(cx: &mut Cx, o: ObjId, p: &mut FirstPass) {
         return;
     }
     // A dead object in a region being evacuated costs nothing by itself (the region is freed
-    // whole): only its id and the byte count are returned.
+    // whole): only its id and the byte count are returned (and a stub's object freed).
     let (addr, size) = (h.objs.addr(o), h.objs.size(o));
-    if w.flags & flag::SWAPPED == 0 && h.regions.in_from[(addr / REGION_SIZE) as usize] {
+    if h.regions.in_from[(addr / REGION_SIZE) as usize] {
+        if w.flags & flag::STUB != 0 {
+            h.free_stubbed(cx.k, cx.t, o);
+        }
         p.fast_objs += 1;
         p.fast_bytes += size as u64;
         h.objs.free(o);

@@ -5,6 +5,7 @@
 //! back ([`settings::settings_for`]).
 
 pub mod fleet;
+pub mod marvin;
 pub mod segregate;
 pub mod settings;
 
@@ -39,10 +40,15 @@ pub const POLICIES: &[(&str, &str, InstallFn)] = &[
         "Fleet's runtime-guided swap: a breadth-first grouping GC T_B after going to background copies near-root and foreground-young objects to launch regions, objects the app touched during it to working-set regions and the rest to cold regions, which are paged out at once while launch regions are kept hot (settings fleet.*)",
         fleet::install_rgs,
     ),
+    (
+        "marvin",
+        "Marvin (ATC '20): object-granularity swap — compactions give objects of at least marvin.threshold bytes stubs that keep their references, cold objects are written to the app's swap file and their pages released in the background, a mutator access reads an object back, and everything is read back when the app returns to the foreground (settings marvin.*)",
+        marvin::install,
+    ),
 ];
 
 /// The settings layers of the registered policies.
-pub static LAYERS: &[&dyn SettingsLayer] = &[&Layer(&fleet::SETTINGS)];
+pub static LAYERS: &[&dyn SettingsLayer] = &[&Layer(&fleet::SETTINGS), &Layer(&marvin::SETTINGS)];
 
 /// The layer that owns `key`, if a policy's.
 pub fn layer_of(key: &str) -> Option<&'static dyn SettingsLayer> {
