@@ -8,9 +8,10 @@
 
 mod common;
 
+use common::{chain, idle_steps, setup_policy};
+
 use mobmem_kernel::page::lru;
-use mobmem_kernel::{Kernel, KernelConfig};
-use mobmem_runtime::config::CollectorKind;
+use mobmem_kernel::Kernel;
 use mobmem_runtime::object::{AppState, ObjId, SpaceId};
 use mobmem_runtime::oracle::Oracle;
 use mobmem_runtime::space::RegionSpace;
@@ -23,66 +24,15 @@ fn setup(settings: &[(&str, &str)]) -> (Kernel, Runtime) {
     setup_policy("fleet-rgs", settings)
 }
 
-fn setup_policy(policy: &str, settings: &[(&str, &str)]) -> (Kernel, Runtime) {
-    let mut kc = KernelConfig::default();
-    kc.set("swap", "zram").unwrap();
-    kc.set("swap_mib", "512").unwrap();
-    let mut k = Kernel::new(kc).unwrap();
-    let mut c = RuntimeConfig::default();
-    c.fg_collector = CollectorKind::ConcurrentCopying;
-    c.bg_collector = CollectorKind::ConcurrentCopying;
-    c.heap.growth_limit = 64 << 20;
-    c.heap.capacity = 64 << 20;
-    c.heap.start_size = 32 << 20;
-    c.heap.boot_image_bytes = 64 << 10;
-    c.heap.zygote_space_bytes = 16 << 10;
-    for (key, v) in settings {
-        policies::apply_setting(&mut c, key, v).unwrap();
-    }
-    let mut rt = Runtime::new(&mut k, 3, "app", 0, c, 0).unwrap();
-    rt.install_policy(policy).unwrap();
-    (k, rt)
-}
-
 /// `n` chains of `len` objects of `size` bytes, chain `i` hanging from root slot `i`: object `j`
 /// of a chain is at depth `j + 1` from the roots.
 fn chains(rt: &mut Runtime, k: &mut Kernel, n: usize, len: usize, size: u32) -> Vec<Vec<ObjId>> {
-    (0..n)
-        .map(|i| {
-            let mut v: Vec<ObjId> = Vec::new();
-            for j in 0..len {
-                let o = rt.alloc(k, size, 1).unwrap();
-                if j == 0 {
-                    rt.set_root(k, i, o);
-                } else {
-                    rt.write_ref(k, v[j - 1], 0, o);
-                }
-                v.push(o);
-            }
-            v
-        })
-        .collect()
+    (0..n).map(|i| chain(rt, k, i, len, size)).collect()
 }
 
 /// A full collection in the foreground: everything allocated so far becomes old.
 fn age(rt: &mut Runtime, k: &mut Kernel) {
     rt.collect_blocking(k, GcCause::Explicit, GcType::Full);
-}
-
-/// Let the (idle) app's clock run to `t`, the runtime's timed events included.
-fn idle_to(rt: &mut Runtime, k: &mut Kernel, t: u64) {
-    rt.mutator_idle_until(t);
-    k.advance_to(t);
-    rt.poll(k);
-}
-
-/// Run the app's clock to `t` in 10 ms steps (the session polls every slice).
-fn idle_steps(rt: &mut Runtime, k: &mut Kernel, t: u64) {
-    let mut now = rt.mutator.now;
-    while now < t {
-        now = (now + 10_000_000).min(t);
-        idle_to(rt, k, now);
-    }
 }
 
 fn class_of(rt: &Runtime, o: ObjId) -> String {

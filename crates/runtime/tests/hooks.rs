@@ -4,6 +4,9 @@
 
 #![allow(clippy::field_reassign_with_default, clippy::needless_range_loop, clippy::unnecessary_cast, clippy::while_let_loop)]
 
+mod common;
+
+use common::chain;
 use mobmem_kernel::{Kernel, KernelConfig};
 use mobmem_runtime::config::CollectorKind;
 use mobmem_runtime::gc::{GcRecord, GcType};
@@ -30,21 +33,6 @@ fn setup(kind: CollectorKind) -> (Kernel, Runtime) {
     c.heap.zygote_space_bytes = 16 << 10;
     let rt = Runtime::new(&mut k, 3, "app", 0, c, 0).unwrap();
     (k, rt)
-}
-
-/// A chain of `n` objects of `size` bytes hanging from root `slot`.
-fn chain(rt: &mut Runtime, k: &mut Kernel, slot: usize, n: usize, size: u32) -> Vec<ObjId> {
-    let mut v: Vec<ObjId> = Vec::new();
-    for i in 0..n {
-        let o = rt.alloc(k, size, 1).unwrap();
-        if i == 0 {
-            rt.set_root(k, slot, o);
-        } else {
-            rt.write_ref(k, v[i - 1], 0, o);
-        }
-        v.push(o);
-    }
-    v
 }
 
 struct FullInBackground;

@@ -3,10 +3,66 @@
 
 #![allow(dead_code)]
 
-use mobmem_kernel::Kernel;
+use mobmem_kernel::{Kernel, KernelConfig};
+use mobmem_runtime::config::CollectorKind;
+use mobmem_runtime::object::ObjId;
 use mobmem_runtime::oracle::Oracle;
-use mobmem_runtime::{Runtime, NULL};
+use mobmem_runtime::{policies, Runtime, RuntimeConfig, NULL};
 use proptest::prelude::*;
+
+/// A concurrent-copying runtime (64 MiB heap, zram swap) with runtime policy `policy` installed
+/// after the given `policy.key=value` settings.
+pub fn setup_policy(policy: &str, settings: &[(&str, &str)]) -> (Kernel, Runtime) {
+    let mut kc = KernelConfig::default();
+    kc.set("swap", "zram").unwrap();
+    kc.set("swap_mib", "512").unwrap();
+    let mut k = Kernel::new(kc).unwrap();
+    let mut c = RuntimeConfig::default();
+    c.fg_collector = CollectorKind::ConcurrentCopying;
+    c.bg_collector = CollectorKind::ConcurrentCopying;
+    c.heap.growth_limit = 64 << 20;
+    c.heap.capacity = 64 << 20;
+    c.heap.start_size = 32 << 20;
+    c.heap.boot_image_bytes = 64 << 10;
+    c.heap.zygote_space_bytes = 16 << 10;
+    for (key, v) in settings {
+        policies::apply_setting(&mut c, key, v).unwrap();
+    }
+    let mut rt = Runtime::new(&mut k, 3, "app", 0, c, 0).unwrap();
+    rt.install_policy(policy).unwrap();
+    (k, rt)
+}
+
+/// A chain of `n` objects of `size` bytes hanging from root `slot` (object `j` at depth `j + 1`).
+pub fn chain(rt: &mut Runtime, k: &mut Kernel, slot: usize, n: usize, size: u32) -> Vec<ObjId> {
+    let mut v: Vec<ObjId> = Vec::new();
+    for i in 0..n {
+        let o = rt.alloc(k, size, 1).unwrap();
+        if i == 0 {
+            rt.set_root(k, slot, o);
+        } else {
+            rt.write_ref(k, v[i - 1], 0, o);
+        }
+        v.push(o);
+    }
+    v
+}
+
+/// Let the (idle) app's clock run to `t`, the runtime's timed events included.
+pub fn idle_to(rt: &mut Runtime, k: &mut Kernel, t: u64) {
+    rt.mutator_idle_until(t);
+    k.advance_to(t);
+    rt.poll(k);
+}
+
+/// Run the app's clock to `t` in 10 ms steps (the session polls every slice).
+pub fn idle_steps(rt: &mut Runtime, k: &mut Kernel, t: u64) {
+    let mut now = rt.mutator.now;
+    while now < t {
+        now = (now + 10_000_000).min(t);
+        idle_to(rt, k, now);
+    }
+}
 
 #[derive(Clone, Debug)]
 pub enum Op {
