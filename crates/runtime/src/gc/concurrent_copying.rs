@@ -73,9 +73,14 @@ impl Collector for ConcurrentCopying {
             _ => unreachable!("phase {phase:?} is not part of concurrent copying"),
         }
     }
-    /// Read barrier slow path: copy a from-space object the mutator reached, as the mutator.
+    /// Read barrier slow path (ART's `ConcurrentCopying::Mark`): an object the mutator reached
+    /// that this collection has not marked yet is marked as the mutator — copied if it is in an
+    /// evacuated region, marked gray in place otherwise (an unevacuated region, the non-moving or
+    /// large-object space: `MarkUnevacFromSpaceRegion`, `MarkNonMoving`). Marking only the
+    /// evacuated ones would lose an unevacuated object whose only reference the mutator moves
+    /// from an unscanned object into a scanned one.
     fn mutator_access(&mut self, cx: &mut Cx, o: ObjId) {
-        if cx.st.barrier && cx.heap.objs.mark(o) != cx.heap.mark_epoch && trace::in_from_space(cx, o) {
+        if cx.st.barrier && cx.heap.objs.mark(o) != cx.heap.mark_epoch {
             trace::mark_ref(cx, o, trace::DEPTH_UNKNOWN);
         }
     }
