@@ -22,7 +22,7 @@ def test_fleet_study_quick_experiment_writes_its_report(tmp_path):
     p = run("report", "--study", "fleet", "--quick", "--only", "caching-large", "--out", str(tmp_path / "runs"), "--report", str(page), "--json")
     assert p.returncode == 0, p.stderr
     doc = json.loads(p.stdout)
-    assert doc["quick"] and doc["systems"] == ["stock", "fleet"] and [e["id"] for e in doc["experiments"]] == ["caching-large"]
+    assert doc["quick"] and doc["systems"] == ["stock", "fleet", "marvin"] and [e["id"] for e in doc["experiments"]] == ["caching-large"]
     rows = doc["experiments"][0]["rows"]
     # Numbers come from the runs: a cached-apps maximum per system, and the runs are on disk.
     for s in ("stock", "fleet"):

@@ -195,6 +195,9 @@ pub struct ProcStats {
     pub minflt: u64,
     pub majflt: u64,
     pub swapin: u64,
+    /// Pages of this process's own anonymous memory written to swap (pages shared copy-on-write
+    /// with other processes are counted by none).
+    pub swapout: u64,
     pub refault_anon: u64,
     pub refault_file: u64,
     /// Time this process's thread spent in memory stalls (direct reclaim, thrashing refaults).

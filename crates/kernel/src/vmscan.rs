@@ -500,6 +500,10 @@ impl Kernel {
             }
             slot = s;
             self.vmstat.pswpout += 1;
+            let owner = self.mappings[self.frames.mapping[i] as usize].owner;
+            if let Some(pr) = self.procs.get_mut(owner as usize) {
+                pr.stats.swapout += 1;
+            }
             self.vmstat.pgpgout += 4;
             self.vmstat.nr_vmscan_write += 1;
             self.frames.flags[i] &= !pg::DIRTY;

@@ -669,8 +669,9 @@ impl Heap {
     }
 
     /// Give `o` a stub (a copying collection, on the GC thread `t`, just before it copies `o`):
-    /// its contents move to pages of their own in the swapped-in space (mapped at the first
-    /// stub), written by `t`; its heap bytes become the stub's. False if the space is full.
+    /// its contents move to the swapped-in space (mapped at the first
+    /// stub, packed with other objects), written by `t`; its heap bytes become the stub's. False
+    /// if the space is full.
     pub fn make_stub(&mut self, k: &mut Kernel, t: &mut Task, o: ObjId) -> bool {
         use crate::object_swap::{stub_bytes, SWAPPED_SPACE_VMA};
         let size = self.objs.size(o);
@@ -683,7 +684,7 @@ impl Heap {
                 self.oswap.stats.space_full += 1;
                 return false;
             };
-            self.oswap.space = Some(LargeObjectSpace::new(v, self.oswap.space_pages));
+            self.oswap.space = Some(crate::object_swap::SwappedSpace::new(v, self.oswap.space_pages));
         }
         let sp = self.oswap.space.as_mut().unwrap();
         let Some(addr) = sp.alloc(size) else {
@@ -692,7 +693,7 @@ impl Heap {
         };
         let v = sp.vma;
         t.cpu(self.costs.copy_ns(size));
-        for p in (addr / PAGE) as u32..(addr / PAGE) as u32 + LargeObjectSpace::pages_for(size) {
+        for p in (addr / PAGE) as u32..=((addr + size as u64 - 1) / PAGE) as u32 {
             k.touch(t, v, p, true);
         }
         self.objs.set_size(o, stub);
@@ -709,11 +710,17 @@ impl Heap {
     /// are freed.
     pub fn free_stubbed(&mut self, k: &mut Kernel, t: &mut Task, o: ObjId) {
         let Some(rec) = self.oswap.remove(o) else { return };
+        let mut pages = std::mem::take(&mut self.oswap.scratch);
         let sp = self.oswap.space.as_mut().expect("an object with a stub has its space");
-        let (first, n) = sp.free(rec.addr, rec.size);
+        sp.free(rec.addr, rec.size, rec.resident, &mut pages);
         let v = sp.vma;
-        self.drop_touch_caches();
-        let _ = k.madvise(t, v, first, n, Advice::DontNeed);
+        if !pages.is_empty() {
+            self.drop_touch_caches();
+        }
+        for p in pages.drain(..) {
+            let _ = k.madvise(t, v, p, 1, Advice::DontNeed);
+        }
+        self.oswap.scratch = pages;
     }
 
     /// Free region `r` (and the following large-tail regions), releasing its pages if asked.

@@ -3,9 +3,9 @@
 //!
 //! What is modelled, as Marvin's released runtime does it:
 //! - **Stubs.** A collection that copies an object may give it a stub instead: the object's
-//!   contents move to the *swapped-in space* (page-granular, each object on pages of its own, so
-//!   that its pages can be released alone) and only the stub — a 16-byte header and a copy of
-//!   each outgoing reference (4 bytes each) — is copied into to-space. The object keeps its id:
+//!   contents move to the *swapped-in space* ([`SwappedSpace`]: objects packed, a page released
+//!   only when no resident object is left on it) and only the stub — a 16-byte header and a copy
+//!   of each outgoing reference (4 bytes each) — is copied into to-space. The object keeps its id:
 //!   references, marking and copying see the stub (its `size` is the stub's while it has one;
 //!   the object's own size is in its [`StubRec`]), so a collector traces through the stub without
 //!   touching the object behind it.
@@ -16,8 +16,9 @@
 //! - **The swap file** ([`SwapFile`]): one per app, bounded; an object is written whole (appended
 //!   the first time, overwritten in place later), freed when the object dies, and compacted when
 //!   a quarter of it is holes. A write that does not fit is refused (the object stays resident).
-//! - **Reclaim**: the pages of a clean (written, unmodified since) object are released
-//!   (`MADV_DONTNEED`); **swap-in**: a mutator access to a non-resident object reads it back whole
+//! - **Reclaim**: a clean (written, unmodified since) object stops being resident, and the pages
+//!   on which no resident object is left are released (`MADV_DONTNEED`): the object grain of the
+//!   decision meets the page grain of memory; **swap-in**: a mutator access to a non-resident object reads it back whole
 //!   from the file (a synchronous read on the accessing thread) into its pages.
 //!
 //! Which objects get stubs, when objects are written and reclaimed, and whether everything is
@@ -28,7 +29,6 @@
 
 use crate::cell;
 use crate::mirror::ObjId;
-use crate::space::large_object::LargeObjectSpace;
 use crate::space::PAGE;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -71,7 +71,89 @@ pub struct StubRec {
 impl StubRec {
     /// Its pages in the swapped-in space: (first, count).
     pub fn pages(&self) -> (u32, u32) {
-        ((self.addr / PAGE) as u32, (self.size as u64).div_ceil(PAGE) as u32)
+        let first = (self.addr / PAGE) as u32;
+        (first, ((self.addr + self.size as u64 - 1) / PAGE) as u32 + 1 - first)
+    }
+}
+
+/// The swapped-in space: where the contents of objects with stubs live, packed (bump allocation,
+/// and exact-size reuse of freed slots — an estimate of an allocator Marvin's paper does not
+/// describe). Per page it counts the objects on it that are live and those that are resident; a
+/// page goes back to the kernel when either count drops to zero.
+pub struct SwappedSpace {
+    pub vma: u32,
+    pub npages: u32,
+    top: u64,
+    holes: HashMap<u32, Vec<u64>>,
+    live: Vec<u16>,
+    resident: Vec<u16>,
+    pub bytes: u64,
+}
+
+impl SwappedSpace {
+    pub fn new(vma: u32, npages: u32) -> Self {
+        Self { vma, npages, top: 0, holes: HashMap::new(), live: Vec::new(), resident: Vec::new(), bytes: 0 }
+    }
+
+    fn range(addr: u64, size: u32) -> std::ops::RangeInclusive<usize> {
+        (addr / PAGE) as usize..=((addr + size as u64 - 1) / PAGE) as usize
+    }
+
+    /// Room for a resident object of `size` bytes.
+    pub fn alloc(&mut self, size: u32) -> Option<u64> {
+        let addr = match self.holes.get_mut(&size).and_then(|v| v.pop()) {
+            Some(a) => a,
+            None => {
+                if self.top + size as u64 > self.npages as u64 * PAGE {
+                    return None;
+                }
+                self.top += size as u64;
+                self.top - size as u64
+            }
+        };
+        let r = Self::range(addr, size);
+        if *r.end() >= self.live.len() {
+            self.live.resize(r.end() + 1, 0);
+            self.resident.resize(r.end() + 1, 0);
+        }
+        for p in r {
+            self.live[p] += 1;
+            self.resident[p] += 1;
+        }
+        self.bytes += size as u64;
+        Some(addr)
+    }
+
+    /// Free an object's slot; `out` gets the pages left with no live object (to release).
+    pub fn free(&mut self, addr: u64, size: u32, resident: bool, out: &mut Vec<u32>) {
+        for p in Self::range(addr, size) {
+            self.live[p] -= 1;
+            if resident {
+                self.resident[p] -= 1;
+            }
+            if self.live[p] == 0 || (resident && self.resident[p] == 0) {
+                out.push(p as u32);
+            }
+        }
+        self.holes.entry(size).or_default().push(addr);
+        self.bytes -= size as u64;
+    }
+
+    /// An object stops being resident; `out` gets the pages left with no resident object.
+    pub fn release(&mut self, addr: u64, size: u32, out: &mut Vec<u32>) {
+        for p in Self::range(addr, size) {
+            self.resident[p] -= 1;
+            if self.resident[p] == 0 {
+                out.push(p as u32);
+            }
+        }
+    }
+
+    /// An object is resident again (read back into its pages).
+    pub fn restore(&mut self, addr: u64, size: u32) {
+        for p in Self::range(addr, size) {
+            self.resident[p] += 1;
+        }
     }
 }
 
@@ -125,8 +207,8 @@ pub struct ObjectSwapStats {
     /// Writes refused because the swap file was full.
     pub writes_refused: u64,
     pub objects_reclaimed: u64,
-    /// Bytes of the objects whose pages were released (object grain) and the pages released
-    /// (page grain: an object's last page is released whole).
+    /// Bytes of the objects released (object grain) and the pages that freed (page grain: a page
+    /// goes when no resident object is left on it).
     pub bytes_reclaimed: u64,
     pub pages_reclaimed: u64,
     pub objects_swapped_in: u64,
@@ -172,7 +254,9 @@ pub struct ObjectSwap {
     /// The same for objects of unit cells, by slot.
     access_cell: Vec<(u32, u32)>,
     /// The swapped-in space, mapped at the first stub.
-    pub space: Option<LargeObjectSpace>,
+    pub space: Option<SwappedSpace>,
+    /// Pages to release (reused buffer).
+    pub scratch: Vec<u32>,
     pub space_pages: u32,
     pub file: SwapFile,
     recs: Vec<StubRec>,
@@ -189,6 +273,7 @@ impl Default for ObjectSwap {
             access_gen: Vec::new(),
             access_cell: Vec::new(),
             space: None,
+            scratch: Vec::new(),
             space_pages: DEFAULT_SPACE_BYTES.div_ceil(PAGE) as u32,
             file: SwapFile { capacity: DEFAULT_FILE_BYTES, ..SwapFile::default() },
             recs: Vec::new(),

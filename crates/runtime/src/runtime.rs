@@ -517,14 +517,25 @@ impl Runtime {
             return;
         }
         let off = rec.file_off.expect("a non-resident object was written to the swap file");
-        let blocks = (off + rec.size as u64).div_ceil(PAGE) - off / PAGE;
+        self.file_read(k, off, rec.size as u64, 1);
+        self.read_back(k, o);
+    }
+
+    /// The mutator reads `bytes` at `off` of the app's swap file, for `objects` objects: the
+    /// flash latency once, then the blocks at the device's read bandwidth.
+    fn file_read(&mut self, k: &mut Kernel, off: u64, bytes: u64, objects: u64) {
+        let blocks = (off + bytes).div_ceil(PAGE) - off / PAGE;
         let c = &k.cfg.costs;
         let io = c.flash_read_ns + (blocks - 1) * PAGE * 1_000_000_000 / c.flash_read_bw.max(1);
         self.mutator.now += io;
-        self.mutator.bd.object_swap_ins += 1;
+        self.mutator.bd.object_swap_ins += objects;
         self.mutator.bd.object_swap_in_ns += io;
+    }
+
+    /// `o`'s contents, just read, fill its pages: it is resident and clean again.
+    fn read_back(&mut self, k: &mut Kernel, o: ObjId) {
+        let rec = *self.heap.oswap.get(o).unwrap();
         self.mutator.cpu(self.heap.costs.object_swap_ns);
-        // The read fills the object's pages.
         let v = self.heap.oswap.space.as_ref().map_or(u32::MAX, |s| s.vma);
         let (first, n) = rec.pages();
         for p in first..first + n {
@@ -533,6 +544,7 @@ impl Runtime {
         let r = self.heap.oswap.get_mut(o).unwrap();
         r.resident = true;
         r.dirty = false;
+        self.heap.oswap.space.as_mut().unwrap().restore(rec.addr, rec.size);
         let st = &mut self.heap.oswap.stats;
         st.objects_swapped_in += 1;
         st.bytes_swapped_in += rec.size as u64;
@@ -565,45 +577,71 @@ impl Runtime {
         let io = io_bytes * 1_000_000_000 / bw + rewritten * 1_000_000_000 / k.cfg.costs.flash_read_bw.max(1);
         self.gc_task.now += io;
         self.gc_idle_ns += io;
-        let mut released = false;
+        let mut pages = std::mem::take(&mut self.heap.oswap.scratch);
         for &o in reclaim {
             let Some(rec) = self.heap.oswap.get(o).copied() else { continue };
             if !rec.resident || rec.dirty || rec.file_off.is_none() {
                 continue;
             }
-            let (first, n) = rec.pages();
-            let _ = k.madvise(&mut self.gc_task, v, first, n, Advice::DontNeed);
-            released = true;
+            let sp = self.heap.oswap.space.as_mut().unwrap();
+            let before = pages.len();
+            sp.release(rec.addr, rec.size, &mut pages);
             self.heap.oswap.get_mut(o).unwrap().resident = false;
             let st = &mut self.heap.oswap.stats;
             st.objects_reclaimed += 1;
             st.bytes_reclaimed += rec.size as u64;
-            st.pages_reclaimed += n as u64;
+            st.pages_reclaimed += (pages.len() - before) as u64;
         }
-        if released {
+        if !pages.is_empty() {
             self.heap.drop_touch_caches();
         }
+        pages.sort_unstable();
+        let mut i = 0;
+        while i < pages.len() {
+            // Runs of consecutive pages, one madvise each.
+            let mut j = i + 1;
+            while j < pages.len() && pages[j] == pages[j - 1] + 1 {
+                j += 1;
+            }
+            let _ = k.madvise(&mut self.gc_task, v, pages[i], (j - i) as u32, Advice::DontNeed);
+            i = j;
+        }
+        pages.clear();
+        self.heap.oswap.scratch = pages;
     }
 
     /// The app is back in the foreground and about to run: if its object-swap policy asks for
     /// it, every object whose pages were released is read back now, on the main thread, before
-    /// the app continues (Marvin's swap-in pause).
+    /// the app continues (Marvin's swap-in pause). The reads go in file order, and objects that
+    /// lie next to each other in the file are read in one sequential read.
     pub fn resume_foreground(&mut self, k: &mut Kernel) {
         let Some(p) = self.hooks.object_swap.as_ref() else { return };
         if !p.swap_in_on_foreground() {
             return;
         }
-        let out: Vec<ObjId> = self.heap.oswap.stub_ids().into_iter().filter(|&o| !self.heap.oswap.get(o).unwrap().resident).collect();
+        let mut out: Vec<(u64, u32, ObjId)> = self.heap.oswap.stubs().filter(|r| !r.resident).map(|r| (r.file_off.unwrap(), r.size, r.obj)).collect();
         if out.is_empty() {
             return;
         }
+        out.sort_unstable();
         self.heap.oswap.stats.pauses += 1;
-        for o in out {
-            self.swap_in(k, o);
-            self.heap.oswap.stats.pause_swap_ins += 1;
+        let mut i = 0;
+        while i < out.len() {
+            let (start, mut end) = (out[i].0, out[i].0 + out[i].1 as u64);
+            let mut j = i + 1;
+            while j < out.len() && out[j].0 == end {
+                end += out[j].1 as u64;
+                j += 1;
+            }
+            self.file_read(k, start, end - start, (j - i) as u64);
+            for &(_, _, o) in &out[i..j] {
+                self.read_back(k, o);
+                self.heap.oswap.stats.pause_swap_ins += 1;
+            }
             if self.mutator.killed {
                 return;
             }
+            i = j;
         }
     }
 

@@ -90,6 +90,7 @@ pub struct AppTotals {
     pub refault_file: u64,
     pub majflt: u64,
     pub swapin: u64,
+    pub swapout: u64,
     pub java_ooms: u32,
     pub alive_at_end: bool,
     /// The process's memory per mapping at the end of the session (`/proc/PID/smaps`; empty if
@@ -129,5 +130,6 @@ impl AppTotals {
         self.refault_file += st.refault_file;
         self.majflt += st.majflt;
         self.swapin += st.swapin;
+        self.swapout += st.swapout;
     }
 }
