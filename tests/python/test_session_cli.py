@@ -357,6 +357,10 @@ def test_marvin_runs_combined_and_checks_its_settings(tmp_path):
         assert p.returncode != 0 and "Traceback" not in p.stderr, p.stderr
         lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
         assert len(lines) == 1 and key in lines[0], p.stderr
+    # On apps of large objects it makes stubs, releases objects and reads them back at launches.
+    p = run("run", "caching_capacity_synthetic_large", "--system", "marvin", "--set", "session.time_scale=0.02")
+    assert p.returncode == 0, p.stderr
+    assert "obj swap-in" in p.stdout and "object swap: stubs made" in p.stdout, p.stdout[-3000:]
     p = run("run", str(mini), "--system", "marvin+ms")
     assert p.returncode != 0 and "marvin makes stubs in a copying collector" in p.stderr and "Traceback" not in p.stderr, p.stderr
     keys = jrun("keys", "marvin")

@@ -76,7 +76,7 @@ def launches_table(res: dict, title: str = "launches") -> Table:
         title=title,
         show_edge=False,
         title_justify="left",
-        caption="times in ms; system … idle sum to TTID; major faults and read waits (file pages still being read by readahead) as count / ms (blank: none); alive: apps alive after the launch",
+        caption="times in ms; system … idle sum to TTID; major faults, read waits (file pages still being read by readahead) and object swap-ins (reads of the app's own swap file) as count / ms (blank: none); alive: apps alive after the launch",
         caption_justify="left",
     )
     cols = [
@@ -99,11 +99,15 @@ def launches_table(res: dict, title: str = "launches") -> Table:
         "GCs",
         "alive",
     ]
+    # Reads of the app's own swap file (object-granularity swap): a column only when there are some.
+    oswap = any(l["breakdown"].get("object_swap_ins", 0) for l in res["launches"])
+    if oswap:
+        cols.insert(cols.index("reclaim stall"), "obj swap-in")
     for c in cols:
         t.add_column(c, justify="left" if c in ("app", "kind") else "right", no_wrap=True)
     for l in res["launches"]:
         b = l["breakdown"]
-        t.add_row(
+        cells = [
             str(l["index"]),
             f"{l['t_s']:.1f}",
             _short(l["app"], 22),
@@ -122,7 +126,10 @@ def launches_table(res: dict, title: str = "launches") -> Table:
             f"{b.get('idle_ms', 0.0):.1f}",
             str(b["gcs"]),
             str(l["alive_after"]),
-        )
+        ]
+        if oswap:
+            cells.insert(cols.index("obj swap-in"), _nf(b.get("object_swap_ins", 0), b.get("object_swap_in_ms", 0.0)))
+        t.add_row(*cells)
     return t
 
 
@@ -238,6 +245,17 @@ def gc_frames_table(res: dict) -> Table:
         ("missed vsyncs", f"{f['missed_vsyncs']:,}"),
         ("longest frame ms", f"{f['max_frame_ms']:.1f}"),
     ]
+    os_ = {}
+    for p in res.get("per_app", {}).values():
+        for k, v in p.get("object_swap", {}).items():
+            os_[k] = os_.get(k, 0) + v
+    if os_.get("stubs_created"):
+        mib = 1 << 20
+        rows += [
+            ("object swap: stubs made / writes refused", f"{os_['stubs_created']:,} / {os_['writes_refused']:,}"),
+            ("object swap: MiB released (pages freed, MiB)", f"{os_['bytes_reclaimed'] / mib:,.1f} ({os_['pages_reclaimed'] * 4096 / mib:,.1f})"),
+            ("object swap: objects / MiB read back", f"{os_['objects_swapped_in']:,} / {os_['bytes_swapped_in'] / mib:,.1f}"),
+        ]
     for k, v in rows:
         t.add_row(k, v)
     return t
