@@ -89,6 +89,7 @@ SWAP_GRAIN_ROWS = (
     Row("object_released_mib", "MiB of objects released by the runtime (object grain)", _object_swap("bytes_reclaimed", 1 / MIB), "{:,.0f}"),
     Row("object_released_pages_mib", "MiB of pages those releases freed", _object_swap("pages_reclaimed", 4096 / MIB), "{:,.0f}"),
     Row("object_read_back_mib", "MiB of objects read back (object swap-ins)", _object_swap("bytes_swapped_in", 1 / MIB), "{:,.0f}"),
+    Row("object_writes_refused", "object writes refused (the app's swap file full)", _object_swap("writes_refused"), "{:,.0f}"),
 )
 
 #: Per app: the bytes swapped at each grain.
