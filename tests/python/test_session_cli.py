@@ -369,6 +369,22 @@ def test_marvin_runs_combined_and_checks_its_settings(tmp_path):
     }
 
 
+def test_acclaim_runs_combined_and_checks_its_settings(tmp_path):
+    mini = tmp_path / "mini.toml"
+    mini.write_text(MINI)
+    for name in ("acclaim", "acclaim-code", "fleet+acclaim"):
+        r = session.run(mini, [], system=name)
+        assert r["launches"], name
+    pairs = systems.settings_for("fleet+acclaim", mini, [])
+    assert ("kernel.eviction", "fae") in pairs and ("kernel.kswapd_sizing", "lwp") in pairs and ("system.policies", "fleet") in pairs
+    for key, value in (("kernel.fae_exempt", "music"), ("kernel.lwp_p1", "0"), ("kernel.lwp_window_ms", "-5"), ("kernel.kswapd_sizing", "nope")):
+        p = run("run", str(mini), "--system", "acclaim", "--set", f"{key}={value}")
+        assert p.returncode != 0 and "Traceback" not in p.stderr, p.stderr
+        lines = [ln for ln in p.stderr.splitlines() if ln.strip()]
+        assert len(lines) == 1 and key.split(".")[1] in lines[0], p.stderr
+    assert 'no app "music" in this scenario' in run("run", str(mini), "--set", "kernel.fae_exempt=music").stderr
+
+
 def test_systems_file_errors(tmp_path):
     f = tmp_path / "systems.toml"
     f.write_text('[ok]\ndescription = "fine"\nsettings = []\n\n[broken]\ndescription = "x"\nsettings = ["nokey"]\n')

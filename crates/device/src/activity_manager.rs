@@ -1,5 +1,5 @@
 //! Android's ActivityManager as far as memory is concerned: process states, `oom_score_adj`
-//! assignment, and the cached-process limit.
+//! assignment, the cached-process limit, and the kernel's notice of the foreground app.
 //!
 //! Adj values follow AOSP `ProcessList`: foreground 0, visible 100, perceptible 200, previous
 //! app 700, home 600, cached apps 900–999 by recency (the most recently used cached app gets the
@@ -148,7 +148,12 @@ impl ActivityManager {
         for (p, a) in self.procs.iter().zip(adj) {
             // Valid by construction (all adj constants are within [-1000, 1000]).
             let _ = k.set_adj(p.proc_idx, a, now);
+            k.procs[p.proc_idx as usize].app = p.state != ProcState::System;
         }
+        // The foreground app (the launcher at home), as Acclaim's activity manager tells its
+        // kernel.
+        let fg = self.procs.iter().find(|p| p.state == ProcState::Foreground).or_else(|| self.procs.iter().find(|p| p.state == ProcState::Home));
+        k.set_foreground(fg.map(|p| p.proc_idx));
         kills
     }
 }

@@ -213,6 +213,30 @@ impl Default for ZramModel {
     }
 }
 
+fn positive(x: f64) -> Result<f64, String> {
+    if x > 0.0 {
+        Ok(x)
+    } else {
+        Err(format!("must be greater than 0, got {x}"))
+    }
+}
+
+/// Parameters of Acclaim's lightweight prediction-based reclaim (`lwp`).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct LwpConfig {
+    pub p1: f64,
+    pub p2: f64,
+    pub t1: f64,
+    pub slot_ns: u64,
+    pub window_ns: u64,
+}
+
+impl Default for LwpConfig {
+    fn default() -> Self {
+        Self { p1: 4.0, p2: 2.0, t1: 2.0, slot_ns: 10_000_000, window_ns: 100_000_000 }
+    }
+}
+
 /// All kernel settings.
 #[derive(Clone, Debug, Serialize)]
 pub struct KernelConfig {
@@ -254,6 +278,15 @@ pub struct KernelConfig {
     pub cores: usize,
     /// lmkd mode: "psi", "psi-minfree", "minfree" or "off" (a registry key, see `lmkd`).
     pub lmkd: String,
+    /// Eviction policy on vmscan's page decisions: "stock" or "fae" (see `fae`).
+    pub eviction: String,
+    /// Apps (process names) foreground-aware eviction leaves to the stock rules.
+    pub fae_exempt: Vec<String>,
+    /// Extra chances foreground pages get before they are reclaimed under FAE (0: none).
+    pub fae_fg_chances: u32,
+    /// kswapd sizing policy: "stock", "lwp" or "lwp-code" (see `lwp`).
+    pub kswapd_sizing: String,
+    pub lwp: LwpConfig,
     /// Time between two time-series samples. 0 = no time series.
     pub sample_interval_ns: u64,
     /// Delay between an lmkd kill and the release of the victim's memory (process reaping).
@@ -297,6 +330,11 @@ impl Default for KernelConfig {
             costs: CostModel::default(),
             cores: 8,
             lmkd: "psi".into(),
+            eviction: "stock".into(),
+            fae_exempt: Vec::new(),
+            fae_fg_chances: 0,
+            kswapd_sizing: "stock".into(),
+            lwp: LwpConfig::default(),
             sample_interval_ns: 100_000_000,
             reap_delay_ns: 20_000_000,
             lmkd_thrashing_limit: 100,
@@ -609,6 +647,132 @@ static ENTRIES: &[Setting<KernelConfig>] = &[
         get: |c| c.lmkd.clone(),
         set: |c, v| {
             c.lmkd = v.text().into();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "eviction",
+        aliases: &[],
+        kind: Kind::Choice(&["stock", "fae"]),
+        unit: "",
+        help: "eviction policy on vmscan's page decisions: stock, or fae (Acclaim's foreground-aware eviction: referenced pages of background apps are reclaimed instead of kept, their executable file pages not rotated)",
+        source: "Acclaim (ATC '20), section 4",
+        get: |c| c.eviction.clone(),
+        set: |c, v| {
+            let n = v.text();
+            if !["stock", "fae"].contains(&n) {
+                return Err(not_one_of(&["stock", "fae"], n));
+            }
+            c.eviction = n.into();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "fae_exempt",
+        aliases: &[],
+        kind: Kind::Text,
+        unit: "",
+        help: "apps (comma-separated names) foreground-aware eviction leaves to the stock rules, e.g. a music player",
+        source: "Acclaim (ATC '20): an exemption list for apps that work in the background",
+        get: |c| c.fae_exempt.join(","),
+        set: |c, v| {
+            let names: Vec<String> = v.text().split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect();
+            c.fae_exempt = names;
+            Ok(())
+        },
+    },
+    Setting {
+        key: "fae_fg_chances",
+        aliases: &[],
+        kind: Kind::Int { min: 0, max: 16 },
+        unit: "scans",
+        help: "extra chances a foreground app's page gets before foreground-aware eviction reclaims it (0: none)",
+        source: "Acclaim's older code: 3 extra chances for foreground pages",
+        get: |c| c.fae_fg_chances.to_string(),
+        set: |c, v| {
+            c.fae_fg_chances = v.int() as u32;
+            Ok(())
+        },
+    },
+    Setting {
+        key: "kswapd_sizing",
+        aliases: &[],
+        kind: Kind::Choice(&["stock", "lwp", "lwp-code"]),
+        unit: "",
+        help: "how much kswapd reclaims: stock (up to the high watermark), lwp (Acclaim's lightweight prediction: stop level and reclaim size from the predicted allocation demand) or lwp-code (its released code: the reclaim target scaled by the demand trend)",
+        source: "Acclaim (ATC '20), section 5",
+        get: |c| c.kswapd_sizing.clone(),
+        set: |c, v| {
+            let n = v.text();
+            if !["stock", "lwp", "lwp-code"].contains(&n) {
+                return Err(not_one_of(&["stock", "lwp", "lwp-code"], n));
+            }
+            c.kswapd_sizing = n.into();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "lwp_p1",
+        aliases: &[],
+        kind: Kind::Float { min: 0.0, max: 1000.0 },
+        unit: "",
+        help: "LWP: reclaim size = P1 x predicted demand when the demand trend is at least T1 (must be > 0)",
+        source: "Acclaim (ATC '20): P1 = 4",
+        get: |c| c.lwp.p1.to_string(),
+        set: |c, v| {
+            c.lwp.p1 = positive(v.float())?;
+            Ok(())
+        },
+    },
+    Setting {
+        key: "lwp_p2",
+        aliases: &[],
+        kind: Kind::Float { min: 0.0, max: 1000.0 },
+        unit: "",
+        help: "LWP: reclaim size = P2 x predicted demand when the trend is below T1 (must be > 0)",
+        source: "Acclaim (ATC '20): P2 = 2",
+        get: |c| c.lwp.p2.to_string(),
+        set: |c, v| {
+            c.lwp.p2 = positive(v.float())?;
+            Ok(())
+        },
+    },
+    Setting {
+        key: "lwp_t1",
+        aliases: &[],
+        kind: Kind::Float { min: 0.0, max: 1000.0 },
+        unit: "",
+        help: "LWP: trend (this window's demand / the last window's) from which the larger reclaim size P1 applies (must be > 0)",
+        source: "Acclaim (ATC '20): T1 = 2",
+        get: |c| c.lwp.t1.to_string(),
+        set: |c, v| {
+            c.lwp.t1 = positive(v.float())?;
+            Ok(())
+        },
+    },
+    Setting {
+        key: "lwp_slot_ms",
+        aliases: &[],
+        kind: Kind::Int { min: 1, max: 10_000 },
+        unit: "ms",
+        help: "LWP: sampling slot of the allocation window",
+        source: "Acclaim (ATC '20): 10 ms",
+        get: |c| (c.lwp.slot_ns / 1_000_000).to_string(),
+        set: |c, v| {
+            c.lwp.slot_ns = v.int() * 1_000_000;
+            Ok(())
+        },
+    },
+    Setting {
+        key: "lwp_window_ms",
+        aliases: &[],
+        kind: Kind::Int { min: 1, max: 100_000 },
+        unit: "ms",
+        help: "LWP: length of the sliding window (a whole number of slots)",
+        source: "Acclaim (ATC '20): 100 ms",
+        get: |c| (c.lwp.window_ns / 1_000_000).to_string(),
+        set: |c, v| {
+            c.lwp.window_ns = v.int() * 1_000_000;
             Ok(())
         },
     },

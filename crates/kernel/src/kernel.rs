@@ -72,6 +72,14 @@ impl Kernel {
         let wmark = Watermarks::compute(&cfg, managed);
         let swap = SwapDevice::new(cfg.swap, cfg.swap_pages);
         let killer = lmkd::create(&cfg.lmkd).map_err(KernelError::Invalid)?;
+        let eviction: Option<Box<dyn crate::mmzone::EvictionPolicy>> = match cfg.eviction.as_str() {
+            "fae" => Some(Box::new(crate::fae::Fae::new(cfg.fae_fg_chances, n))),
+            _ => None,
+        };
+        let kswapd_sizing: Option<Box<dyn crate::mmzone::KswapdSizing>> = match cfg.kswapd_sizing.as_str() {
+            "lwp" | "lwp-code" => Some(Box::new(crate::lwp::Lwp::new(cfg.lwp.clone(), cfg.kswapd_sizing == "lwp-code").map_err(KernelError::Invalid)?)),
+            _ => None,
+        };
         let mut k = Self {
             cpus: CpuSet::new(cfg.cores),
             frames,
@@ -92,6 +100,9 @@ impl Kernel {
             queue: EventQueue::new(),
             now: 0,
             killer: Some(killer),
+            eviction,
+            kswapd_sizing,
+            foreground: u32::MAX,
             lmkd_scheduled: false,
             kills: Vec::new(),
             hints: HintRegistry::with_builtins(),
@@ -141,9 +152,12 @@ impl Kernel {
             return Err(KernelError::Invalid(format!("oom_score_adj {adj} outside [-1000, 1000]")));
         }
         let idx = self.procs.len() as u32;
+        let fae_exempt = self.cfg.fae_exempt.iter().any(|n| n == name);
         self.procs.push(Process {
             pid,
             name: name.into(),
+            app: false,
+            fae_exempt,
             oom_score_adj: adj,
             alive: true,
             vmas: Vec::new(),
@@ -175,6 +189,12 @@ impl Kernel {
     }
 
     /// Change a process's oom_score_adj; entering a new adj slot makes it the most recent there.
+    /// The activity manager's notice: `proc_idx` is the foreground app (None: no app is), and
+    /// which processes are apps.
+    pub fn set_foreground(&mut self, proc_idx: Option<u32>) {
+        self.foreground = proc_idx.unwrap_or(u32::MAX);
+    }
+
     pub fn set_adj(&mut self, proc_idx: u32, adj: i32, now: Nanos) -> Result<(), KernelError> {
         if !(-1000..=1000).contains(&adj) {
             return Err(KernelError::Invalid(format!("oom_score_adj {adj} outside [-1000, 1000]")));

@@ -2,7 +2,8 @@
 //!
 //! The folder reads like `mm/`: [`page`] (struct page), [`lru`] (the LRU lists), [`mm`] (address
 //! spaces, VMAs, processes), [`memory`] (faults), [`page_alloc`] (watermarks, allocation slow
-//! path), [`vmscan`] (reclaim, kswapd), [`workingset`] (refaults), [`swap`] and [`zram`],
+//! path), [`vmscan`] (reclaim, kswapd; reclaim policies on its hooks: [`fae`] and [`lwp`],
+//! Acclaim's foreground-aware eviction and prediction-based kswapd sizing), [`workingset`] (refaults), [`swap`] and [`zram`],
 //! [`madvise`], [`fork`] (fork and copy-on-write sharing), [`psi`], [`lmkd`], [`oom_kill`],
 //! [`vmstat`] (counters), plus the trace format
 //! ([`trace`]) and its replayer ([`replay`]). [`mmzone`] (and [`psi_types`]) declare the shared
@@ -11,11 +12,13 @@
 //! See each module's documentation for what it models and what it leaves out.
 
 pub mod config;
+pub mod fae;
 pub mod fork;
 pub mod invariants;
 pub mod kernel;
 pub mod lmkd;
 pub mod lru;
+pub mod lwp;
 pub mod madvise;
 pub mod memory;
 pub mod mm;

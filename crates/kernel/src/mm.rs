@@ -209,6 +209,11 @@ pub struct ProcStats {
 pub struct Process {
     pub pid: u32,
     pub name: String,
+    /// An app process (set by the activity manager): reclaim policies may treat its pages by
+    /// whether it is the foreground app; other processes' pages keep the stock rules.
+    pub app: bool,
+    /// Exempt from foreground-aware eviction (`kernel.fae_exempt` names it).
+    pub fae_exempt: bool,
     pub oom_score_adj: i32,
     pub alive: bool,
     pub vmas: Vec<u32>,

@@ -105,6 +105,12 @@ pub struct Kernel {
     /// Time of the last processed event.
     pub now: Nanos,
     pub killer: Option<Box<dyn KillPolicy>>,
+    /// A reclaim policy on vmscan's reference and rotation decisions (`kernel.eviction`).
+    pub eviction: Option<Box<dyn EvictionPolicy>>,
+    /// A policy sizing kswapd's work (`kernel.kswapd_sizing`).
+    pub kswapd_sizing: Option<Box<dyn KswapdSizing>>,
+    /// The foreground app's process (the activity manager tells the kernel), `u32::MAX` if none.
+    pub foreground: u32,
     pub lmkd_scheduled: bool,
     pub kills: Vec<KillRecord>,
     pub hints: HintRegistry,
@@ -329,6 +335,48 @@ pub trait KillPolicy: Send {
     /// Run at `now`; returns the next timer wake-up it wants.
     fn run(&mut self, k: &mut Kernel, now: Nanos) -> Option<Nanos>;
     fn on_reaped(&mut self, _k: &Kernel, _proc_idx: u32) {}
+}
+
+// ------------------------------------------------------------------ vmscan: reclaim policies
+
+/// Who a page belongs to, for reclaim policies that treat apps differently: the process whose
+/// allocation brought it in (`Frames::owner`), classified by the activity manager's view.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PageOwner {
+    ForegroundApp,
+    /// Another app (its process index).
+    BackgroundApp(u32),
+    /// System processes, exempt apps, pages of no process.
+    Other,
+}
+
+/// A policy on vmscan's per-page decisions (stock rules when none is installed).
+pub trait EvictionPolicy: Send {
+    fn name(&self) -> &'static str;
+    /// A referenced page found on an inactive list, which the stock rules keep (`activate`: by
+    /// moving it to the active list): false reclaims it now instead.
+    fn keep_referenced(&mut self, _owner: PageOwner, _pfn: Pfn, _gen: u32, _activate: bool) -> bool {
+        true
+    }
+    /// A page the stock rules would reclaim: true keeps it on the inactive list once more.
+    fn extra_chance(&mut self, _owner: PageOwner, _pfn: Pfn, _gen: u32) -> bool {
+        false
+    }
+    /// A referenced executable file page on the active list: whether it rotates back to the
+    /// head of the active list (stock) or is deactivated like any other.
+    fn rotate_exec(&self, _owner: PageOwner) -> bool {
+        true
+    }
+}
+
+/// A policy sizing kswapd's work (stock: reclaim until free pages exceed the high watermark).
+pub trait KswapdSizing: Send {
+    fn name(&self) -> &'static str;
+    /// A page was allocated at `now`.
+    fn on_alloc(&mut self, now: Nanos);
+    /// At the start of each kswapd pass: (free pages above which kswapd stops, pages to reclaim
+    /// in this pass).
+    fn levels(&mut self, wmark: &Watermarks, now: Nanos) -> (u64, u64);
 }
 
 // ------------------------------------------------------------------ madvise: custom hints

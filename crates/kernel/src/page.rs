@@ -91,6 +91,9 @@ pub struct Frames {
     /// When this frame's I/O completes: its writeback while WRITEBACK is set, its read while
     /// LOCKED is set.
     pub io_done: Vec<u64>,
+    /// The process whose fault or read allocated the frame (the first toucher of a shared file
+    /// page), `u32::MAX` for none: the page's owner for policies that treat apps differently.
+    pub owner: Vec<u32>,
     free: Vec<Pfn>,
 }
 
@@ -108,6 +111,7 @@ impl Frames {
             gen: vec![0; n],
             swap_slot: vec![NO_SLOT; n],
             io_done: vec![0; n],
+            owner: vec![u32::MAX; n],
             free,
         }
     }

@@ -70,6 +70,10 @@ impl Kernel {
             self.free_page(p);
             return None;
         }
+        self.frames.owner[p as usize] = t.proc_idx;
+        if let Some(s) = self.kswapd_sizing.as_mut() {
+            s.on_alloc(t.now);
+        }
         Some(p)
     }
 

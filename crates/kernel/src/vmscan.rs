@@ -323,7 +323,12 @@ impl Kernel {
             let f = self.frames.flags[i];
             self.frames.flags[i] = f & !pg::YOUNG;
             self.cool(p);
-            if f & pg::YOUNG != 0 && file && f & pg::EXEC != 0 && self.frames.mapcount[i] > 0 {
+            if f & pg::YOUNG != 0
+                && file
+                && f & pg::EXEC != 0
+                && self.frames.mapcount[i] > 0
+                && self.eviction.as_ref().is_none_or(|e| e.rotate_exec(self.page_owner(p)))
+            {
                 self.lru.add_head(&mut self.frames, l, p);
                 rotated += 1;
                 continue;
@@ -422,6 +427,46 @@ impl Kernel {
         }
     }
 
+    /// The owner class of page `p` for reclaim policies (see `mmzone::PageOwner`).
+    #[inline]
+    pub fn page_owner(&self, p: crate::page::Pfn) -> crate::mmzone::PageOwner {
+        use crate::mmzone::PageOwner;
+        let o = self.frames.owner[p as usize];
+        match self.procs.get(o as usize) {
+            Some(pr) if pr.app && !pr.fae_exempt => {
+                if o == self.foreground {
+                    PageOwner::ForegroundApp
+                } else {
+                    PageOwner::BackgroundApp(o)
+                }
+            }
+            _ => PageOwner::Other,
+        }
+    }
+
+    /// An installed eviction policy's say on the stock decision for page `p`.
+    fn policy_references(&mut self, p: Pfn, r: PageRef) -> PageRef {
+        let owner = self.page_owner(p);
+        let gen = self.frames.gen[p as usize];
+        let Some(pol) = self.eviction.as_mut() else { return r };
+        match r {
+            PageRef::Activate | PageRef::Keep => {
+                if pol.keep_referenced(owner, p, gen, r == PageRef::Activate) {
+                    r
+                } else {
+                    PageRef::Reclaim
+                }
+            }
+            _ => {
+                if pol.extra_chance(owner, p, gen) {
+                    PageRef::Keep
+                } else {
+                    r
+                }
+            }
+        }
+    }
+
     /// `page_check_references`.
     fn page_check_references(&mut self, p: Pfn) -> PageRef {
         let i = p as usize;
@@ -464,7 +509,10 @@ impl Kernel {
             sc.nr_writeback += 1;
             return Outcome::Keep;
         }
-        let r = if sc.ignore_references { PageRef::Reclaim } else { self.page_check_references(p) };
+        let mut r = if sc.ignore_references { PageRef::Reclaim } else { self.page_check_references(p) };
+        if self.eviction.is_some() && !sc.ignore_references {
+            r = self.policy_references(p, r);
+        }
         match r {
             PageRef::Activate => return Outcome::Activate,
             PageRef::Keep => return Outcome::Keep,
@@ -687,7 +735,11 @@ impl Kernel {
             return;
         }
         if !self.kswapd.in_pass {
-            if self.nr_free() > self.wmark.high || self.kswapd.priority < 1 {
+            let (stop, target) = match self.kswapd_sizing.as_mut() {
+                Some(s) => s.levels(&self.wmark, now),
+                None => (self.wmark.high, self.wmark.high.max(SWAP_CLUSTER_MAX)),
+            };
+            if self.nr_free() > stop || self.kswapd.priority < 1 {
                 // Balanced (or out of priorities): this balance_pgdat run ends. Only a run that
                 // went through every priority without reclaiming counts as a failure.
                 self.vmstat.pageoutrun += 1;
@@ -695,7 +747,7 @@ impl Kernel {
                     self.kswapd.failures += 1;
                 }
                 self.snapshot_refaults_file = self.vmstat.workingset_refault_file;
-                if self.nr_free() > self.wmark.high || self.kswapd.failures >= MAX_RECLAIM_RETRIES {
+                if self.nr_free() > stop || self.kswapd.failures >= MAX_RECLAIM_RETRIES {
                     self.kswapd.awake = false;
                     return;
                 }
@@ -706,7 +758,7 @@ impl Kernel {
             ks.in_pass = true;
             ks.pass_scanned = 0;
             ks.pass_reclaimed = 0;
-            ks.target = self.wmark.high.max(SWAP_CLUSTER_MAX);
+            ks.target = target.max(SWAP_CLUSTER_MAX);
             let md = self.compute_may_deactivate();
             self.kswapd.may_deactivate = md;
             let mut sc = ScanControl::new(self.kswapd.target, true, false, now);

@@ -43,6 +43,8 @@ enum Op {
         p: usize,
         delay_us: u32,
     },
+    /// The activity manager's notice: process `p` is the foreground app.
+    Foreground(usize),
 }
 
 /// Processes never exceed this many (3 created, the rest forked).
@@ -59,6 +61,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (0usize..MAX_PROCS, 0usize..3).prop_map(|(p, v)| Op::Munlock { p, v }),
         2 => (0usize..MAX_PROCS).prop_map(Op::Fork),
         1 => (0usize..MAX_PROCS, 0u32..3000).prop_map(|(p, delay_us)| Op::Kill { p, delay_us }),
+        1 => (0usize..MAX_PROCS).prop_map(Op::Foreground),
     ]
 }
 
@@ -104,8 +107,20 @@ proptest! {
     fn invariants_hold_at_every_step(
         ops in proptest::collection::vec(op(), 1..120),
         swap in 0u8..3, sem in 0u8..4, lmkd in 0u8..4, pure in any::<bool>(), memcg in any::<bool>(),
+        eviction in 0u8..3, sizing in 0u8..3,
     ) {
         let mut cfg = config(swap, sem, lmkd, pure);
+        // Reclaim policies (Acclaim's variants), with random foreground switches below.
+        match eviction {
+            1 => cfg.set("eviction", "fae").unwrap(),
+            2 => {
+                cfg.set("eviction", "fae").unwrap();
+                cfg.set("fae_fg_chances", "3").unwrap();
+                cfg.set("fae_exempt", "p2").unwrap();
+            }
+            _ => {}
+        }
+        cfg.set("kswapd_sizing", ["stock", "lwp", "lwp-code"][sizing as usize]).unwrap();
         if memcg {
             cfg.set("scope", "memcg").unwrap();
             cfg.set("memcg_limit_mib", "3").unwrap();
@@ -115,6 +130,7 @@ proptest! {
         let mut vmas = Vec::new();
         for i in 0..3u32 {
             let p = k.create_process(100 + i, &format!("p{i}"), 900, 0).unwrap();
+            k.procs[p as usize].app = true;
             let a = k.map_anon(p, "heap", 600).unwrap();
             let f = k.map_file(p, "code", "shared.so", 600, i == 0).unwrap();
             let g = k.map_file(p, "data", &format!("d{i}"), 600, false).unwrap();
@@ -186,6 +202,11 @@ proptest! {
                     let p = p % n;
                     k.advance_to(now);
                     k.kill_process(p as u32, "test", 0, "test", now, delay_us as u64 * 1000);
+                }
+                Op::Foreground(p) => {
+                    let p = p % n;
+                    k.procs[p].app = true;
+                    k.set_foreground(Some(p as u32));
                 }
             }
             prop_assert!(k.frames_conserved());

@@ -357,6 +357,15 @@ pub fn load(scenario_path: &str, data: &Path, overrides: &Settings, seed: Option
     if !options.lmkd.is_empty() {
         kernel.push(("kernel.lmkd".into(), options.lmkd.clone()));
     }
+    // Apps exempt from foreground-aware eviction must be apps of the scenario.
+    if let Some((_, v)) = kernel.iter().rev().find(|(k, _)| k == "kernel.fae_exempt") {
+        for n in v.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            if !apps.iter().any(|a| a.name == n) {
+                let names: Vec<&str> = apps.iter().map(|a| a.name.as_str()).collect();
+                return Err(plain("kernel.fae_exempt", format!("no app {n:?} in this scenario; its apps: {}", names.join(", "))));
+            }
+        }
+    }
     kernel.push(("kernel.seed".into(), seed.to_string()));
     runtime.push(("collector".into(), options.collector.clone()));
     Ok(Inputs {
