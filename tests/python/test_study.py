@@ -61,3 +61,16 @@ def test_every_study_experiment_names_a_shipped_scenario_and_systems():
             assert session.resolve_scenario(e.scenario).is_file()
         for s in {*st.systems, *st.quick_systems}:
             systems.get(s)
+
+
+def test_acclaim_study_quick_experiment_compares_every_launch(tmp_path):
+    page = tmp_path / "acclaim.md"
+    p = run("report", "--study", "acclaim", "--quick", "--only", "fg-refault-3B-A", "--out", str(tmp_path / "runs"), "--report", str(page), "--json")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert doc["systems"] == ["stock", "acclaim"] and [e["id"] for e in doc["experiments"]] == ["fg-refault-3B-A"]
+    rows = doc["experiments"][0]["rows"]
+    # The foreground app is found from the run (its last launch) and drew frames.
+    assert rows["fg_ttid"]["stock"]["mean"] > 0 and rows["fg_fps"]["stock"]["mean"] > 0
+    text = page.read_text()
+    assert "Every launch, TTID in ms" in text and "median change" in text and "| 3 | facebook | cold |" in text

@@ -1,6 +1,6 @@
 """``mobmem report --study NAME``: a study's experiments on the simulated phone, and its report.
 
-- ``mobmem report --study fleet [--quick] [--seeds K] [--jobs J] [--out DIR] [--resume]
+- ``mobmem report --study fleet|acclaim [--quick] [--seeds K] [--jobs J] [--out DIR] [--resume]
   [--report FILE] [--only EXPERIMENT …] [--json]`` runs every experiment of the study under its
   systems and seeds, prints the tables and, with ``--report``, writes the Markdown page (with its
   figures, PNG and SVG, in a folder named after it) and the exact command that made it.
@@ -43,7 +43,7 @@ def _tables(doc: dict) -> list[Table]:
 
 
 def report(
-    study: str = typer.Option(..., "--study", help="The study: fleet."),
+    study: str = typer.Option(..., "--study", help="The study: fleet or acclaim."),
     quick: bool = typer.Option(False, "--quick", help="A scaled-down set (fewer systems, one seed, shorter durations) that runs in minutes."),
     seeds: int = typer.Option(3, "--seeds", help="Seeds per run: --seed + 0 … K−1 (ignored with --quick)."),
     seed: Optional[int] = typer.Option(None, "--seed", help="First seed (default 1)."),

@@ -20,9 +20,9 @@ __all__ = ["Experiment", "Row", "Study", "fmt_stat", "fmt_vs", "get", "plan", "r
 
 
 def registry() -> dict[str, Study]:
-    from mobmem.session.studies import fleet
+    from mobmem.session.studies import acclaim, fleet
 
-    return {s.name: s for s in (fleet.STUDY,)}
+    return {s.name: s for s in (fleet.STUDY, acclaim.STUDY)}
 
 
 def get(name: str) -> Study:
