@@ -213,6 +213,18 @@ impl Default for ZramModel {
     }
 }
 
+/// Eviction policies (`kernel.eviction`) and kswapd sizing policies (`kernel.kswapd_sizing`).
+pub const EVICTION_NAMES: &[&str] = &["stock", "fae"];
+pub const KSWAPD_SIZING_NAMES: &[&str] = &["stock", "lwp", "lwp-code"];
+
+fn one_of(names: &[&str], v: &str) -> Result<String, String> {
+    if names.contains(&v) {
+        Ok(v.into())
+    } else {
+        Err(not_one_of(names, v))
+    }
+}
+
 fn positive(x: f64) -> Result<f64, String> {
     if x > 0.0 {
         Ok(x)
@@ -653,17 +665,13 @@ static ENTRIES: &[Setting<KernelConfig>] = &[
     Setting {
         key: "eviction",
         aliases: &[],
-        kind: Kind::Choice(&["stock", "fae"]),
+        kind: Kind::Choice(EVICTION_NAMES),
         unit: "",
         help: "eviction policy on vmscan's page decisions: stock, or fae (Acclaim's foreground-aware eviction: referenced pages of background apps are reclaimed instead of kept, their executable file pages not rotated)",
         source: "Acclaim (ATC '20), section 4",
         get: |c| c.eviction.clone(),
         set: |c, v| {
-            let n = v.text();
-            if !["stock", "fae"].contains(&n) {
-                return Err(not_one_of(&["stock", "fae"], n));
-            }
-            c.eviction = n.into();
+            c.eviction = one_of(EVICTION_NAMES, v.text())?;
             Ok(())
         },
     },
@@ -697,17 +705,13 @@ static ENTRIES: &[Setting<KernelConfig>] = &[
     Setting {
         key: "kswapd_sizing",
         aliases: &[],
-        kind: Kind::Choice(&["stock", "lwp", "lwp-code"]),
+        kind: Kind::Choice(KSWAPD_SIZING_NAMES),
         unit: "",
         help: "how much kswapd reclaims: stock (up to the high watermark), lwp (Acclaim's lightweight prediction: stop level and reclaim size from the predicted allocation demand) or lwp-code (its released code: the reclaim target scaled by the demand trend)",
         source: "Acclaim (ATC '20), section 5",
         get: |c| c.kswapd_sizing.clone(),
         set: |c, v| {
-            let n = v.text();
-            if !["stock", "lwp", "lwp-code"].contains(&n) {
-                return Err(not_one_of(&["stock", "lwp", "lwp-code"], n));
-            }
-            c.kswapd_sizing = n.into();
+            c.kswapd_sizing = one_of(KSWAPD_SIZING_NAMES, v.text())?;
             Ok(())
         },
     },
