@@ -5,14 +5,15 @@ frames, and a per-launch comparison — stock Android against Acclaim as the pap
 (``acclaim-fae``, ``acclaim-lwp``) and as its released code sets it (``acclaim-code``).
 
 The foreground app is the app of a run's last launch (the scenarios launch A last); nothing here
-knows a scenario's or an app's name. Not yet here: the relaunch time of the background apps and the
-storage-throughput test of the paper."""
+knows a scenario's or an app's name. The relaunch experiment brings the background apps back after
+A. Not yet here: the storage-throughput test of the paper."""
 
 from __future__ import annotations
 
 import statistics
 from pathlib import Path
 
+from mobmem.session.fidelity import launch_stat
 from mobmem.session.studies.study import Experiment, Row, Study, experiment_lines, header_lines, per_app_lines
 
 
@@ -94,14 +95,31 @@ PER_APP = (
     ),
 )
 
+
+def _hot(stat: str):
+    return lambda res: launch_stat(res, "*", "hot", stat)
+
+
+RELAUNCH_ROWS = (
+    Row("hot_p50", "relaunch time of the background apps (hot launches), median ms", _hot("p50")),
+    Row("hot_p90", "relaunch time of the background apps (hot launches), p90 ms", _hot("p90")),
+    Row("hot_n", "hot launches", lambda r: float(sum(1 for l in r.get("launches", []) if l["kind"] == "hot")), "{:,.0f}"),
+    Row("relaunches", "cold launches instead (the app was killed)", lambda r: float(sum(1 for l in r.get("launches", []) if l.get("relaunch"))), "{:,.0f}"),
+    Row("needed_ratio", "pages needed again / pages evicted", _needed_ratio, "{:.3f}"),
+    Row("allocstall", "direct reclaims (allocstall)", _vm("allocstall"), "{:,.0f}"),
+)
+
 EXPERIMENTS = [
-    Experiment(f"fg-refault-{case}", f"Foreground refaults and reclaim: {title}", f"fg_refault_{case.replace('-', '_')}", ROWS, per_app=PER_APP)
-    for case, title in (
-        ("A", "the foreground app alone"),
-        ("3B-A", "after 3 background apps"),
-        ("8B-A", "after 8 background apps"),
-        ("15B-A", "after 15 background apps"),
-    )
+    *(
+        Experiment(f"fg-refault-{case}", f"Foreground refaults and reclaim: {title}", f"fg_refault_{case.replace('-', '_')}", ROWS, per_app=PER_APP)
+        for case, title in (
+            ("A", "the foreground app alone"),
+            ("3B-A", "after 3 background apps"),
+            ("8B-A", "after 8 background apps"),
+            ("15B-A", "after 15 background apps"),
+        )
+    ),
+    Experiment("relaunch-8B", "Relaunch of the 8 background apps after the foreground app", "fg_refault_8B_A_relaunch", RELAUNCH_ROWS, per_app=PER_APP),
 ]
 
 
