@@ -84,8 +84,9 @@ pub const MAX_STEP_SECONDS: f64 = 1e7;
 
 /// One step of the user's script, as written (fields keep their position for error messages).
 /// Actions: `launch {app}` (cold if not running, hot if cached), `use {seconds}` (frames at
-/// 60 Hz), `home`, `wait {seconds}`, `kill {app}`, `repeat {times, steps}`,
-/// `each {apps, steps}` (with "{app}" standing for each app in turn).
+/// 60 Hz), `home`, `wait {seconds}`, `kill {app}`, `file_io {mib, mode}` (the foreground app
+/// reads or writes a new file sequentially), `repeat {times, steps}`, `each {apps, steps}` (with
+/// "{app}" standing for each app in turn).
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Step {
@@ -100,6 +101,10 @@ pub struct Step {
     pub apps: Option<Vec<Spanned<String>>>,
     #[serde(default)]
     pub steps: Option<Vec<Step>>,
+    #[serde(default)]
+    pub mib: Option<Spanned<u32>>,
+    #[serde(default)]
+    pub mode: Option<Spanned<String>>,
 }
 
 /// A validated step.
@@ -110,6 +115,12 @@ pub enum Action {
     Home,
     Wait(f64),
     Kill(String),
+    /// The foreground app reads or writes a new file of this many MiB sequentially, 4 KiB at a
+    /// time (a storage-throughput test).
+    FileIo {
+        mib: u32,
+        write: bool,
+    },
     Repeat(u32, Vec<Action>),
     Each(Vec<String>, Vec<Action>),
 }
@@ -217,7 +228,8 @@ fn check_steps(
             "home" => &[],
             "repeat" => &["times", "steps"],
             "each" => &["apps", "steps"],
-            _ => return Err(at(aspan, format!("script.action: unknown action {act:?}; expected launch, use, home, wait, kill, repeat or each"))),
+            "file_io" => &["mib", "mode"],
+            _ => return Err(at(aspan, format!("script.action: unknown action {act:?}; expected launch, use, home, wait, kill, file_io, repeat or each"))),
         };
         let present = [
             ("app", s.app.is_some()),
@@ -225,6 +237,8 @@ fn check_steps(
             ("times", s.times.is_some()),
             ("apps", s.apps.is_some()),
             ("steps", s.steps.is_some()),
+            ("mib", s.mib.is_some()),
+            ("mode", s.mode.is_some()),
         ];
         for (f, p) in present {
             if p && !allowed.contains(&f) {
@@ -262,6 +276,18 @@ fn check_steps(
             "use" => Action::Use(seconds(&s.seconds)?),
             "wait" => Action::Wait(seconds(&s.seconds)?),
             "home" => Action::Home,
+            "file_io" => {
+                let (m, mode) = (s.mib.as_ref().unwrap(), s.mode.as_ref().unwrap());
+                if *m.get_ref() == 0 || *m.get_ref() > 65_536 {
+                    return Err(at(m.span(), format!("script.file_io.mib: from 1 to 65536, got {}", m.get_ref())));
+                }
+                let write = match mode.get_ref().as_str() {
+                    "read" => false,
+                    "write" => true,
+                    other => return Err(at(mode.span(), format!("script.file_io.mode: expected read or write, got {other:?}"))),
+                };
+                Action::FileIo { mib: *m.get_ref(), write }
+            }
             "repeat" => {
                 let t = s.times.as_ref().unwrap();
                 if *t.get_ref() == 0 {

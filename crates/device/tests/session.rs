@@ -249,3 +249,26 @@ fn apps_share_the_zygote_space_copy_on_write() {
     assert_eq!(shared_by_all, n - n / 10);
     assert_eq!(s.k.vmstat.cow_fault, 3 * (n / 10) as u64);
 }
+
+#[test]
+fn file_io_steps_measure_throughput_and_check_their_fields() {
+    let step = |mib: &str, mode: &str| format!("[[script]]\naction = \"file_io\"\nmib = {mib}\nmode = \"{mode}\"\n");
+    let launch = format!("[[script]]\naction = \"launch\"\napp = \"{}\"\n", APPS[0]);
+    let base = two_passes(&APPS[..1]);
+    let v = run("io", &format!("{base}{launch}{}{}", step("64", "read"), step("64", "write")), &[]);
+    let recs = v["file_io"].as_array().unwrap();
+    assert_eq!(recs.len(), 2);
+    let (r, w) = (&recs[0], &recs[1]);
+    assert_eq!((r["mode"].as_str(), r["mib"].as_u64(), w["mode"].as_str()), (Some("read"), Some(64), Some("write")));
+    // A new file is read from flash (bounded by its bandwidth); writing one reads nothing.
+    let mbps = r["mb_per_s"].as_f64().unwrap();
+    assert!(mbps > 1.0 && mbps < 1000.0, "{mbps} MB/s");
+    assert!(r["file_read_wait_ms"].as_f64().unwrap() > 0.0 || r["major_faults"].as_u64().unwrap() > 0);
+    assert_eq!(w["file_read_wait_ms"].as_f64(), Some(0.0));
+    assert_eq!(w["major_faults"].as_u64(), Some(0));
+    for (mib, mode, msg) in [("0", "read", "script.file_io.mib"), ("64", "append", "script.file_io.mode")] {
+        let path = scenario_file("badio", &format!("{base}{launch}{}", step(mib, mode)));
+        let e = run_file(&path, &data(), &vec![], None).unwrap_err();
+        assert!(e.contains("badio.toml:") && e.contains(msg), "{e}");
+    }
+}

@@ -435,6 +435,31 @@ impl Kernel {
     /// Read page `idx` of file mapping `m` into the page cache (not mapped): allocate a frame,
     /// run the refault check against a shadow entry, put it on the file LRU. Returns the frame and
     /// whether it was a workingset refault, or None if the task was killed while allocating.
+    /// A `write(2)` of the whole of page `page` of file VMA `v` (`generic_perform_write`): a page
+    /// not in the page cache is allocated without being read (the write covers it whole: a new
+    /// file's pages are holes), then dirtied; the write does not map it. A page already cached is
+    /// written in place.
+    pub fn write_file_page(&mut self, t: &mut Task, v: u32, page: u32) {
+        let vm = &self.vmas[v as usize];
+        if !vm.live {
+            t.killed = true;
+            return;
+        }
+        let (m, proc_idx) = (vm.mapping as usize, vm.proc_idx as usize);
+        if !vm.file || self.mappings[m].pages[page as usize].is_present() {
+            self.touch(t, v, page, true);
+            return;
+        }
+        t.kernel_cpu(self.cfg.costs.file_minor_fault_ns);
+        let Some((p, _)) = self.add_to_page_cache(t, m, page, proc_idx) else { return };
+        if !self.vmas[v as usize].live {
+            t.killed = true;
+            return;
+        }
+        self.frames.flags[p as usize] |= pg::YOUNG;
+        self.mark_dirty(p);
+    }
+
     pub(crate) fn add_to_page_cache(&mut self, t: &mut Task, m: usize, idx: u32, proc_idx: usize) -> Option<(Pfn, bool)> {
         let p = self.alloc_page(t)?;
         if self.mappings[m].pages.is_empty() {

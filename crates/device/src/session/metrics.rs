@@ -132,6 +132,7 @@ pub fn result(s: &Session, wall_s: f64) -> Value {
         "wall_seconds": wall_s,
         "sim_speed": sim_s / wall_s.max(1e-9),
         "launches": s.launches,
+        "file_io": s.file_io,
         "launch_stats": launch_stats,
         "cached_apps": {
             "max": cached.iter().cloned().fold(0.0, f64::max),

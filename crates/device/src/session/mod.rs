@@ -19,6 +19,7 @@
 //! (an app's process and lifecycle steps, launch breakdowns, frames), [`metrics`] (the result).
 
 pub mod app;
+pub mod file_io;
 pub mod inputs;
 pub mod metrics;
 pub mod records;
@@ -61,6 +62,8 @@ pub struct Session {
     /// The app in the foreground (index into `apps`).
     pub fg: Option<usize>,
     pub launches: Vec<LaunchRecord>,
+    /// Storage-throughput tests (`file_io` steps).
+    pub file_io: Vec<file_io::FileIoRecord>,
     pub events: Vec<Event>,
     pub samples: Vec<Sample>,
     /// Every collection of every app (structured; the event log has the same as text).
@@ -113,6 +116,7 @@ impl Session {
             next_pid: 10_000,
             fg: None,
             launches: Vec::new(),
+            file_io: Vec::new(),
             events: Vec::new(),
             samples: Vec::new(),
             gcs: Vec::new(),
@@ -394,6 +398,57 @@ impl Session {
         Ok(())
     }
 
+    /// A storage-throughput test (see [`file_io`]): the foreground app reads or writes a new
+    /// file of `mib` MiB sequentially.
+    fn file_io(&mut self, mib: u32, write: bool) -> Result<(), String> {
+        let i = self.fg.ok_or("script: a file_io step needs an app in the foreground")?;
+        let name = self.apps[i].spec.name.clone();
+        let n = self.file_io.len();
+        let Some(l) = self.apps[i].live.as_mut() else { return Ok(()) };
+        let file = format!("storage-test-{n}");
+        let pages = mib * 256;
+        let v = self.k.map_file(l.proc_idx, &file, &file, pages, false).map_err(|e| e.to_string())?;
+        let t = &mut l.rt.mutator;
+        t.now = t.now.max(self.now);
+        let (t0, bd0) = (t.now, t.bd);
+        for pg in 0..pages {
+            t.cpu(file_io::CALL_NS);
+            if write {
+                self.k.write_file_page(t, v, pg);
+            } else {
+                self.k.touch(t, v, pg, false);
+            }
+            if t.killed {
+                break;
+            }
+            if Some(t.now) >= self.k.next_event_time() {
+                self.k.book_cpu(t);
+                self.k.advance_to(t.now);
+            }
+        }
+        self.k.book_cpu(t);
+        let secs = (t.now - t0) as f64 / 1e9;
+        let d = t.bd.since(&bd0);
+        let end = t.now;
+        l.w.next_unit_at = l.w.next_unit_at.max(end);
+        self.file_io.push(file_io::FileIoRecord {
+            t_s: t0 as f64 / 1e9,
+            app: name.clone(),
+            mode: if write { "write" } else { "read" },
+            mib,
+            seconds: secs,
+            mb_per_s: if secs > 0.0 { mib as f64 * 1.048576 / secs } else { 0.0 },
+            major_faults: d.major_faults_zram + d.major_faults_flash_swap + d.major_faults_file,
+            file_read_wait_ms: d.file_read_wait_ns as f64 / 1e6,
+            reclaim_stall_ms: d.reclaim_stall_ns as f64 / 1e6,
+            allocstalls: d.allocstalls,
+        });
+        self.event(t0, "file_io", &name, format!("{} {mib} MiB in {secs:.2} s", if write { "wrote" } else { "read" }));
+        self.advance(end.max(self.now))?;
+        self.reap_dead();
+        Ok(())
+    }
+
     fn home(&mut self) -> Result<(), String> {
         self.leave_foreground();
         self.am.home(self.now);
@@ -452,6 +507,7 @@ impl Session {
                 }
                 Action::Home => self.home()?,
                 Action::Kill(n) => self.kill(&subst(n))?,
+                Action::FileIo { mib, write } => self.file_io(*mib, *write)?,
                 Action::Repeat(times, body) => {
                     for _ in 0..*times {
                         self.execute(body, app)?;

@@ -26,7 +26,7 @@ pub fn script_totals(actions: &[Action]) -> (f64, f64) {
                 let (s, l) = script_totals(body);
                 (list.len() as f64 * s, list.len() as f64 * l)
             }
-            Action::Home | Action::Kill(_) => (0.0, 0.0),
+            Action::Home | Action::Kill(_) | Action::FileIo { .. } => (0.0, 0.0),
         };
         (secs + s, launches + l)
     })
