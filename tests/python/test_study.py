@@ -35,7 +35,9 @@ def test_fleet_study_quick_experiment_writes_its_report(tmp_path):
     # --resume reuses the runs: same numbers, no new simulation.
     p2 = run("report", "--study", "fleet", "--quick", "--only", "caching-large", "--out", str(tmp_path / "runs"), "--resume", "--json")
     assert p2.returncode == 0, p2.stderr
-    assert json.loads(p2.stdout)["experiments"][0]["rows"] == rows
+    doc2 = json.loads(p2.stdout)
+    assert doc2["experiments"][0]["rows"] == rows
+    assert doc2["reused_runs"] == doc2["runs"] == len(doc2["systems"]) and doc["reused_runs"] == 0
 
 
 def test_bad_study_arguments_get_one_line_errors(tmp_path):

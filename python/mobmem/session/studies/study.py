@@ -96,7 +96,14 @@ def run(
     if unknown:
         raise MobmemError(f"unknown experiment(s) {', '.join(unknown)} of study {study.name}; known: {', '.join(e.id for e in study.experiments)}")
     t0 = time.perf_counter()
-    doc = {"study": study.name, "title": study.title, "quick": quick, "systems": systems, "seeds": seed_list, "experiments": []}
+    doc = {"study": study.name, "title": study.title, "quick": quick, "systems": systems, "seeds": seed_list, "experiments": [], "runs": 0, "reused_runs": 0}
+
+    def count(exp_id: str, s: str, sd: int, r: dict, reused: bool) -> None:
+        doc["runs"] += 1
+        doc["reused_runs"] += int(reused)
+        if progress is not None:
+            progress(exp_id, s, sd, r, reused)
+
     for e in exps:
         scenario = session.resolve_scenario(e.scenario)
         settings = [*e.settings, *extra]
@@ -108,7 +115,7 @@ def run(
             jobs=jobs,
             out=None if out is None else out / e.id,
             resume=resume,
-            progress=None if progress is None else (lambda s, sd, r, reused, e=e: progress(e.id, s, sd, r, reused)),
+            progress=lambda s, sd, r, reused, e=e: count(e.id, s, sd, r, reused),
         )
         rows = {r.key: stats(systems, seed_list, res, r.fn) for r in e.rows}
         apps = sorted({a for r in res.values() for a in r.get("per_app", {})})
@@ -159,6 +166,11 @@ def header_lines(doc: dict, study: Study) -> list[str]:
         f"- systems: {', '.join(f'`{s}`' for s in systems)}; seeds {', '.join(map(str, seeds))}",
         f"- wall time: {doc['wall_seconds']:.0f} s",
     ]
+    if doc.get("reused_runs"):
+        lines.append(
+            f"- {doc['reused_runs']} of {doc['runs']} runs were reused from an earlier invocation (`--resume`, same scenario, system, seed and"
+            " settings): their numbers come from the code that ran them"
+        )
     ran = [e["id"] for e in doc["experiments"]]
     skipped = [e.id for e in study.experiments if e.id not in ran]
     if skipped:
