@@ -273,6 +273,33 @@ impl Grain {
     }
 }
 
+/// How the heap's size is decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum HeapSizing {
+    /// ART's default: `GrowForUtilization` sizes the heap from the live size after each collection.
+    Art,
+    /// A fixed heap: its capacity is the growth limit from the start, collections trigger
+    /// relative to it, no growth and no foreground multiplier (the time–space trade-off of LBO).
+    Fixed,
+}
+
+impl HeapSizing {
+    pub const NAMES: &'static [&'static str] = &["art", "fixed"];
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "art" => Some(Self::Art),
+            "fixed" => Some(Self::Fixed),
+            _ => None,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Art => "art",
+            Self::Fixed => "fixed",
+        }
+    }
+}
+
 /// Order in which live objects are traced (and therefore copied).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum TraceOrder {
@@ -335,6 +362,8 @@ pub struct RuntimeConfig {
     pub slice_ns: Nanos,
     /// Simulation grain of allocation units (host work only: results are the same).
     pub grain: Grain,
+    /// How the heap's size is decided (ART's sizing, or fixed at the growth limit).
+    pub heap_sizing: HeapSizing,
     pub costs: RuntimeCosts,
     pub seed: u64,
     /// Settings of runtime policies (keys under a policy's prefix, e.g. `fleet.t_b_ms`), checked
@@ -362,6 +391,7 @@ impl Default for RuntimeConfig {
             card_table_in_memory: true,
             slice_ns: 1_000_000,
             grain: Grain::Unit,
+            heap_sizing: HeapSizing::Art,
             costs: RuntimeCosts::default(),
             seed: 1,
             policy_settings: Vec::new(),
@@ -730,6 +760,19 @@ static ENTRIES: &[Setting<RuntimeConfig>] = &[
         get: |c| (c.slice_ns / 1000).to_string(),
         set: |c, v| {
             c.slice_ns = v.int() * 1000;
+            Ok(())
+        },
+    },
+    Setting {
+        key: "heap_sizing",
+        aliases: &[],
+        kind: Kind::Choice(HeapSizing::NAMES),
+        unit: "",
+        help: "art: GrowForUtilization sizes the heap from the live size (ART's default); fixed: the heap's capacity is the growth limit (heapgrowthlimit, or heapsize for largeHeap apps) from the start, collections trigger relative to it, no growth and no foreground multiplier (for measuring GC cost against heap size)",
+        source: "ART Heap::GrowForUtilization; fixed heaps as the ISMM'24 LBO study made ART's heap size controllable",
+        get: |c| c.heap_sizing.name().into(),
+        set: |c, v| {
+            c.heap_sizing = HeapSizing::parse(v.text()).ok_or_else(|| not_one_of(HeapSizing::NAMES, v.text()))?;
             Ok(())
         },
     },

@@ -127,7 +127,8 @@ impl Runtime {
         let mutator = Task::new(k.thread_of(proc_idx), proc_idx, now);
         let gc_task = Task::new(k.new_thread(), proc_idx, now);
         heap.objs.threads = (gc_task.thread, mutator.thread);
-        let target = cfg.heap.start_size.min(cfg.heap.limit());
+        let fixed = cfg.heap_sizing == crate::config::HeapSizing::Fixed;
+        let target = if fixed { cfg.heap.limit() } else { cfg.heap.start_size.min(cfg.heap.limit()) };
         let concurrent_start = if kind.concurrent() { initial_concurrent_start(target) } else { u64::MAX };
         let next_gc_type = if cfg.generational && gc::registry::create(kind).supports_sticky() { GcType::Sticky } else { GcType::Full };
         Ok(Self {
@@ -164,7 +165,7 @@ impl Runtime {
             host_phase_ns: Vec::new(),
             cells: cfg.grain == crate::config::Grain::Unit && heap.cell_addressable(),
             heap,
-            hooks: Hooks::default(),
+            hooks: Hooks { sizing: if fixed { Box::new(crate::sizing::FixedHeap) } else { Box::new(crate::sizing::GrowForUtilization) }, ..Hooks::default() },
             cfg,
         })
     }

@@ -10,6 +10,9 @@
 //! `target − clamp(bytes allocated during the last GC, 128 KiB, 512 KiB)` (never below the
 //! current allocation). source: AOSP art/runtime/gc/heap.cc (GrowForUtilization,
 //! kMinConcurrentRemainingBytes = 128 KiB, kMaxConcurrentRemainingBytes = 512 KiB).
+//!
+//! [`FixedHeap`] (`runtime.heap_sizing = fixed`) keeps the target at the limit: the heap's size is
+//! an input, as LBO's time–space trade-off needs (the ISMM'24 study made ART's heap fixed for it).
 
 use crate::config::HeapConfig;
 use crate::gc::record::GcType;
@@ -47,30 +50,62 @@ pub trait HeapSizingPolicy: Send {
 
 pub struct GrowForUtilization;
 
+/// The next collection's kind (ART): sticky after a full collection; after a sticky one, sticky
+/// again while sticky collections are productive (at least the last full collection's
+/// throughput, and the heap within its target).
+fn next_gc_type(s: &SizingInput) -> GcType {
+    if s.gc_type == GcType::Full {
+        return if s.supports_sticky { GcType::Sticky } else { GcType::Full };
+    }
+    let productive = s.last_full_throughput > 0.0 && s.throughput >= s.last_full_throughput && s.bytes_allocated <= s.target_footprint;
+    if productive {
+        GcType::Sticky
+    } else {
+        GcType::Full
+    }
+}
+
+/// The concurrent start for a `target` (`target − clamp(bytes allocated during the collection,
+/// 128 KiB, 512 KiB)`, never below the live bytes), or never for a non-concurrent collector.
+fn concurrent_start(s: &SizingInput, target: u64) -> u64 {
+    if !s.concurrent {
+        return u64::MAX;
+    }
+    let live = s.bytes_allocated;
+    let during = (live + s.freed_bytes).saturating_sub(s.bytes_allocated_before);
+    let remaining = during.clamp(MIN_CONCURRENT_REMAINING, MAX_CONCURRENT_REMAINING).min(target);
+    (target - remaining).max(live)
+}
+
 impl HeapSizingPolicy for GrowForUtilization {
     fn after_gc(&mut self, h: &HeapConfig, s: &SizingInput) -> SizingDecision {
         let mult = if s.foreground { h.foreground_multiplier } else { 1.0 };
         let live = s.bytes_allocated;
-        let (target, next) = if s.gc_type == GcType::Full {
+        let target = if s.gc_type == GcType::Full {
             let delta = (live as f64 * (1.0 / h.target_utilization - 1.0)) as u64;
             let grow = delta.clamp(h.min_free, h.max_free);
-            (live + (grow as f64 * mult) as u64, if s.supports_sticky { GcType::Sticky } else { GcType::Full })
+            live + (grow as f64 * mult) as u64
         } else {
-            let productive = s.last_full_throughput > 0.0 && s.throughput >= s.last_full_throughput && live <= s.target_footprint;
-            let next = if productive { GcType::Sticky } else { GcType::Full };
             let adjusted_max_free = (h.max_free as f64 * mult) as u64;
-            let t = if live + adjusted_max_free < s.target_footprint { live + adjusted_max_free } else { live.max(s.target_footprint) };
-            (t, next)
+            if live + adjusted_max_free < s.target_footprint {
+                live + adjusted_max_free
+            } else {
+                live.max(s.target_footprint)
+            }
         };
         let target = target.min(s.limit);
-        let concurrent_start_bytes = if s.concurrent {
-            let during = (live + s.freed_bytes).saturating_sub(s.bytes_allocated_before);
-            let remaining = during.clamp(MIN_CONCURRENT_REMAINING, MAX_CONCURRENT_REMAINING).min(target);
-            (target - remaining).max(live)
-        } else {
-            u64::MAX
-        };
-        SizingDecision { target_footprint: target, concurrent_start_bytes, next_gc_type: next }
+        SizingDecision { target_footprint: target, concurrent_start_bytes: concurrent_start(s, target), next_gc_type: next_gc_type(s) }
+    }
+}
+
+/// A fixed heap (`runtime.heap_sizing = fixed`): the target is the limit whatever the live size,
+/// so a collection runs when allocation reaches the capacity (a concurrent collector starts its
+/// collection as ART would, just below it); the kind of the next collection follows ART's rule.
+pub struct FixedHeap;
+
+impl HeapSizingPolicy for FixedHeap {
+    fn after_gc(&mut self, _h: &HeapConfig, s: &SizingInput) -> SizingDecision {
+        SizingDecision { target_footprint: s.limit, concurrent_start_bytes: concurrent_start(s, s.limit), next_gc_type: next_gc_type(s) }
     }
 }
 

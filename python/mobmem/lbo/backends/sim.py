@@ -2,7 +2,9 @@
 on simulated apps.
 
 One invocation runs a workload with a collector and a heap size on the kernel model and takes its
-costs from the runtime's attribution: simulated elapsed time and the stop-the-world pause time
+costs from the runtime's attribution. The heap is fixed at that size (``runtime.heap_sizing =
+fixed``: collections trigger relative to it, no growth from the live size), so a larger heap means
+fewer collections — ART's own sizing would make the heap size no input at all. simulated elapsed time and the stop-the-world pause time
 (wall), and all threads' CPU and the CPU spent during pauses (task clock). Distilled cost =
 total − STW, as for the JVM back end.
 
@@ -67,11 +69,11 @@ class SimRun(Implementation):
                     seconds=APP_SECONDS,
                     state="fg",
                     device=self.device,
-                    settings=[f"seed={seed}", f"app.seed={seed}"],
+                    settings=[f"seed={seed}", f"app.seed={seed}", "heap_sizing=fixed"],
                 )
             else:
                 gparams, _ = WORKLOADS[wl]
-                res = rtm.gcbench(collector=collector, heap=f"{heap_mb}m", device=self.device, settings=[f"seed={seed}"], params=gparams)
+                res = rtm.gcbench(collector=collector, heap=f"{heap_mb}m", device=self.device, settings=[f"seed={seed}", "heap_sizing=fixed"], params=gparams)
         except MobmemError as e:
             return RunOutcome(status="failed", error=str(e), info={"failure": "error"})
         s = res["summary"]
