@@ -153,6 +153,7 @@ def main(
         res,
         out,
         command=shlex.join(cmd),
+        distillation=be.distillation,
         env=meta["environment"],
         minheap=mh,
         settings=settings,

@@ -1,15 +1,16 @@
 """LBO arithmetic: distilled cost, minimum distilled cost (MDC), LBO with confidence intervals,
 geometric means.
 
-For a metric with total cost T and stop-the-world cost S per invocation, distilled cost D = T − S.
+For a metric with total cost T and GC cost S per invocation (each back end says what S is: the
+JVM's stop-the-world cost of all threads, the simulator's exact GC cost), distilled cost D = T − S.
 For each workload, heap size and metric, MDC = min over collectors of mean(D) (a no-GC baseline's
 invocations count at every heap size). LBO(collector) = mean(T) / MDC, and the absolute overhead
 mean(T) − MDC. Confidence intervals come from a seeded percentile bootstrap over invocations:
 every collector's invocations are resampled independently, the MDC is recomputed in each
 replicate (so its uncertainty propagates), and the same replicates give the interval of the
 geometric mean over workloads. ``±x %`` in tables is the CI half-width relative to the LBO.
-Left out: per-phase attribution inside pauses, corrections for concurrent GC work (kept in the
-distilled cost, so the bound stays a lower bound).
+Left out: per-phase attribution inside pauses; for the JVM, corrections for concurrent GC work
+(kept in the distilled cost, so the bound stays a lower bound).
 """
 
 from __future__ import annotations

@@ -18,8 +18,11 @@ from mobmem.harness.implementation import Implementation
 
 class Backend(ABC):
     name = "backend"
-    #: (total metric, stop-the-world metric, label) — distilled cost = total − stw
+    #: (total metric, GC-cost metric, label) — distilled cost = total − the GC-cost metric
     metric_pairs: list[tuple[str, str, str]] = []
+    #: What the GC-cost metrics subtract, for reports.
+    distillation: str = "the cost of all threads during stop-the-world pauses"
+
     #: the collector that finds minimum heaps unless --reference says otherwise
     reference_collector: str = "G1"
     #: the collectors a study compares unless --collectors says otherwise

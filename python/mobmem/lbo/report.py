@@ -147,6 +147,7 @@ def write_report(
     out_dir: str,
     *,
     command: str,
+    distillation: str = "the cost of all threads during stop-the-world pauses",
     env: dict,
     minheap: dict,
     settings: dict,
@@ -172,7 +173,7 @@ def write_report(
         "## Results",
         "",
         "LBO = total cost / minimum distilled cost over all collectors at that workload and heap size "
-        "(distilled = total − cost of all threads during stop-the-world pauses). ± is the half-width of a "
+        f"(distilled = total − {distillation}). ± is the half-width of a "
         "95 % bootstrap CI over invocations, relative to the LBO. A failed cell shows why (oom = out of memory, "
         "timeout, crashed). Epsilon runs with its own fixed heap and serves every heap size.",
         "",
