@@ -133,3 +133,11 @@ def test_sim_lbo_stops_on_ctrl_c_within_a_second(tmp_path):
         p.kill()
     assert p.returncode == 130, stderr
     assert "interrupted" in stderr and "Traceback" not in stderr, stderr
+
+
+def test_app_all_stands_for_every_app_profile():
+    from mobmem import catalog
+    from mobmem.lbo.backends.sim import SimBackend
+
+    ws, _ = SimBackend().check(["app:all", "gcbench-small"], ["cc"])
+    assert ws == [f"app:{a}" for a in catalog.names("apps")] + ["gcbench-small"]

@@ -5,14 +5,14 @@ One invocation runs a workload with a collector and a heap size on the kernel mo
 costs from the runtime's attribution, which knows the GC's cost exactly: the distilled wall time is
 the simulated time minus the time the mutator was stopped by collections (pauses while it ran,
 waits for blocking collections — not pauses while it was idle), the distilled CPU is all CPU minus
-the GC thread's and the mutator's GC work (read-barrier slow paths, copies). The heap is fixed at that size (``runtime.heap_sizing =
-fixed``: collections trigger relative to it, no growth from the live size), so a larger heap means
-fewer collections — ART's own sizing would make the heap size no input at all. simulated elapsed time and the stop-the-world pause time
-(wall), and all threads' CPU and the CPU spent during pauses (task clock). Distilled cost =
-total − STW, as for the JVM back end.
+the GC thread's and the mutator's GC work (read-barrier slow paths, copies). The heap is fixed at
+that size (``runtime.heap_sizing = fixed``: collections trigger relative to it, no growth from the
+live size), so a larger heap means fewer collections — ART's own sizing would make the heap size no
+input at all.
 
 Workloads: the simulated GCBench (binary trees as in design/evaluation.md), and `app:SPEC` — an
-app profile of the runtime or a `synthetic:…` spec used in the foreground for `APP_SECONDS`. An
+app profile of the runtime or a `synthetic:…` spec used in the foreground for `APP_SECONDS`;
+``app:all`` stands for every app profile. An
 app's run is a fixed amount of work: one unit of work per frame period, each with a fixed
 allocation volume, reads and CPU, and a late frame does not drop work. Its wall time includes the
 idle time between frames, so for apps the CPU metric is the informative one.
@@ -52,8 +52,9 @@ def is_app(workload: str) -> bool:
 class SimRun(Implementation):
     name = "sim"
 
-    def __init__(self, device: str | None = None) -> None:
+    def __init__(self, device: str | None = None, app_seconds: float = APP_SECONDS) -> None:
         self.device = device
+        self.app_seconds = app_seconds
 
     def run(self, params: Parameters, ctx: RunContext) -> RunOutcome:
         from mobmem import runtime as rtm
@@ -69,7 +70,7 @@ class SimRun(Implementation):
                     wl[4:],
                     collector=collector,
                     heap=f"{heap_mb}m",
-                    seconds=APP_SECONDS,
+                    seconds=self.app_seconds,
                     state="fg",
                     device=self.device,
                     settings=[f"seed={seed}", f"app.seed={seed}", "heap_sizing=fixed"],
@@ -131,6 +132,8 @@ class SimBackend(Backend):
         from mobmem import catalog
 
         apps = catalog.names("apps")
+        # app:all: every app profile of the data directory.
+        workloads = [x for w in workloads for x in (["app:" + a for a in apps] if w == "app:all" else [w])]
         for w in workloads:
             if is_app(w):
                 spec = w[4:]
@@ -170,5 +173,5 @@ class SimBackend(Backend):
             "device": self.impl.device,
             "debug_build": _core.debug_build(),
             "workloads": {n: d for n, (_, d) in WORKLOADS.items()},
-            "app_workloads": f"app:SPEC, {APP_SECONDS:g} s in the foreground (fixed work: one unit per frame)",
+            "app_workloads": f"app:SPEC, {self.impl.app_seconds:g} s in the foreground (fixed work: one unit per frame); app:all for every app profile",
         }
