@@ -51,7 +51,7 @@ impl Lwp {
         let n = self.slots as u64;
         let hi = s.saturating_sub(back * n);
         let lo = (hi + 1).saturating_sub(n);
-        self.ring.iter().filter(|&&(slot, _)| slot != u64::MAX && slot >= lo && slot <= hi && (back == 1 || slot <= s)).map(|&(_, c)| c).sum()
+        self.ring.iter().filter(|&&(slot, _)| slot != u64::MAX && slot >= lo && slot <= hi).map(|&(_, c)| c).sum()
     }
 }
 

@@ -693,7 +693,8 @@ impl Heap {
         };
         let v = sp.vma;
         t.cpu(self.costs.copy_ns(size));
-        for p in (addr / PAGE) as u32..=((addr + size as u64 - 1) / PAGE) as u32 {
+        let (first, n) = crate::object_swap::page_span(addr, size);
+        for p in first..first + n {
             k.touch(t, v, p, true);
         }
         self.objs.set_size(o, stub);
@@ -720,6 +721,28 @@ impl Heap {
         for p in pages.drain(..) {
             let _ = k.madvise(t, v, p, 1, Advice::DontNeed);
         }
+        self.oswap.scratch = pages;
+    }
+
+    /// Give the pages gathered in `oswap.scratch` by releasing objects back to the kernel
+    /// (`MADV_DONTNEED`), one madvise per run of consecutive pages, and empty the list.
+    pub fn release_swapped_pages(&mut self, k: &mut Kernel, t: &mut Task) {
+        let mut pages = std::mem::take(&mut self.oswap.scratch);
+        if !pages.is_empty() {
+            self.drop_touch_caches();
+        }
+        pages.sort_unstable();
+        let v = self.oswap.vma();
+        let mut i = 0;
+        while i < pages.len() {
+            let mut j = i + 1;
+            while j < pages.len() && pages[j] == pages[j - 1] + 1 {
+                j += 1;
+            }
+            let _ = k.madvise(t, v, pages[i], (j - i) as u32, Advice::DontNeed);
+            i = j;
+        }
+        pages.clear();
         self.oswap.scratch = pages;
     }
 

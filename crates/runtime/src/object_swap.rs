@@ -68,11 +68,16 @@ pub struct StubRec {
     pub file_off: Option<u64>,
 }
 
+/// The pages `[addr, addr + size)` spans: (first, count).
+pub fn page_span(addr: u64, size: u32) -> (u32, u32) {
+    let first = (addr / PAGE) as u32;
+    (first, ((addr + size as u64 - 1) / PAGE) as u32 + 1 - first)
+}
+
 impl StubRec {
     /// Its pages in the swapped-in space: (first, count).
     pub fn pages(&self) -> (u32, u32) {
-        let first = (self.addr / PAGE) as u32;
-        (first, ((self.addr + self.size as u64 - 1) / PAGE) as u32 + 1 - first)
+        page_span(self.addr, self.size)
     }
 }
 
@@ -95,8 +100,9 @@ impl SwappedSpace {
         Self { vma, npages, top: 0, holes: HashMap::new(), live: Vec::new(), resident: Vec::new(), bytes: 0 }
     }
 
-    fn range(addr: u64, size: u32) -> std::ops::RangeInclusive<usize> {
-        (addr / PAGE) as usize..=((addr + size as u64 - 1) / PAGE) as usize
+    fn range(addr: u64, size: u32) -> std::ops::Range<usize> {
+        let (first, n) = page_span(addr, size);
+        first as usize..(first + n) as usize
     }
 
     /// Room for a resident object of `size` bytes.
@@ -112,9 +118,9 @@ impl SwappedSpace {
             }
         };
         let r = Self::range(addr, size);
-        if *r.end() >= self.live.len() {
-            self.live.resize(r.end() + 1, 0);
-            self.resident.resize(r.end() + 1, 0);
+        if r.end > self.live.len() {
+            self.live.resize(r.end, 0);
+            self.resident.resize(r.end, 0);
         }
         for p in r {
             self.live[p] += 1;
@@ -285,17 +291,28 @@ impl Default for ObjectSwap {
 }
 
 impl ObjectSwap {
+    /// Which access table holds `o` (cell objects by slot, general ones by id) and where.
+    #[inline]
+    fn table_of(o: ObjId) -> (bool, usize) {
+        if cell::is_cell(o) {
+            (true, cell::slot_of(o))
+        } else {
+            (false, o as usize)
+        }
+    }
+
     #[inline]
     fn slot(&mut self, o: ObjId) -> &mut (u32, u32) {
-        let (v, i) = if cell::is_cell(o) { (&mut self.access_cell, cell::slot_of(o)) } else { (&mut self.access_gen, o as usize) };
+        let (is_cell, i) = Self::table_of(o);
+        let v = if is_cell { &mut self.access_cell } else { &mut self.access_gen };
         if i >= v.len() {
             v.resize((i + 1).next_power_of_two(), (0, 0));
         }
         &mut v[i]
     }
 
-    /// A new object of `size` bytes: it starts written in the current epoch (recycled ids forget
-    /// their previous object's accesses).
+    /// A new object: it starts read and written in the current epoch (recycled ids forget their
+    /// previous object's accesses).
     #[inline]
     pub fn note_alloc(&mut self, o: ObjId) {
         let e = self.epoch + 1;
@@ -316,11 +333,16 @@ impl ObjectSwap {
 
     /// Epochs since `o` was last read and last written (`u32::MAX`: never, as far as recorded).
     pub fn age(&self, o: ObjId) -> (u32, u32) {
-        let v = if cell::is_cell(o) { &self.access_cell } else { &self.access_gen };
-        let i = if cell::is_cell(o) { cell::slot_of(o) } else { o as usize };
+        let (is_cell, i) = Self::table_of(o);
+        let v = if is_cell { &self.access_cell } else { &self.access_gen };
         let (r, w) = v.get(i).copied().unwrap_or((0, 0));
         let age = |x: u32| if x == 0 { u32::MAX } else { self.epoch + 1 - x };
         (age(r), age(w))
+    }
+
+    /// The swapped-in space's mapping (`u32::MAX` before the first stub).
+    pub fn vma(&self) -> u32 {
+        self.space.as_ref().map_or(u32::MAX, |s| s.vma)
     }
 
     /// The objects with stubs.

@@ -45,6 +45,15 @@ pub fn busy_ns(t: &Task, idle: Nanos) -> Nanos {
     t.now - b.major_fault_zram_ns - b.major_fault_flash_swap_ns - b.major_fault_file_ns - b.reclaim_stall_ns - b.cpu_wait_ns - b.object_swap_in_ns - idle
 }
 
+/// `t` touches the pages of the contents of an object with a stub (record `rec`) in the
+/// swapped-in space's mapping `v`.
+fn touch_contents(k: &mut Kernel, t: &mut Task, v: u32, rec: &crate::object_swap::StubRec, write: bool) {
+    let (first, n) = rec.pages();
+    for p in first..first + n {
+        k.touch(t, v, p, write);
+    }
+}
+
 /// A footprint sample.
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct FootprintSample {
@@ -497,11 +506,7 @@ impl Runtime {
         if !rec.resident {
             self.swap_in(k, o);
         }
-        let v = self.heap.oswap.space.as_ref().map_or(u32::MAX, |s| s.vma);
-        let (first, n) = rec.pages();
-        for p in first..first + n {
-            k.touch(&mut self.mutator, v, p, write);
-        }
+        touch_contents(k, &mut self.mutator, self.heap.oswap.vma(), &rec, write);
         if write {
             if let Some(r) = self.heap.oswap.get_mut(o) {
                 r.dirty = true;
@@ -537,11 +542,7 @@ impl Runtime {
     fn read_back(&mut self, k: &mut Kernel, o: ObjId) {
         let rec = *self.heap.oswap.get(o).unwrap();
         self.mutator.cpu(self.heap.costs.object_swap_ns);
-        let v = self.heap.oswap.space.as_ref().map_or(u32::MAX, |s| s.vma);
-        let (first, n) = rec.pages();
-        for p in first..first + n {
-            k.touch(&mut self.mutator, v, p, true);
-        }
+        touch_contents(k, &mut self.mutator, self.heap.oswap.vma(), &rec, true);
         let r = self.heap.oswap.get_mut(o).unwrap();
         r.resident = true;
         r.dirty = false;
@@ -555,7 +556,7 @@ impl Runtime {
     /// pages and waits for the write at the device's write bandwidth), then release the pages of
     /// those in `reclaim` that are clean. The file is compacted when a quarter of it is holes.
     fn object_swap_io(&mut self, k: &mut Kernel, write: &[ObjId], reclaim: &[ObjId]) {
-        let v = self.heap.oswap.space.as_ref().map_or(u32::MAX, |s| s.vma);
+        let v = self.heap.oswap.vma();
         let bw = k.cfg.costs.flash_write_bw.max(1);
         let mut io_bytes = 0u64;
         for &o in write {
@@ -563,10 +564,7 @@ impl Runtime {
             if !rec.resident || !rec.dirty {
                 continue;
             }
-            let (first, n) = rec.pages();
-            for p in first..first + n {
-                k.touch(&mut self.gc_task, v, p, false);
-            }
+            touch_contents(k, &mut self.gc_task, v, &rec, false);
             self.gc_task.cpu(self.heap.costs.object_swap_ns);
             if let Some(b) = self.heap.oswap.write(o) {
                 io_bytes += b;
@@ -593,22 +591,8 @@ impl Runtime {
             st.bytes_reclaimed += rec.size as u64;
             st.pages_reclaimed += (pages.len() - before) as u64;
         }
-        if !pages.is_empty() {
-            self.heap.drop_touch_caches();
-        }
-        pages.sort_unstable();
-        let mut i = 0;
-        while i < pages.len() {
-            // Runs of consecutive pages, one madvise each.
-            let mut j = i + 1;
-            while j < pages.len() && pages[j] == pages[j - 1] + 1 {
-                j += 1;
-            }
-            let _ = k.madvise(&mut self.gc_task, v, pages[i], (j - i) as u32, Advice::DontNeed);
-            i = j;
-        }
-        pages.clear();
         self.heap.oswap.scratch = pages;
+        self.heap.release_swapped_pages(k, &mut self.gc_task);
     }
 
     /// The app is back in the foreground and about to run: if its object-swap policy asks for

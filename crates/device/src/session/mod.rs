@@ -421,10 +421,7 @@ impl Session {
             if t.killed {
                 break;
             }
-            if Some(t.now) >= self.k.next_event_time() {
-                self.k.book_cpu(t);
-                self.k.advance_to(t.now);
-            }
+            self.k.sync(t);
         }
         self.k.book_cpu(t);
         let secs = (t.now - t0) as f64 / 1e9;

@@ -14,7 +14,7 @@ import statistics
 from pathlib import Path
 
 from mobmem.session.fidelity import launch_stat
-from mobmem.session.studies.study import Experiment, Row, Study, experiment_lines, header_lines, per_app_lines
+from mobmem.session.studies.study import Experiment, Row, Study, experiment_lines, fps, header_lines, overall, per_app_lines
 
 
 def _fg_app(res: dict) -> str | None:
@@ -65,12 +65,10 @@ def _fg_launch(key: str):
 
 
 def _fg_fps(res: dict) -> float | None:
-    """Frames the foreground app delivered per second at a 60 Hz vsync (a late frame holds the
-    screen for the vsyncs it missed)."""
+    """The FPS of the foreground app's frames."""
     a = _fg_app(res)
     fr = res.get("per_app", {}).get(a, {}).get("frames", {}) if a else {}
-    n = fr.get("frames", 0)
-    return 60.0 * n / (n + fr.get("missed_vsyncs", 0)) if n else None
+    return fps(fr.get("frames", 0), fr.get("missed_vsyncs", 0))
 
 
 ROWS = (
@@ -103,8 +101,8 @@ def _hot(stat: str):
 RELAUNCH_ROWS = (
     Row("hot_p50", "relaunch time of the background apps (hot launches), median ms", _hot("p50")),
     Row("hot_p90", "relaunch time of the background apps (hot launches), p90 ms", _hot("p90")),
-    Row("hot_n", "hot launches", lambda r: float(sum(1 for l in r.get("launches", []) if l["kind"] == "hot")), "{:,.0f}"),
-    Row("relaunches", "cold launches instead (the app was killed)", lambda r: float(sum(1 for l in r.get("launches", []) if l.get("relaunch"))), "{:,.0f}"),
+    Row("hot_n", "hot launches", overall("hot_launches"), "{:,.0f}"),
+    Row("relaunches", "cold launches instead (the app was killed)", overall("relaunches"), "{:,.0f}"),
     Row("needed_ratio", "pages needed again / pages evicted", _needed_ratio, "{:.3f}"),
     Row("allocstall", "direct reclaims (allocstall)", _vm("allocstall"), "{:,.0f}"),
 )

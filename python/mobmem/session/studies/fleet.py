@@ -10,14 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mobmem.session.compare import metrics
 from mobmem.session.fidelity import cached_at_first_kill, cached_max_after_launch, launch_stat
-from mobmem.session.studies.study import Experiment, Row, Study, experiment_lines, header_lines, per_app_lines
-
-
-def _overall(key: str):
-    """One of ``compare``'s overall metrics of a run."""
-    return lambda res: metrics(res)["overall"][key]
+from mobmem.session.studies.study import Experiment, Row, Study, experiment_lines, fps, header_lines, overall, per_app_lines
 
 
 def _per_app_launch(stat: str):
@@ -62,11 +56,9 @@ def _gc_sum(key: str, state: str):
 
 
 def _fps(res: dict) -> float | None:
-    """Frames delivered per second at a 60 Hz vsync: a frame that misses vsyncs holds the screen
-    for them too."""
+    """The FPS of the run's frames (those of the foreground app)."""
     fr = res.get("frames", {})
-    n = fr.get("total", 0)
-    return 60.0 * n / (n + fr.get("missed_vsyncs", 0)) if n else None
+    return fps(fr.get("total", 0), fr.get("missed_vsyncs", 0))
 
 
 MIB = float(1 << 20)
@@ -114,23 +106,23 @@ def _hot_object_swap_in_ms(res: dict) -> float | None:
 CACHING_ROWS = (
     Row("first_kill", "apps cached when lmkd first kills", cached_at_first_kill),
     Row("cached_max", "apps cached, most", cached_max_after_launch),
-    Row("cached_mean", "apps cached, mean", _overall("cached_mean"), "{:,.2f}"),
-    Row("app_kills", "app kills", _overall("app_kills")),
-    Row("relaunches", "cold launches caused by kills", _overall("relaunches")),
-    Row("hot_launches", "hot launches", _overall("hot_launches")),
+    Row("cached_mean", "apps cached, mean", overall("cached_mean"), "{:,.2f}"),
+    Row("app_kills", "app kills", overall("app_kills")),
+    Row("relaunches", "cold launches caused by kills", overall("relaunches")),
+    Row("hot_launches", "hot launches", overall("hot_launches")),
     Row("hot_p50", "hot launch median, ms", lambda r: launch_stat(r, "*", "hot", "p50")),
-    Row("pswpin", "swap-ins (pswpin)", _overall("pswpin"), "{:,.0f}"),
+    Row("pswpin", "swap-ins (pswpin)", overall("pswpin"), "{:,.0f}"),
     *SWAP_GRAIN_ROWS,
 )
 
 HOT_ROWS = (
     Row("hot_p50", "hot launch median, ms (all apps)", lambda r: launch_stat(r, "*", "hot", "p50")),
     Row("hot_p90", "hot launch p90, ms (all apps)", lambda r: launch_stat(r, "*", "hot", "p90")),
-    Row("relaunches", "cold launches caused by kills", _overall("relaunches")),
-    Row("app_kills", "app kills", _overall("app_kills")),
-    Row("cached_mean", "apps cached, mean", _overall("cached_mean"), "{:,.2f}"),
-    Row("pswpin", "swap-ins (pswpin)", _overall("pswpin"), "{:,.0f}"),
-    Row("jank", "jank ratio (foreground frames)", _overall("jank_ratio"), "{:.4f}"),
+    Row("relaunches", "cold launches caused by kills", overall("relaunches")),
+    Row("app_kills", "app kills", overall("app_kills")),
+    Row("cached_mean", "apps cached, mean", overall("cached_mean"), "{:,.2f}"),
+    Row("pswpin", "swap-ins (pswpin)", overall("pswpin"), "{:,.0f}"),
+    Row("jank", "jank ratio (foreground frames)", overall("jank_ratio"), "{:.4f}"),
     Row("fps", "FPS of the foreground app", _fps, "{:.2f}"),
     Row("bg_gc_cpu", "GC CPU in background, s", lambda r: _gc_sum("gc_cpu_ms", "bg")(r) / 1000.0, "{:,.1f}"),
     Row("bg_gc_objects", "objects touched per background GC", _per_gc("objects_touched", "bg"), "{:,.0f}"),

@@ -47,6 +47,19 @@ class Study:
     extra: dict = field(default_factory=dict)
 
 
+def overall(key: str) -> Callable[[dict], float | None]:
+    """One of ``compare``'s overall metrics of a run (a row function)."""
+    from mobmem.session.compare import metrics
+
+    return lambda res: metrics(res)["overall"][key]
+
+
+def fps(frames: int, missed_vsyncs: int) -> float | None:
+    """Frames delivered per second at a 60 Hz vsync: a frame that misses vsyncs holds the screen
+    for them too."""
+    return 60.0 * frames / (frames + missed_vsyncs) if frames else None
+
+
 def plan(study: Study, quick: bool, seeds: int, seed: int | None) -> tuple[list[str], list[int], list[str]]:
     """Systems, seeds and extra settings of a run of the study."""
     from mobmem import session
