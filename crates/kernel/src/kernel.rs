@@ -429,38 +429,45 @@ impl Kernel {
     pub fn proc_usage(&self, proc_idx: u32) -> ProcUsage {
         let mut u = ProcUsage::default();
         for &v in &self.procs[proc_idx as usize].vmas {
-            let vm = &self.vmas[v as usize];
-            if !vm.live {
-                continue;
-            }
-            if vm.file {
-                let (n, pss) = self.file_mapped_pages(v);
-                u.file += n;
-                u.pss += pss;
-            } else {
-                let m = &self.mappings[vm.mapping as usize];
-                u.anon += m.nr_present;
-                u.swap += m.nr_swapped;
-                u.pss += m.nr_present as f64;
-                u.pss_anon += m.nr_present as f64;
-                if m.nr_cow > 0 {
-                    for (idx, &e) in m.pages.iter().enumerate() {
-                        if !e.is_cow() {
-                            continue;
-                        }
-                        let o = &self.mappings[e.cow_obj() as usize];
-                        let se = o.pages[idx];
-                        let shared = o.shares[idx] > 1;
-                        if se.is_present() {
-                            u.anon += 1;
-                            u.anon_shared += shared as u64;
-                            u.pss += 1.0 / o.shares[idx] as f64;
-                            u.pss_anon += 1.0 / o.shares[idx] as f64;
-                        } else if se.is_swap() {
-                            u.swap += 1;
-                            u.swap_shared += shared as u64;
-                        }
-                    }
+            u.add(&self.vma_usage(v));
+        }
+        u
+    }
+
+    /// One VMA's part of [`Self::proc_usage`] (zero for a VMA already unmapped).
+    pub fn vma_usage(&self, v: u32) -> ProcUsage {
+        let mut u = ProcUsage::default();
+        let vm = &self.vmas[v as usize];
+        if !vm.live {
+            return u;
+        }
+        if vm.file {
+            let (n, pss) = self.file_mapped_pages(v);
+            u.file += n;
+            u.pss += pss;
+            return u;
+        }
+        let m = &self.mappings[vm.mapping as usize];
+        u.anon += m.nr_present;
+        u.swap += m.nr_swapped;
+        u.pss += m.nr_present as f64;
+        u.pss_anon += m.nr_present as f64;
+        if m.nr_cow > 0 {
+            for (idx, &e) in m.pages.iter().enumerate() {
+                if !e.is_cow() {
+                    continue;
+                }
+                let o = &self.mappings[e.cow_obj() as usize];
+                let se = o.pages[idx];
+                let shared = o.shares[idx] > 1;
+                if se.is_present() {
+                    u.anon += 1;
+                    u.anon_shared += shared as u64;
+                    u.pss += 1.0 / o.shares[idx] as f64;
+                    u.pss_anon += 1.0 / o.shares[idx] as f64;
+                } else if se.is_swap() {
+                    u.swap += 1;
+                    u.swap_shared += shared as u64;
                 }
             }
         }

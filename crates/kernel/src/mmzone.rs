@@ -80,6 +80,18 @@ pub struct ProcUsage {
     pub swap_shared: u64,
 }
 
+impl ProcUsage {
+    pub fn add(&mut self, o: &ProcUsage) {
+        self.anon += o.anon;
+        self.file += o.file;
+        self.pss += o.pss;
+        self.pss_anon += o.pss_anon;
+        self.swap += o.swap;
+        self.anon_shared += o.anon_shared;
+        self.swap_shared += o.swap_shared;
+    }
+}
+
 pub struct Kernel {
     pub cfg: KernelConfig,
     pub frames: Frames,

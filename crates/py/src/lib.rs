@@ -263,6 +263,14 @@ fn session_run(py: Python<'_>, scenario: String, data_dir: String, overrides: Pa
     r.map(|v| v.to_string()).map_err(PyValueError::new_err)
 }
 
+/// Check a session's inputs (scenario, overrides, seed) without running it: ValueError as
+/// `session_run` would raise it, before any simulation.
+#[pyfunction]
+#[pyo3(signature = (scenario, data_dir, overrides=Vec::new(), seed=None))]
+fn session_check(scenario: String, data_dir: String, overrides: Pairs, seed: Option<u64>) -> PyResult<()> {
+    mobmem_device::session::run::check(&scenario, std::path::Path::new(&data_dir), &overrides, seed).map_err(PyValueError::new_err)
+}
+
 /// The seed of the scenario file at `path` (bad file: ValueError with FILE:LINE:COL).
 #[pyfunction]
 fn scenario_seed(path: String) -> PyResult<u64> {
@@ -294,6 +302,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(catalog, m)?)?;
     m.add_function(wrap_pyfunction!(session_run, m)?)?;
     m.add_function(wrap_pyfunction!(scenario_seed, m)?)?;
+    m.add_function(wrap_pyfunction!(session_check, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -115,10 +115,9 @@ fn footprint_json(rt: &Runtime) -> Value {
 /// The kernel's vmstat counters that are not zero, by name.
 pub fn vmstat_json(k: &Kernel) -> Value {
     let mut m = serde_json::Map::new();
+    // Every counter, zeros included: a counter that stayed at zero is a result too.
     for (n, v) in k.vmstat.items() {
-        if v != 0 {
-            m.insert(n.into(), json!(v));
-        }
+        m.insert(n.into(), json!(v));
     }
     Value::Object(m)
 }

@@ -11,7 +11,8 @@ timeline and an event log.
 - :func:`scenario_seed` — a scenario file's seed (where a seed sequence of several runs starts).
 - :func:`run` — one session; settings are layered device ← scenario ``[system]`` ← the named
   system of ``data/systems.toml`` (:mod:`mobmem.session.systems`) ← the user's ``--set`` values.
-- :func:`summary` — the result without ``timeline`` and ``events``.
+- :func:`check` — a run's inputs checked without running it.
+- :func:`summary` — the result without its bulky series (:data:`BULKY`).
 - :func:`mobmem.session.compare.compare` — several named systems × seeds → the comparison
   document (means, confidence intervals, tests against the first system), optionally as files.
 - :func:`mobmem.session.output.write_outputs` — the result as files in a directory.
@@ -35,8 +36,9 @@ from mobmem.paths import DATA, SCENARIOS
 
 #: Keys of a result that vary from run to run of the same inputs (everything else is deterministic).
 NONDETERMINISTIC = ("wall_seconds", "sim_speed")
-#: Keys that :func:`summary` leaves out (they go to timeline.csv and events.csv).
-BULKY = ("timeline", "events")
+#: Keys that :func:`summary` leaves out (each goes to its own CSV file, see
+#: :mod:`mobmem.session.output`).
+BULKY = ("timeline", "events", "gc_phases", "janky_frames", "app_memory")
 
 
 def scenario_names() -> list[str]:
@@ -153,6 +155,16 @@ def run_pairs(path: Path, overrides: list[Pair], seed: int | None, progress: Cal
     except OverflowError:
         raise MobmemError(f"--seed must be within [0, 2^64), got {seed}") from None
     return json.loads(text)
+
+
+def check(path: Path, overrides: list[Pair], seed: int | None = None) -> None:
+    """Check a run's inputs without running it (MobmemError as :func:`run_pairs` would raise)."""
+    from mobmem import _core
+
+    try:
+        _core.session_check(_display(Path(path)), str(DATA), [(str(k), str(v)) for k, v in overrides], seed)
+    except ValueError as e:
+        raise MobmemError(_clean_error(str(e))) from None
 
 
 def summary(res: dict) -> dict:

@@ -7,7 +7,11 @@
 - ``timeline.csv`` — the memory time series (one row per sample);
 - ``events.csv`` — the event log (launches, kills, OOMs, compactions, restarts);
 - ``kills.csv`` — one row per kill with its app, reason, killer, oom_score_adj, RSS and swap;
-- ``per_app.csv`` — each app's totals.
+- ``per_app.csv`` — each app's totals;
+- ``gcs.csv`` — one row per collection; ``gc_phases.csv`` — its phases (``gc`` is the row of
+  ``gcs.csv``);
+- ``janky_frames.csv`` — every frame that missed its vsync (start, app, duration);
+- ``app_memory.csv`` — each live app's RSS, PSS and swap every ``session.app_sample_ms``.
 
 Every file is written to a temporary name and renamed, so an interrupted run never leaves half a
 file and never damages what an earlier run wrote; ``summary.json`` is written last, so its
@@ -24,7 +28,56 @@ from pathlib import Path
 from mobmem.errors import MobmemError
 from mobmem.files import atomic_write, check_out_dir, csv_text, deferred_interrupts  # noqa: F401  (this module's API)
 
-FILES = ("launches.csv", "timeline.csv", "events.csv", "kills.csv", "per_app.csv", "summary.json")
+FILES = (
+    "launches.csv",
+    "timeline.csv",
+    "events.csv",
+    "kills.csv",
+    "per_app.csv",
+    "gcs.csv",
+    "gc_phases.csv",
+    "janky_frames.csv",
+    "app_memory.csv",
+    "summary.json",
+)
+GC_FIELDS = [
+    "t_s",
+    "app",
+    "collector",
+    "type",
+    "cause",
+    "state",
+    "duration_ms",
+    "pause_ms",
+    "gc_cpu_ms",
+    "freed_bytes",
+    "objects_touched",
+    "pages_touched",
+    "major_faults",
+]
+GC_PHASE_FIELDS = ["gc", "app", "name", "kind", "t_s", "duration_ms", "gc_cpu_ms"]
+JANKY_FRAME_FIELDS = ["t_s", "app", "dur_ms"]
+#: dumpsys meminfo App Summary categories of the per-app series (RSS by category, MiB).
+MEMINFO_CATEGORIES = ["java_heap_mib", "native_heap_mib", "code_mib", "graphics_mib", "stack_mib", "other_mib"]
+APP_MEMORY_FIELDS = ["t_s", "app", "pid", "rss_mib", "pss_mib", "swap_mib", *MEMINFO_CATEGORIES]
+KILL_FIELDS = ["t_s", "app", "is_app", "process", "oom_score_adj", "reason", "killer", "rss_kb", "swap_kb"]
+TIMELINE_FIELDS = [
+    "t_s",
+    "free_mib",
+    "anon_mib",
+    "file_mib",
+    "unevictable_mib",
+    "swap_used_mib",
+    "zram_pool_mib",
+    "alive_apps",
+    "cached_apps",
+    "psi_some_avg10",
+    "psi_full_avg10",
+    "pgscan_kswapd",
+    "pgscan_direct",
+    "allocstall",
+    "workingset_refault",
+]
 
 
 LAUNCH_FIELDS = ["index", "t_s", "app", "kind", "relaunch", "ttid_ms"]
@@ -91,10 +144,14 @@ def write_outputs(res: dict, out: Path) -> list[Path]:
     out = Path(out)
     files = {
         "launches.csv": csv_text(launch_rows(res)),
-        "timeline.csv": csv_text(res.get("timeline", [])),
+        "timeline.csv": csv_text(res.get("timeline", []), TIMELINE_FIELDS),
         "events.csv": csv_text(res.get("events", []), ["t_s", "kind", "app", "detail"]),
-        "kills.csv": csv_text(kill_rows(res), ["t_s", "app", "is_app", "process", "oom_score_adj", "reason", "killer", "rss_kb", "swap_kb"]),
+        "kills.csv": csv_text(kill_rows(res), KILL_FIELDS),
         "per_app.csv": csv_text(per_app_rows(res)),
+        "gcs.csv": csv_text(res.get("gcs", []), GC_FIELDS),
+        "gc_phases.csv": csv_text(res.get("gc_phases", []), GC_PHASE_FIELDS),
+        "janky_frames.csv": csv_text(res.get("janky_frames", []), JANKY_FRAME_FIELDS),
+        "app_memory.csv": csv_text(res.get("app_memory", []), APP_MEMORY_FIELDS),
         "summary.json": json.dumps(summary(res), indent=1) + "\n",
     }
     written = []

@@ -156,6 +156,8 @@ pub struct Live {
     /// `system.cached_app_work`).
     pub idle: bool,
     pub frames: FrameStats,
+    /// Janky frames: (vsync, duration).
+    pub janky_frames: Vec<(Nanos, Nanos)>,
     /// Frames drawn so far (for the framework-code touch pattern).
     frame_no: u64,
 }
@@ -257,6 +259,7 @@ impl Live {
             frozen: false,
             idle: false,
             frames: FrameStats::default(),
+            janky_frames: Vec::new(),
             frame_no: 0,
         })
     }
@@ -322,6 +325,7 @@ impl Live {
         self.frames.frames += 1;
         if dur > budget {
             self.frames.janky += 1;
+            self.janky_frames.push((vsync, dur));
         }
         self.frames.max_frame_ms = self.frames.max_frame_ms.max(dur as f64 / 1e6);
         // The next frame starts at the first vsync after this one ends.

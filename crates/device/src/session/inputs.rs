@@ -81,6 +81,8 @@ pub struct SessionOptions {
     pub slice_ns: Nanos,
     /// Time-series sampling interval.
     pub sample_ns: Nanos,
+    /// Interval of the per-app memory series (RSS, PSS, swap of every live app); 0 turns it off.
+    pub app_sample_ns: Nanos,
     /// The vsync period: a frame is due every period and is janky when it takes longer.
     pub frame_budget_ns: Nanos,
     pub cached_app_compaction: bool,
@@ -93,6 +95,8 @@ pub struct SessionOptions {
     /// Multiplies every `use` and `wait` duration (a quick preview of a long scenario; the
     /// result records it — such a run is not the scenario's experiment).
     pub time_scale: f64,
+    /// The device profile, instead of the scenario's (empty: the scenario's `device`).
+    pub device: String,
 }
 
 impl Default for SessionOptions {
@@ -100,6 +104,7 @@ impl Default for SessionOptions {
         Self {
             slice_ns: 20_000_000,
             sample_ns: 1_000_000_000,
+            app_sample_ns: 5_000_000_000,
             frame_budget_ns: mobmem_runtime::workload::VSYNC_NS,
             cached_app_compaction: false,
             freezer: false,
@@ -108,6 +113,7 @@ impl Default for SessionOptions {
             collector: mobmem_runtime::RuntimeConfig::default().fg_collector.short().into(),
             lmkd: String::new(),
             time_scale: 1.0,
+            device: String::new(),
         }
     }
 }
@@ -139,6 +145,32 @@ static SESSION_ENTRIES: &[Setting<SessionOptions>] = &[
         get: |c| (c.sample_ns as f64 / 1e6).to_string(),
         set: |c, v| {
             c.sample_ns = (v.float() * 1e6) as Nanos;
+            Ok(())
+        },
+    },
+    Setting {
+        key: "session.app_sample_ms",
+        aliases: &[],
+        kind: Kind::Float { min: 0.0, max: 3_600_000.0 },
+        unit: "ms",
+        help: "interval of the per-app memory series (RSS, PSS, swap per live app; 0 = off); it walks each app's page tables, so a fine interval costs host time",
+        source: "simulation parameter",
+        get: |c| (c.app_sample_ns as f64 / 1e6).to_string(),
+        set: |c, v| {
+            c.app_sample_ns = (v.float() * 1e6) as Nanos;
+            Ok(())
+        },
+    },
+    Setting {
+        key: "session.device",
+        aliases: &[],
+        kind: Kind::Text,
+        unit: "",
+        help: "device profile to run the scenario on instead of the scenario's own (see data/devices)",
+        source: "the scenario's device",
+        get: |c| c.device.clone(),
+        set: |c, v| {
+            c.device = v.text().to_string();
             Ok(())
         },
     },
@@ -297,7 +329,13 @@ pub fn load(scenario_path: &str, data: &Path, overrides: &Settings, seed: Option
     let text = input::read(scenario_path)?;
     let mut scenario: Scenario = input::parse(scenario_path, &text)?;
     scenario.validate(scenario_path, &text, &Known { devices: &devices, apps: &app_names })?;
-    let device_name = scenario.device.get_ref().clone();
+    let mut device_name = scenario.device.get_ref().clone();
+    if let Some((_, d)) = overrides.iter().rev().find(|(k, _)| k == "session.device") {
+        if !devices.iter().any(|x| x == d) {
+            return Err(plain("--set", format!("session.device: unknown device {d:?}; known: {}", devices.join(", "))));
+        }
+        device_name = d.clone();
+    }
     let dev_path: PathBuf = data.join("devices").join(format!("{device_name}.toml"));
     let device = device::load(&dev_path.to_string_lossy())?;
     let sys_path = data.join("system.toml");

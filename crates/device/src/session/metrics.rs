@@ -175,5 +175,8 @@ pub fn result(s: &Session, wall_s: f64) -> Value {
         "timeline": s.samples,
         "events": s.events,
         "gcs": s.gcs,
+        "gc_phases": s.gc_phases,
+        "janky_frames": s.janky_frames,
+        "app_memory": s.app_memory,
     })
 }

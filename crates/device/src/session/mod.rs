@@ -33,7 +33,7 @@ use inputs::Inputs;
 use mobmem_engine::{CpuSet, Nanos};
 use mobmem_kernel::Kernel;
 use mobmem_runtime::RuntimeConfig;
-use records::{AppTotals, Event, Sample};
+use records::{AppSample, AppTotals, Event, JankyFrame, Sample};
 use serde_json::Value;
 use system::{SysProc, Zygote};
 
@@ -68,7 +68,14 @@ pub struct Session {
     pub samples: Vec<Sample>,
     /// Every collection of every app (structured; the event log has the same as text).
     pub gcs: Vec<Value>,
+    /// The phases of every collection (`gc` indexes `gcs`), filled at the end of the session.
+    pub gc_phases: Vec<Value>,
+    /// Janky frames of every app (on-time frames are only counted).
+    pub janky_frames: Vec<JankyFrame>,
+    /// The per-app memory series (`session.app_sample_ms`).
+    pub app_memory: Vec<AppSample>,
     next_sample: Nanos,
+    next_app_sample: Nanos,
     /// Kill records of the kernel already turned into events.
     kills_seen: usize,
     /// Kernel process index → app slot (for naming kills).
@@ -120,7 +127,11 @@ impl Session {
             events: Vec::new(),
             samples: Vec::new(),
             gcs: Vec::new(),
+            gc_phases: Vec::new(),
+            janky_frames: Vec::new(),
+            app_memory: Vec::new(),
             next_sample: 0,
+            next_app_sample: 0,
             kills_seen: 0,
             proc_app: Vec::new(),
             observer: None,
@@ -216,6 +227,44 @@ impl Session {
         self.next_sample = self.now - self.now % self.inp.options.sample_ns + self.inp.options.sample_ns;
     }
 
+    /// The per-app memory series: every live app's RSS, PSS and swap (a read of the page
+    /// tables; it changes nothing in the simulation).
+    fn sample_apps(&mut self) {
+        let t_s = self.now as f64 / 1e9;
+        let mib = |pages: f64| pages / 256.0;
+        for a in &self.apps {
+            let Some(l) = &a.live else { continue };
+            if !l.alive(&self.k) {
+                continue;
+            }
+            let mut u = mobmem_kernel::mmzone::ProcUsage::default();
+            let mut cat = [0u64; 6];
+            for &v in &self.k.procs[l.proc_idx as usize].vmas {
+                let vu = self.k.vma_usage(v);
+                let vm = &self.k.vmas[v as usize];
+                cat[records::meminfo_category(&vm.name, vm.file)] += vu.anon + vu.file;
+                u.add(&vu);
+            }
+            let c = |i: usize| mib(cat[i] as f64);
+            self.app_memory.push(AppSample {
+                t_s,
+                app: a.spec.name.clone(),
+                pid: l.pid,
+                rss_mib: mib((u.anon + u.file) as f64),
+                pss_mib: mib(u.pss),
+                swap_mib: mib(u.swap as f64),
+                java_heap_mib: c(0),
+                native_heap_mib: c(1),
+                code_mib: c(2),
+                graphics_mib: c(3),
+                stack_mib: c(4),
+                other_mib: c(5),
+            });
+        }
+        let every = self.inp.options.app_sample_ns;
+        self.next_app_sample = self.now - self.now % every + every;
+    }
+
     /// Run everything up to `until`.
     pub fn advance(&mut self, until: Nanos) -> Result<(), String> {
         let slice = self.inp.options.slice_ns;
@@ -245,6 +294,9 @@ impl Session {
             }
             if self.now >= self.next_sample {
                 self.sample();
+            }
+            if self.inp.options.app_sample_ns > 0 && self.now >= self.next_app_sample {
+                self.sample_apps();
             }
             if let Some(mut obs) = self.observer.take() {
                 let r = obs(self);
@@ -525,6 +577,9 @@ impl Session {
     /// GC thread's working set).
     fn gc_events(&mut self, i: usize, l: &Live) {
         let name = self.apps[i].spec.name.clone();
+        for &(t, d) in &l.janky_frames {
+            self.janky_frames.push(JankyFrame { t_s: t as f64 / 1e9, app: name.clone(), dur_ms: d as f64 / 1e6 });
+        }
         for r in &l.rt.records {
             let line = mobmem_runtime::runtime::gc_log_line(r, r.bytes_allocated_after, r.target_footprint_after);
             let f = &r.gc_faults;
@@ -535,6 +590,10 @@ impl Session {
                 "freed_bytes": r.freed_bytes + r.freed_los_bytes, "objects_touched": r.gc_objects_touched,
                 "pages_touched": r.gc_pages_touched,
                 "major_faults": f.major_faults_zram + f.major_faults_flash_swap + f.major_faults_file,
+                "phases": r.phases.iter().map(|p| serde_json::json!({
+                    "name": p.name, "kind": p.kind, "t_s": p.start_ns as f64 / 1e9,
+                    "duration_ms": (p.end_ns - p.start_ns) as f64 / 1e6, "gc_cpu_ms": p.gc_cpu_ns as f64 / 1e6,
+                })).collect::<Vec<_>>(),
             }));
             self.events.push(records::Event {
                 t_s: r.start_ns as f64 / 1e9,
@@ -559,6 +618,21 @@ impl Session {
         }
         self.events.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
         self.gcs.sort_by(|a, b| a["t_s"].as_f64().unwrap_or(0.0).total_cmp(&b["t_s"].as_f64().unwrap_or(0.0)));
+        // The phases go to their own table (`gc_phases`, keyed by the collection's index in
+        // `gcs`): `gcs` stays small enough for a run's summary.
+        for (i, g) in self.gcs.iter_mut().enumerate() {
+            let app = g["app"].clone();
+            if let Some(Value::Array(phases)) = g.as_object_mut().and_then(|m| m.remove("phases")) {
+                for mut p in phases {
+                    if let Some(m) = p.as_object_mut() {
+                        m.insert("gc".into(), Value::from(i));
+                        m.insert("app".into(), app.clone());
+                    }
+                    self.gc_phases.push(p);
+                }
+            }
+        }
+        self.janky_frames.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
     }
 }
 

@@ -15,6 +15,63 @@ pub struct Event {
     pub detail: String,
 }
 
+/// A janky frame: it took longer than the vsync period (on-time frames are only counted).
+#[derive(Clone, Debug, Serialize)]
+pub struct JankyFrame {
+    /// The vsync the frame was due at.
+    pub t_s: f64,
+    pub app: String,
+    pub dur_ms: f64,
+}
+
+/// One live app's memory at a sample of the per-app series (`session.app_sample_ms`): what
+/// `/proc/PID/status` and `smaps_rollup` report.
+#[derive(Clone, Debug, Serialize)]
+pub struct AppSample {
+    pub t_s: f64,
+    pub app: String,
+    pub pid: u32,
+    /// Resident anon + mapped file pages (COW-shared pages in full), PSS, swapped-out pages.
+    pub rss_mib: f64,
+    pub pss_mib: f64,
+    pub swap_mib: f64,
+    /// RSS by `dumpsys meminfo` App Summary category ([`meminfo_category`]), MiB.
+    pub java_heap_mib: f64,
+    pub native_heap_mib: f64,
+    pub code_mib: f64,
+    pub graphics_mib: f64,
+    pub stack_mib: f64,
+    pub other_mib: f64,
+}
+
+/// The `dumpsys meminfo` App Summary category of a mapping, by its name: the ART heap spaces and
+/// boot image (`dalvik-… space`, `*.art`) are Java heap; malloc arenas are native heap; mapped
+/// APKs, dex/oat, shared libraries and the framework's code are code; gralloc/EGL buffers are
+/// graphics; thread stacks are stack; everything else (card table, other `dalvik-` metadata,
+/// object-swap files) is other.
+pub fn meminfo_category(name: &str, file: bool) -> usize {
+    const JAVA: usize = 0;
+    const NATIVE: usize = 1;
+    const CODE: usize = 2;
+    const GRAPHICS: usize = 3;
+    const STACK: usize = 4;
+    const OTHER: usize = 5;
+    let n = name.to_ascii_lowercase();
+    if (n.starts_with("dalvik-") && n.contains(" space")) || n.ends_with(".art") {
+        JAVA
+    } else if n.contains("malloc") || n.contains("native heap") || n.contains("scudo") {
+        NATIVE
+    } else if n.contains("graphics") || n.contains("gralloc") || n.contains("egl") || n.contains("dmabuf") {
+        GRAPHICS
+    } else if n.contains("stack") {
+        STACK
+    } else if file || n.ends_with(".apk") || n.ends_with(".so") || n.ends_with(".oat") || n.ends_with(".dex") || n.ends_with(".jar") || n.ends_with(".vdex") {
+        CODE
+    } else {
+        OTHER
+    }
+}
+
 /// A time-series sample of the phone.
 #[derive(Clone, Debug, Serialize)]
 pub struct Sample {
@@ -131,5 +188,29 @@ impl AppTotals {
         self.majflt += st.majflt;
         self.swapin += st.swapin;
         self.swapout += st.swapout;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::meminfo_category;
+
+    #[test]
+    fn mappings_fall_into_dumpsys_meminfo_categories() {
+        let cases = [
+            ("dalvik-main space", false, 0),
+            ("dalvik-large object space", false, 0),
+            ("boot.art", true, 0),
+            ("[anon:libc_malloc]", false, 1),
+            ("[anon:libc_malloc] (zygote)", false, 1),
+            ("base.apk", true, 2),
+            ("framework", true, 2),
+            ("[anon:graphics]", false, 3),
+            ("[stack]", false, 4),
+            ("dalvik-card table", false, 5),
+        ];
+        for (name, file, want) in cases {
+            assert_eq!(meminfo_category(name, file), want, "{name}");
+        }
     }
 }

@@ -73,6 +73,15 @@ pub fn run_file_observed(
     Ok(metrics::result(&s, wall.elapsed().as_secs_f64()))
 }
 
+/// Check a session's inputs without running it: the scenario and everything it names load, and
+/// every setting (`overrides` included) is a known key with a valid value for its layer.
+pub fn check(scenario: &str, data: &std::path::Path, overrides: &inputs::Settings, seed: Option<u64>) -> Result<(), String> {
+    let inp = inputs::load(scenario, data, overrides, seed).map_err(|e| e.to_string())?;
+    mobmem_runtime::sim::kernel_config(&inp.kernel)?;
+    mobmem_runtime::sim::runtime_config(&inp.runtime)?;
+    Ok(())
+}
+
 /// The kernel configuration a session of `scenario` would boot with (device ← scenario
 /// `[system.kernel]` ← `overrides`), without running it: what named systems resolve their
 /// `${ram_mib}`-style variables against.
