@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 import typer
 from rich.console import Console
@@ -51,17 +51,32 @@ def _build(
     show_output,
     shuffle_seed,
     command_line,
+    setup=None,
+    prepare=None,
+    cleanup=None,
+    export_json=None,
+    export_markdown=None,
+    export_csv=None,
+    parameter=None,
 ):
     from mobmem.files import check_out_file
     from mobmem.harness import actions as A
     from mobmem.harness import environment, meters
+    from mobmem.harness.hyperfine import ShellCommands, substitute
     from mobmem.harness.implementation import CommandImplementation, Configuration, Parameters
     from mobmem.harness.loggers import CSVLogger, JSONLogger, ProgressLogger
     from mobmem.harness.runner import Runner, make_stop
     from mobmem.harness.stop import parse_duration, parse_stop
     from mobmem.harness.store import ResultStore
 
-    for option, path in (("--results", results), ("--csv", csv_path), ("--json-out", json_out)):
+    for option, path in (
+        ("--results", results),
+        ("--csv", csv_path),
+        ("--json-out", json_out),
+        ("--export-json", export_json),
+        ("--export-markdown", export_markdown),
+        ("--export-csv", export_csv),
+    ):
         if path:
             check_out_file(path, option)  # before any run, not after the last one
     if max_runs < 1:
@@ -70,7 +85,22 @@ def _build(
         raise MobmemError(f"--warmup must be ≥ 0, got {warmup}")
     cond = make_stop(parse_stop(stop), max_runs, parse_duration(max_time) if max_time else None, max_failures if max_failures > 0 else None)
     t = parse_duration(timeout) if timeout else None
-    configs = [Configuration(n, CommandImplementation(a, timeout=t, show_output=show_output), Parameters()) for n, a in zip(names, argv_list)]
+    shell = ShellCommands(setup, prepare, cleanup)
+    if parameter:
+        # hyperfine's -L/-P: one configuration per value, named by the command it runs
+        (pname, values), argv = parameter, argv_list[0]
+        if not any("{" + pname + "}" in a for a in argv):
+            raise MobmemError(f"the command does not use the parameter {{{pname}}}")
+        configs = [
+            Configuration(
+                " ".join(substitute(a, {pname: v}) for a in argv),
+                CommandImplementation(argv, timeout=t, show_output=show_output, shell=shell),
+                Parameters({pname: v}),
+            )
+            for v in values
+        ]
+    else:
+        configs = [Configuration(n, CommandImplementation(a, timeout=t, show_output=show_output, shell=shell), Parameters()) for n, a in zip(names, argv_list)]
     events = tuple(e.strip() for e in perf_events.split(",") if e.strip()) if perf_events else ()
     ms = [meters.WallClockMeter(), meters.RusageMeter()]
     if events:
@@ -165,6 +195,12 @@ _opts = dict(
     gc_log=typer.Option(None, "--gc-log", help="Parse this HotSpot unified GC log after every run (the command writes it)."),
     show_output=typer.Option(False, "--show-output", help="Let the command print to the terminal."),
     shuffle_seed=typer.Option(None, "--shuffle-seed", help="Shuffle the order of configurations in each round with this seed."),
+    setup=typer.Option(None, "--setup", help="Shell command run once before a command's runs (as hyperfine's --setup)."),
+    prepare=typer.Option(None, "--prepare", help="Shell command run before each run, not measured (as hyperfine's --prepare)."),
+    cleanup=typer.Option(None, "--cleanup", help="Shell command run after a command's runs (as hyperfine's --cleanup)."),
+    export_json=typer.Option(None, "--export-json", help="Write the results in hyperfine's JSON format (what its scripts read)."),
+    export_markdown=typer.Option(None, "--export-markdown", help="Write hyperfine's Markdown table."),
+    export_csv=typer.Option(None, "--export-csv", help="Write hyperfine's CSV summary."),
 )
 
 
@@ -210,6 +246,19 @@ def run_cmd(
     gc_log: Optional[str] = _opts["gc_log"],
     show_output: bool = _opts["show_output"],
     shuffle_seed: Optional[int] = _opts["shuffle_seed"],
+    setup: Optional[str] = _opts["setup"],
+    prepare: Optional[str] = _opts["prepare"],
+    cleanup: Optional[str] = _opts["cleanup"],
+    export_json: Optional[str] = _opts["export_json"],
+    export_markdown: Optional[str] = _opts["export_markdown"],
+    export_csv: Optional[str] = _opts["export_csv"],
+    parameter_list: Optional[Tuple[str, str]] = typer.Option(
+        None, "--parameter-list", "-L", help="NAME V1,V2,…: run the command once per value, with {NAME} replaced (as hyperfine's -L)."
+    ),
+    parameter_scan: Optional[Tuple[str, float, float]] = typer.Option(
+        None, "--parameter-scan", "-P", help="NAME MIN MAX: {NAME} from MIN to MAX by --parameter-step-size (as hyperfine's -P)."
+    ),
+    parameter_step_size: Optional[float] = typer.Option(None, "--parameter-step-size", "-D", help="Step of --parameter-scan (default 1)."),
 ):
     """Benchmark one command: mobmem bench run [options] -- CMD ARG…"""
     argv = list(ctx.args)
@@ -219,14 +268,27 @@ def run_cmd(
         raise MobmemError("no command given: mobmem bench run [options] -- CMD ARG…")
     if any(a.startswith("--") for a in argv[:1]):
         raise MobmemError(f"unknown option {argv[0]!r} (put the command after `--`)")
+    from mobmem.harness.hyperfine import parameter_values
+
+    param = parameter_values(parameter_list, parameter_scan, parameter_step_size)
     runner = _build(
         [argv],
         ["cmd"],
         **_harness_options(locals()),
+        parameter=param,
         command_line=["mobmem", "bench", "run"] + sys.argv[3:] if len(sys.argv) > 3 else ["mobmem", "bench", "run", "--", *argv],
     )
     result = runner.run()
+    _exports(runner, export_json, export_markdown, export_csv)
     _emit(result, json_flag, metric, quiet)
+
+
+def _exports(runner, export_json, export_markdown, export_csv) -> None:
+    from mobmem.harness import hyperfine
+
+    for path, fn in ((export_json, hyperfine.export_json), (export_markdown, hyperfine.export_markdown), (export_csv, hyperfine.export_csv)):
+        if path:
+            fn(runner, path)
 
 
 @app.command("compare", context_settings=_CTX)
@@ -253,6 +315,12 @@ def compare_cmd(
     gc_log: Optional[str] = _opts["gc_log"],
     show_output: bool = _opts["show_output"],
     shuffle_seed: Optional[int] = _opts["shuffle_seed"],
+    setup: Optional[str] = _opts["setup"],
+    prepare: Optional[str] = _opts["prepare"],
+    cleanup: Optional[str] = _opts["cleanup"],
+    export_json: Optional[str] = _opts["export_json"],
+    export_markdown: Optional[str] = _opts["export_markdown"],
+    export_csv: Optional[str] = _opts["export_csv"],
 ):
     """Compare two commands: mobmem bench compare [options] -- CMD_A … ::: CMD_B …"""
     argv = list(ctx.args)
@@ -271,6 +339,7 @@ def compare_cmd(
         command_line=["mobmem", "bench", "compare", "--", *a, ":::", *b],
     )
     result = runner.run()
+    _exports(runner, export_json, export_markdown, export_csv)
     _emit(result, json_flag, metric, quiet)
 
 

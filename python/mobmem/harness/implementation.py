@@ -97,6 +97,9 @@ class Implementation:
     def setup(self, params: Parameters) -> None:  # noqa: D401 - hook
         pass
 
+    def prepare(self, params: Parameters, ctx: RunContext) -> None:
+        """Before each run (warm-up included), outside the measurement."""
+
     def run(self, params: Parameters, ctx: RunContext) -> RunOutcome:
         raise NotImplementedError
 
@@ -122,6 +125,7 @@ class CommandImplementation(Implementation):
         cwd: str | None = None,
         show_output: bool = False,
         keep_stdout: bool = False,
+        shell=None,
     ) -> None:
         if not argv:
             raise MobmemError("no command given (put it after `--`)")
@@ -137,9 +141,28 @@ class CommandImplementation(Implementation):
         self.cwd = cwd
         self.show_output = show_output
         self.keep_stdout = keep_stdout
+        #: hyperfine's --setup/--prepare/--cleanup (:class:`mobmem.harness.hyperfine.ShellCommands`).
+        self.shell = shell
 
     def argv_for(self, params: Parameters) -> list[str]:
-        return self.argv
+        """The argv with ``{NAME}`` replaced by each parameter's value (hyperfine's -L/-P)."""
+        if not params:
+            return self.argv
+        from mobmem.harness.hyperfine import substitute
+
+        return [substitute(a, dict(params)) for a in self.argv]
+
+    def setup(self, params: Parameters) -> None:
+        if self.shell:
+            self.shell.run("--setup", self.shell.setup, dict(params))
+
+    def prepare(self, params: Parameters, ctx: RunContext) -> None:
+        if self.shell:
+            self.shell.run("--prepare", self.shell.prepare, dict(params))
+
+    def teardown(self, params: Parameters) -> None:
+        if self.shell:
+            self.shell.run("--cleanup", self.shell.cleanup, dict(params))
 
     def run(self, params: Parameters, ctx: RunContext) -> RunOutcome:
         err_path = os.path.join(ctx.workdir, "stderr")
