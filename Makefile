@@ -6,21 +6,32 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint setup bench clean
+.PHONY: demo test lint setup bench clean test-tools
 
 $(STAMP): pyproject.toml Cargo.toml $(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null)
 	@command -v cargo >/dev/null || { echo "cargo not found: install Rust (rustup) first"; exit 1; }
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test]'
+	@# Ray (for --executor ray) where it installs; its tests are skipped with a message elsewhere
+	$(PY) -m pip install --quiet 'ray[client]>=2.9' || echo "Ray is not installable here: --executor ray and its tests are unavailable"
 	@touch $(STAMP)
+
+# Tools some tests use when present (a headless Chromium for the HTML report, hyperfine for its
+# export format): installed from the distribution where this runs as root with apt, else skipped.
+TEST_TOOLS := chromium hyperfine
+test-tools:
+	@for t in $(TEST_TOOLS); do command -v $$t >/dev/null && continue; \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    apt-get install -y -q $$t >/dev/null 2>&1 || echo "could not install $$t: its tests will be skipped"; \
+	  else echo "$$t is not installed: its tests will be skipped"; fi; done
 
 setup: $(STAMP)
 
 demo: $(STAMP)
 	$(VENV)/bin/mobmem demo
 
-test: $(STAMP) lint
+test: $(STAMP) lint test-tools
 	cargo test --workspace --quiet
 	$(PY) -m pytest -q tests/python
 

@@ -64,6 +64,11 @@ def check_out_file(path: str | Path, option: str) -> None:
     p = Path(path)
     if p.is_dir():
         raise MobmemError(f"{option} {path}: is a directory")
+    anc = p.parent
+    while not anc.exists() and anc != anc.parent:
+        anc = anc.parent
+    if anc.exists() and not anc.is_dir():
+        raise MobmemError(f"{option} {path}: {anc} is not a directory")
     try:
         p.parent.mkdir(parents=True, exist_ok=True)
         existed = p.exists()
@@ -104,14 +109,15 @@ def deferred_interrupts():
 
 
 @contextlib.contextmanager
-def atomic_file(path: str | os.PathLike, encoding: str = "utf-8"):
+def atomic_file(path: str | os.PathLike, encoding: str = "utf-8", binary: bool = False):
     """Open a temporary file beside ``path`` (named after this process and thread, so concurrent
-    writers never share one) for writing; when the block ends normally it is flushed to disk and
-    renamed over ``path``, otherwise removed — ``path`` never holds a partial file."""
+    writers never share one) for writing (text, or bytes with ``binary``); when the block ends
+    normally it is flushed to disk and renamed over ``path``, otherwise removed — ``path`` never
+    holds a partial file."""
     path = Path(path)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
-        with open(tmp, "w", encoding=encoding) as f:
+        with open(tmp, "wb") if binary else open(tmp, "w", encoding=encoding) as f:
             yield f
             f.flush()
             os.fsync(f.fileno())
@@ -121,11 +127,12 @@ def atomic_file(path: str | os.PathLike, encoding: str = "utf-8"):
             tmp.unlink()
 
 
-def atomic_write(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically (:func:`atomic_file`); errors name the file."""
+def atomic_write(path: Path, data: str | bytes) -> None:
+    """Write ``data`` (text or bytes) to ``path`` atomically (:func:`atomic_file`); errors name
+    the file."""
     try:
-        with atomic_file(path) as f:
-            f.write(text)
+        with atomic_file(path, binary=isinstance(data, bytes)) as f:
+            f.write(data)
     except OSError as e:
         raise MobmemError(f"{path}: {e.strerror}") from None
 

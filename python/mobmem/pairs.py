@@ -5,7 +5,7 @@ Only the shape is checked here; the core checks every key and value against the 
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Iterable, Mapping
 
 from mobmem.errors import MobmemError
 
@@ -21,3 +21,20 @@ def parse(items: Iterable[str] | None, what: str = "--set") -> list[Pair]:
             raise MobmemError(f"{what} {it!r}: expected key=value (e.g. kernel.swappiness=60, system.collector=cmc, heapgrowthlimit=256m)")
         out.append((k.strip(), v.strip()))
     return out
+
+
+def strings(settings: Mapping[str, object] | Iterable[str] | str | None) -> list[str]:
+    """Settings as the Python API takes them — ``{"kernel.swappiness": 100}`` or
+    ``["kernel.swappiness=100"]`` — as ``key=value`` strings (booleans as ``true``/``false``)."""
+    if settings is None:
+        return []
+    if isinstance(settings, Mapping):
+        out = []
+        for k, v in settings.items():
+            if isinstance(v, bool):
+                v = "true" if v else "false"
+            out.append(f"{k}={v}")
+        return out
+    if isinstance(settings, str):
+        return [settings]
+    return [str(s) for s in settings]

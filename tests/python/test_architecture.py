@@ -17,10 +17,16 @@ def _modules() -> dict[str, Path]:
     return mods
 
 
+def _extensions() -> set[str]:
+    """Compiled modules of the package (``mobmem._core``): imports of them lead nowhere."""
+    return {".".join(p.relative_to(PKG).parts).split(".so")[0].split(".abi3")[0].split(".cpython")[0] for p in PKG.joinpath("mobmem").rglob("*.so")}
+
+
 def import_graph() -> dict[str, set[str]]:
     """module → the package's modules it imports (``from a import b`` counts as ``a.b`` when that
     is a module, else ``a``)."""
     mods = _modules()
+    extensions = _extensions()
     edges: dict[str, set[str]] = {m: set() for m in mods}
     for m, p in mods.items():
         pkg = m if p.name == "__init__.py" else m.rpartition(".")[0]
@@ -31,6 +37,8 @@ def import_graph() -> dict[str, set[str]]:
                     parts = pkg.split(".")[: len(pkg.split(".")) - node.level + 1]
                     base = ".".join(parts + ([node.module] if node.module else []))
                 for a in node.names:
+                    if f"{base}.{a.name}" in extensions:
+                        continue
                     target = f"{base}.{a.name}" if f"{base}.{a.name}" in mods else base
                     if target in mods and target != m:
                         edges[m].add(target)

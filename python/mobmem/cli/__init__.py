@@ -21,6 +21,21 @@ app = typer.Typer(
 )
 
 
+def _version(value: bool) -> None:
+    if value:
+        from mobmem import __version__
+
+        print(f"mobmem {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+) -> None:
+    """mobmem: memory management on mobile devices — simulator and evaluation framework."""
+
+
 def catalog_cmd(as_json: bool = typer.Option(False, "--json", help="The whole catalogue as JSON.")) -> None:
     """List every named choice of the simulator: collectors (with aliases), runtime policies,
     kill policies, madvise advice and hints, LRU modes, kernel semantics, setting keys."""

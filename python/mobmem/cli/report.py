@@ -4,6 +4,8 @@
   [--report FILE] [--only EXPERIMENT …] [--json]`` runs every experiment of the study under its
   systems and seeds, prints the tables and, with ``--report``, writes the Markdown page (with its
   figures, PNG and SVG, in a folder named after it) and the exact command that made it.
+- ``mobmem report RUN_DIR --html [--report FILE]`` writes one self-contained HTML page of a run or
+  compare directory (:mod:`mobmem.session.html`).
 """
 
 from __future__ import annotations
@@ -43,7 +45,11 @@ def _tables(doc: dict) -> list[Table]:
 
 
 def report(
-    study: str = typer.Option(..., "--study", help="The study: fleet or acclaim."),
+    run_dir: Optional[Path] = typer.Argument(None, help="A run or compare directory (--out of `mobmem run` or `mobmem compare`): its report with --html."),
+    html: bool = typer.Option(
+        False, "--html", help="With RUN_DIR: write one self-contained HTML page (tables and figures) to RUN_DIR/report.html or --report FILE."
+    ),
+    study: Optional[str] = typer.Option(None, "--study", help="The study: fleet or acclaim."),
     quick: bool = typer.Option(False, "--quick", help="A scaled-down set (fewer systems, one seed, shorter durations) that runs in minutes."),
     seeds: int = typer.Option(3, "--seeds", help="Seeds per run: --seed + 0 … K−1 (ignored with --quick)."),
     seed: Optional[int] = typer.Option(None, "--seed", help="First seed (default 1)."),
@@ -54,11 +60,28 @@ def report(
     only: List[str] = typer.Option(None, "--only", help="Run only these experiments (repeatable)."),
     as_json: bool = typer.Option(False, "--json", help="Print the result document (without the runs) as JSON."),
 ) -> None:
-    """Run a study's experiments (a paper's, on the simulated phone) and write its report."""
+    """Run a study's experiments (a paper's, on the simulated phone) and write its report; or, for
+    a run directory, write its HTML report."""
     from mobmem.cli.progress import RunsProgress, wanted
     from mobmem.errors import MobmemError
     from mobmem.files import atomic_write, check_out_dir, out_dir_lock
     from mobmem.session import studies
+
+    if run_dir is not None:
+        if study is not None:
+            raise MobmemError("give either RUN_DIR (a run's report) or --study NAME, not both")
+        if not html:
+            raise MobmemError(f"{run_dir}: add --html for its HTML report (or see `mobmem plot {run_dir}` for its figures)")
+        from mobmem.session.html import write_html
+
+        target = report_ if report_ is not None else Path(run_dir) / "report.html"
+        write_html(Path(run_dir), target, shlex.join(["mobmem", "report", *sys.argv[2:]]))
+        console.print(f"wrote {target}", highlight=False)
+        return
+    if study is None:
+        raise MobmemError("give --study NAME (fleet, acclaim) or a run directory with --html")
+    if html:
+        raise MobmemError("--html is for a run directory: mobmem report RUN_DIR --html")
 
     st = studies.get(study)
     if jobs < 1:

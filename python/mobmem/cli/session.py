@@ -314,13 +314,22 @@ def run(
     system: Optional[str] = typer.Option(None, "--system", help="A named system configuration (see `mobmem systems`), applied before --set."),
     set_: List[str] = typer.Option([], "--set", help="key=value (repeatable): kernel.*, system.*, session.*, or a runtime setting."),
     seed: Optional[int] = typer.Option(None, "--seed", help="Seed (default: the scenario's)."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Write summary.json, launches.csv, timeline.csv, events.csv, kills.csv, per_app.csv here."),
+    out: Optional[Path] = typer.Option(
+        None, "--out", help="Write summary.json and the run's tables as CSV files (launches, timeline, events, kills, per_app, gcs, …) here."
+    ),
+    trace: Optional[Path] = typer.Option(
+        None, "--trace", help="Write the session's timeline for Perfetto UI: FILE.perfetto-trace (protobuf) or FILE.json (Chrome trace events)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the summary JSON (everything but timeline and events)."),
 ) -> None:
     """Run a scenario on the simulated phone: launches, cached apps, kills, memory pressure, GC, frames."""
     from mobmem import session
     from mobmem.session.output import check_out_dir, write_outputs
 
+    if trace is not None:
+        from mobmem.files import check_out_file
+
+        check_out_file(trace, "--trace")
     path = session.resolve_scenario(scenario)
     pairs = session.parse_settings(set_)
     session.check_seed(seed)
@@ -336,12 +345,20 @@ def run(
         res = _run_session(path, pairs, seed, system, as_json, out)
         if out is not None:
             write_outputs(res, out)
+    if trace is not None:
+        from mobmem.files import deferred_interrupts
+        from mobmem.session.trace import write_trace
+
+        with deferred_interrupts():
+            write_trace(res, trace)
     if as_json:
         sys.stdout.write(json.dumps(session.summary(res)) + "\n")
         return
     print_result(res)
     if out is not None:
-        console.print(f"wrote {out}/ (summary.json, launches.csv, timeline.csv, events.csv, kills.csv, per_app.csv)", highlight=False)
+        console.print(f"wrote {out}/ (summary.json and the tables as CSV)", highlight=False)
+    if trace is not None:
+        console.print(f"wrote {trace} (open it in https://ui.perfetto.dev)", highlight=False)
 
 
 def _run_session(path: Path, pairs, seed: Optional[int], system: Optional[str], as_json: bool, out: Optional[Path], what: str = "") -> dict:
@@ -428,7 +445,11 @@ def compare(
     seeds: int = typer.Option(3, "--seeds", help="Seeds per system: the scenario's seed (or --seed) + 0 … K−1."),
     seed: Optional[int] = typer.Option(None, "--seed", help="First seed (default: the scenario's)."),
     set_: List[str] = typer.Option([], "--set", help="key=value applied to every run, after the system's settings (repeatable)."),
-    jobs: int = typer.Option(2, "--jobs", help="Runs at a time, in worker processes (results do not depend on it)."),
+    jobs_: str = typer.Option(
+        "2", "--jobs", help="Runs at a time on this machine: a number, or 'auto' (from the CPUs and the free memory); results do not depend on it."
+    ),
+    executor: str = typer.Option("local", "--executor", help="local (worker processes) or ray (a Ray cluster)."),
+    address: Optional[str] = typer.Option(None, "--address", help="With --executor ray: ray://HOST:PORT or 'auto' (default: start a local Ray)."),
     out: Optional[Path] = typer.Option(None, "--out", help="Write compare.json, compare.csv and each run's files (runs/SYSTEM/seed-N/)."),
     resume: bool = typer.Option(False, "--resume", help="With --out: reuse finished runs found there (same scenario, system, seed, settings)."),
     as_json: bool = typer.Option(False, "--json", help="Print the per-run summaries and the aggregates as one JSON object."),
@@ -438,6 +459,9 @@ def compare(
     from mobmem.cli.progress import RunsProgress, wanted
     from mobmem.session import compare as cmp
     from mobmem.session import systems as systems_mod
+    from mobmem.session.executor import parse_jobs
+
+    jobs = parse_jobs(jobs_)
 
     path = session.resolve_scenario(scenario)
     names = systems_mod.parse_names(systems_)
@@ -453,7 +477,7 @@ def compare(
 
     try:
         with bar:
-            doc = cmp.compare(path, names, seeds, seed, list(set_), jobs=jobs, out=out, resume=resume, progress=progress)
+            doc = cmp.compare(path, names, seeds, seed, list(set_), jobs=jobs, out=out, resume=resume, progress=progress, executor=executor, address=address)
     except KeyboardInterrupt:
         if out is None:
             kept = " (no --out: nothing kept)"
@@ -703,9 +727,82 @@ def _pct(x: Optional[float]) -> str:
     return "∞" if math.isinf(x) else f"{100 * x:+.2f} %"
 
 
+def sweep(
+    scenario: str = typer.Argument(..., help="A scenario file or a shipped scenario's name."),
+    grid: List[str] = typer.Option(..., "--grid", help="KEY=V1,V2,… (repeatable): one axis of the grid; every combination runs."),
+    systems_: str = typer.Option("stock", "--systems", help="Comma-separated system names (see `mobmem systems`)."),
+    devices: Optional[str] = typer.Option(None, "--devices", help="Comma-separated device profiles (default: the scenario's own)."),
+    seeds: int = typer.Option(1, "--seeds", help="Seeds per point: the scenario's seed (or --seed) + 0 … K−1."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="First seed (default: the scenario's)."),
+    set_: List[str] = typer.Option([], "--set", help="key=value applied to every run (repeatable); the grid's values win."),
+    jobs: str = typer.Option("1", "--jobs", help="Runs at a time on this machine: a number, or 'auto' (from the CPUs and the free memory)."),
+    executor: str = typer.Option("local", "--executor", help="local (worker processes) or ray (a Ray cluster)."),
+    address: Optional[str] = typer.Option(None, "--address", help="With --executor ray: ray://HOST:PORT or 'auto' (default: start a local Ray)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Write sweep.csv, sweep.json and each run's files (runs/KEY/)."),
+    resume: bool = typer.Option(False, "--resume", help="With --out: reuse the runs already there whose inputs and code are the same."),
+    as_json: bool = typer.Option(False, "--json", help="Print the table as JSON records."),
+) -> None:
+    """Sweep a scenario over a grid of settings × systems × devices × seeds; one tidy table."""
+    from mobmem.cli.progress import RunsProgress, wanted
+    from mobmem.session import sweep as sw
+    from mobmem.session import systems as systems_mod
+    from mobmem.session.executor import parse_jobs
+
+    g = sw.parse_grid(grid)
+    names = systems_mod.parse_names(systems_)
+    devs = [d.strip() for d in devices.split(",") if d.strip()] if devices else None
+    njobs = parse_jobs(jobs)
+    total = len(sw.points(g)) * len(names) * len(devs or [None]) * max(1, seeds)
+    bar = RunsProgress("sweep", total, wanted(as_json))
+
+    def progress(row: dict, reused: bool) -> None:
+        bar.advance()
+        what = ", ".join(f"{k}={row[k]}" for k in g)
+        bar.log(f"[{bar.done}/{total}] {row['system']} {row['device']} seed {row['seed']} {what}: " + ("reused" if reused else "done"))
+
+    try:
+        with bar:
+            df = sw.sweep(
+                scenario, g, names, devs, seeds, seed, list(set_), jobs=njobs, executor=executor, address=address, out=out, resume=resume, progress=progress
+            )
+    except KeyboardInterrupt:
+        kept = f"; the finished ones are in {out}/runs/ (the same command with --resume runs the rest)" if out and bar.done else ""
+        raise Interrupted(f"sweep after {bar.done} of {total} runs{kept}") from None
+    if as_json:
+        sys.stdout.write(df.to_json(orient="records") + "\n")
+        return
+    shown = [c for c in ["device", "system", "seed", *g, "hot_p50_ms", "hot_p90_ms", "cached_max", "app_kills", "pswpin", "direct_reclaims"] if c in df.columns]
+    t = Table(title=f"sweep: {len(df)} runs")
+    for c in shown:
+        t.add_column(c, justify="left" if c in ("device", "system", *g) else "right")
+    for _, r in df[shown].iterrows():
+        t.add_row(*("—" if v is None or v != v else (f"{v:,.1f}" if isinstance(v, float) else str(v)) for v in r))
+    console.print(t)
+    if out is not None:
+        console.print(f"wrote {out}/sweep.csv, sweep.json and runs/", highlight=False)
+
+
+def plot(
+    run_dir: Path = typer.Argument(..., help="A run or compare directory (--out of `mobmem run` or `mobmem compare`)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Where to write the figures (default: RUN_DIR/plots)."),
+    formats: str = typer.Option("png,svg", "--format", help="Comma-separated image formats (png, svg, pdf)."),
+) -> None:
+    """Plot a run: cached apps, memory per app by meminfo category, launch times, GC and reclaim."""
+    from mobmem.session.plots import plot_dir
+
+    fmts = tuple(f.strip().lower() for f in formats.split(",") if f.strip())
+    bad = [f for f in fmts if f not in ("png", "svg", "pdf")]
+    if not fmts or bad:
+        raise MobmemError(f"--format: expected png, svg or pdf, got {formats!r}")
+    written = plot_dir(run_dir, out, fmts)
+    console.print(f"wrote {len(written)} files in {written[0].parent}/", highlight=False)
+
+
 def register(app: typer.Typer) -> None:
     app.command("run")(run)
+    app.command("plot")(plot)
     app.command("compare")(compare)
+    app.command("sweep")(sweep)
     app.command("scenarios")(scenarios)
     app.command("systems")(systems)
 

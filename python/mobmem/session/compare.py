@@ -186,6 +186,8 @@ def run_matrix(
     resume: bool = False,
     systems_file: Path | None = None,
     progress: Callable[[str, int, dict, bool], None] | None = None,
+    executor: str = "local",
+    address: str | None = None,
 ) -> dict[tuple[str, int], dict]:
     """Every (system, seed) run; results keyed by that pair. With ``out``, each run's files are
     written as soon as it finishes (``out/runs/SYSTEM/seed-N/``); with ``resume``, runs whose
@@ -218,9 +220,9 @@ def run_matrix(
             if progress:
                 progress(s, seed, res, False)
 
-    from mobmem.session.pool import run_all
+    from mobmem.session.executor import run_jobs
 
-    run_all(_job, todo, jobs, lambda r: done(*r))
+    run_jobs(_job, todo, lambda r: done(*r), jobs=jobs, executor=executor, address=address)
     return results
 
 
@@ -234,12 +236,15 @@ def compare(
     out: Path | None = None,
     resume: bool = False,
     progress: Callable[[str, int, dict, bool], None] | None = None,
+    executor: str = "local",
+    address: str | None = None,
 ) -> dict:
     """Run ``scenario`` under every system for ``seeds`` seeds (``seed`` or the scenario's seed,
     + 0 … seeds−1) and return the comparison document: the scenario, the systems with their
     settings, the seeds, :func:`aggregate`'s statistics, every run's summary and the wall time.
     With ``out``, each run's files are written as it finishes (see :func:`run_matrix`) and
-    ``compare.json`` and ``compare.csv`` at the end. Bad arguments raise MobmemError."""
+    ``compare.json`` and ``compare.csv`` at the end. ``executor``/``address``: where the runs
+    execute (:mod:`mobmem.session.executor`). Bad arguments raise MobmemError."""
 
     from mobmem import session
 
@@ -253,10 +258,10 @@ def compare(
     from mobmem.files import out_dir_lock
 
     with out_dir_lock(out):
-        return _compare(scenario, systems, seed_list, user, pairs, jobs, out, resume, progress)
+        return _compare(scenario, systems, seed_list, user, pairs, jobs, out, resume, progress, executor, address)
 
 
-def _compare(scenario, systems, seed_list, user, pairs, jobs, out, resume, progress) -> dict:
+def _compare(scenario, systems, seed_list, user, pairs, jobs, out, resume, progress, executor="local", address=None) -> dict:
     """:func:`compare`'s runs and document, with ``out`` locked."""
     import time
 
@@ -265,7 +270,7 @@ def _compare(scenario, systems, seed_list, user, pairs, jobs, out, resume, progr
     from mobmem.session.output import atomic_write, csv_text
 
     t0 = time.perf_counter()
-    results = run_matrix(scenario, systems, seed_list, user, jobs=jobs, out=out, resume=resume, progress=progress)
+    results = run_matrix(scenario, systems, seed_list, user, jobs=jobs, out=out, resume=resume, progress=progress, executor=executor, address=address)
     agg = aggregate(systems, seed_list, results)
     first = results[(systems[0], seed_list[0])]
     doc = {
