@@ -141,3 +141,28 @@ def test_app_all_stands_for_every_app_profile():
 
     ws, _ = SimBackend().check(["app:all", "gcbench-small"], ["cc"])
     assert ws == [f"app:{a}" for a in catalog.names("apps")] + ["gcbench-small"]
+
+
+def test_parallel_invocations_give_the_sequential_study(tmp_path):
+    """The simulator's invocations are deterministic: run two at a time (and on Ray, where it is
+    installed) they give the study the sequential run gives; the JVM back end refuses --jobs."""
+    import importlib.util
+
+    args = ["--workloads", "gcbench-small", "--collectors", "ss,cc,nogc", "--heaps", "2", "--range", "4", "--invocations", "2", "-q", "--json"]
+    docs = {}
+    variants = {"seq": [], "jobs2": ["--jobs", "2"]}
+    if importlib.util.find_spec("ray") is not None:
+        variants["ray"] = ["--executor", "ray"]
+    for name, extra in variants.items():
+        r = subprocess.run(sim_lbo(*args, "--out", str(tmp_path / name), *extra), capture_output=True, text=True, cwd=ROOT)
+        assert r.returncode == 0, r.stderr[-2000:]
+        d = json.loads((tmp_path / name / "lbo.json").read_text())
+        for m in d["min_heaps"].values():
+            m.pop("seconds", None)  # the search's wall time
+        docs[name] = {k: v for k, v in d.items() if k not in ("command", "warnings")}
+    for name in variants:
+        assert docs[name] == docs["seq"], name
+    r = subprocess.run(
+        [sys.executable, "-m", "mobmem", "lbo", "--backend", "jvm", "--jobs", "2", "--out", str(tmp_path / "jvm")], capture_output=True, text=True
+    )
+    assert r.returncode == 2 and "one at a time" in r.stderr

@@ -100,6 +100,9 @@ def main(
     seed: int = typer.Option(1, "--seed", help="Seed of the per-round shuffle of configurations."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress messages."),
     report_only: bool = typer.Option(False, "--report-only", help="Run nothing: analyse the invocations already in --out."),
+    jobs_: str = typer.Option("1", "--jobs", help="sim back end: invocations at a time on this machine (a number or 'auto'); jvm: always 1."),
+    executor: str = typer.Option("local", "--executor", help="sim back end: local (worker processes) or ray (a Ray cluster)."),
+    address: Optional[str] = typer.Option(None, "--address", help="With --executor ray: ray://HOST:PORT or 'auto' (default: start a local Ray)."),
 ):
     """Run an LBO study (or use the `minheap` sub-command)."""
     ctx.obj = {k: v for k, v in locals().items() if k != "ctx"}
@@ -115,8 +118,15 @@ def main(
     if timeout is not None and timeout <= 0:
         raise MobmemError(f"--timeout must be positive, got {timeout}")
     heap_multiples(heaps, range_, spacing)  # validates R and sf
+    from mobmem.session.executor import EXECUTORS, parse_jobs
+
+    jobs = parse_jobs(jobs_)
+    if executor not in EXECUTORS:
+        raise MobmemError(f"--executor must be one of {', '.join(EXECUTORS)}, got {executor!r}")
     log = _log(quiet or json_flag)
     be = _backend(backend, jdk, measure, log, warmup, timeout)
+    if (jobs > 1 or executor != "local") and not be.deterministic:
+        raise MobmemError(f"the {be.name} back end measures time: its invocations run one at a time on this machine (no --jobs, no --executor)")
     ws, cs = be.check(_list(workloads, "workloads"), _list(collectors, "collectors") if collectors is not None else list(be.default_collectors))
     ref = be.check(ws[:1], [reference or be.reference_collector])[1][0]
     if be.is_nogc(ref):
@@ -134,7 +144,7 @@ def main(
         records, meta = sweep.load_sweep(be, configs, out, command=cmd)
     else:
         log(f"{len(configs)} configurations × {invocations} invocations, interleaved (seed {seed}) → {out}")
-        records, meta = sweep.run_sweep(be, configs, invocations, out, seed=seed, command=cmd, log=log)
+        records, meta = sweep.run_sweep(be, configs, invocations, out, seed=seed, command=cmd, log=log, jobs=jobs, executor=executor, address=address)
     res = analysis.compute(records, be.metric_pairs)
     files = report.plots(res, out) if res["cells"] else []
     settings = {

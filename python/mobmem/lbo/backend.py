@@ -23,6 +23,11 @@ class Backend(ABC):
     #: What the GC-cost metrics subtract, for reports.
     distillation: str = "the cost of all threads during stop-the-world pauses"
 
+    #: Results that do not depend on the machine or on what else runs (a simulator's): its
+    #: invocations may run in parallel (``--jobs``, ``--executor ray``). A back end that measures
+    #: time runs them one at a time.
+    deterministic: bool = False
+
     #: the collector that finds minimum heaps unless --reference says otherwise
     reference_collector: str = "G1"
     #: the collectors a study compares unless --collectors says otherwise

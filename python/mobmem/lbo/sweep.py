@@ -7,7 +7,9 @@ workload for a no-GC baseline (its heap is fixed; its cost serves every heap siz
 :func:`run_sweep` executes them with the harness runner: invocations are the outer loop and the
 configurations the inner loop, shuffled each round with a seed, every run appended to
 ``results.jsonl`` — an interrupted study resumes where it stopped. Failed runs (out of memory,
-time-outs, crashes) are recorded and shown, never retried away. Left out: parallel invocations.
+time-outs, crashes) are recorded and shown, never retried away. A deterministic back end (the
+simulator: its results do not depend on the machine) may run its invocations in parallel, on local
+workers or Ray (:mod:`mobmem.session.executor`); a back end that measures time never does.
 """
 
 from __future__ import annotations
@@ -108,9 +110,15 @@ def run_sweep(
     command: list[str] | None = None,
     log: Callable[[str], None] = print,
     extra_env: dict | None = None,
+    jobs: int = 1,
+    executor: str = "local",
+    address: str | None = None,
 ) -> tuple[list[dict], dict]:
     if invocations < 1:
         raise MobmemError(f"--invocations must be ≥ 1, got {invocations}")
+    parallel = jobs > 1 or executor != "local"
+    if parallel and not backend.deterministic:
+        raise MobmemError(f"the {backend.name} back end measures time: its invocations run one at a time on this machine (no --jobs, no --executor)")
     os.makedirs(out_dir, exist_ok=True)
     store = ResultStore(os.path.join(out_dir, "results.jsonl"))
     env = environment.collect(command, extra={"backend": backend.name, **backend.environment(), **(extra_env or {})})
@@ -119,6 +127,11 @@ def run_sweep(
     done_before = len([r for r in store.runs() if r.get("phase") == "measure"]) if store.exists() else 0
     if done_before:
         log(f"resuming: {done_before} invocations already recorded in {store.path}")
+    if parallel:
+        result = _run_parallel(configs, invocations, store, env, seed, command, log, jobs, executor, address)
+        recs = [r for r in ResultStore(store.path).runs() if r.get("phase") == "measure"]
+        keys = {c.key for c in configs}
+        return [r for r in recs if r["config_key"] in keys], {"environment": env, "warnings": result}
     stop = Bounded(Fixed(invocations), max_runs=invocations, max_failures=None)
     runner = Runner(
         configs,
@@ -146,3 +159,91 @@ def load_sweep(backend: Backend, configs: list[Configuration], out_dir: str, com
     env = metas[0]["env"] if metas else environment.collect(command)
     warnings = sorted({w for m in metas for w in m["env"].get("warnings", [])})
     return recs, {"environment": env, "warnings": warnings}
+
+
+def _invocation(item: tuple) -> dict:
+    """One invocation in a worker (picklable): the run record the harness runner would write."""
+    import shutil
+    import tempfile
+
+    from mobmem.harness.implementation import RunContext, RunOutcome
+
+    impl, name, key, params, index, session = item
+    workdir = tempfile.mkdtemp(prefix="mobmem-lbo-")
+    t0, tp = time.time(), time.perf_counter()
+    try:
+        outcome = impl.run(Parameters(params), RunContext(index=index, phase="measure", workdir=workdir))
+    except Exception as e:  # recorded, as the runner does
+        outcome = RunOutcome("error", error=f"{type(e).__name__}: {e}")
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return {
+        "type": "run",
+        "run_id": f"{key}:measure:{index}",
+        "config": name,
+        "config_key": key,
+        "params": dict(params),
+        "phase": "measure",
+        "index": index,
+        "status": outcome.status,
+        "exit_code": None,
+        "signal": None,
+        "error": outcome.error,
+        "metrics": dict(outcome.metrics),
+        "info": outcome.info,
+        "t_start": t0,
+        "duration_s": time.perf_counter() - tp,
+        "session": session,
+    }
+
+
+def _run_parallel(configs, invocations, store, env, seed, command, log, jobs, executor, address) -> list[str]:
+    """The invocations not yet in ``store``, in parallel; each record appended as it arrives (the
+    store's order is arrival order: results do not depend on it). Returns the warnings."""
+    import random
+    import uuid
+
+    from mobmem.session.executor import run_jobs
+
+    session = uuid.uuid4().hex[:8]
+    done: dict[str, set[int]] = {}
+    if store.exists():
+        for r in store.runs():
+            if r.get("phase") == "measure":
+                done.setdefault(r["config_key"], set()).add(int(r["index"]))
+    rng = random.Random(seed)
+    todo = []
+    for i in range(invocations):
+        order = list(configs)
+        rng.shuffle(order)
+        for c in order:
+            if i not in done.get(c.key, set()):
+                todo.append((c.implementation, c.name, c.key, c.parameters.to_dict(), i, session))
+    store.append(
+        {
+            "type": "meta",
+            "session": session,
+            "time": time.time(),
+            "env": env,
+            "configs": [{"name": c.name, "key": c.key, "params": c.parameters.to_dict()} for c in configs],
+            "parallel": {"jobs": jobs, "executor": executor},
+        }
+    )
+    quiet = _Quiet(len(todo), log)
+
+    class _State:
+        pass
+
+    def on_result(rec: dict) -> None:
+        store.append(rec)
+        quiet.on_run(None, _Named(rec["config"]), rec, _State())
+
+    run_jobs(_invocation, todo, on_result, jobs=jobs, executor=executor, address=address)
+    store.append({"type": "end", "session": session, "interrupted": False, "reasons": {}})
+    store.close()
+    return list(env.get("warnings", []))
+
+
+class _Named:
+    def __init__(self, name: str) -> None:
+        self.name = name

@@ -102,6 +102,7 @@ class SimRun(Implementation):
 
 
 class SimBackend(Backend):
+    deterministic = True  # simulated time and exact GC cost: the same on any machine, in any order
     name = "sim"
     reference_collector = "cc"
 
