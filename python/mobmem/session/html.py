@@ -12,15 +12,11 @@ from pathlib import Path
 def _launch_table(runs: dict[str, list]):
     import pandas as pd
 
-    frames = []
-    for system, rs in runs.items():
-        for r in rs:
-            l = r.launches[["app", "kind", "ttid_ms"]].copy()
-            l["system"] = system
-            frames.append(l)
-    if not frames or not sum(len(f) for f in frames):
+    from mobmem.session.plots import launches_frame
+
+    df = launches_frame(runs)
+    if not len(df):
         return None
-    df = pd.concat(frames)
     g = df.groupby(["system", "app", "kind"])["ttid_ms"]
     t = pd.DataFrame({"n": g.count(), "mean_ms": g.mean(), "p50_ms": g.median(), "p90_ms": g.quantile(0.9), "max_ms": g.max()})
     return t.reset_index()

@@ -115,17 +115,22 @@ def fig_memory(runs: dict[str, list]):
     return fig
 
 
-def fig_launches(runs: dict[str, list]):
+def launches_frame(runs: dict[str, list]):
+    """Every launch of every run: ``app, kind, ttid_ms, system``."""
     import pandas as pd
 
-    plt = _plt()
     frames = []
     for system, rs in runs.items():
         for r in rs:
             l = r.launches[["app", "kind", "ttid_ms"]].copy()
             l["system"] = system
             frames.append(l)
-    df = pd.concat(frames) if frames else pd.DataFrame(columns=["app", "kind", "ttid_ms", "system"])
+    return pd.concat(frames) if frames else pd.DataFrame(columns=["app", "kind", "ttid_ms", "system"])
+
+
+def fig_launches(runs: dict[str, list]):
+    plt = _plt()
+    df = launches_frame(runs)
     kinds = [k for k in ("hot", "cold") if (df["kind"] == k).any()] or ["hot"]
     fig, axes = plt.subplots(len(kinds), 1, figsize=(12, 3.4 * len(kinds)), squeeze=False)
     systems = list(runs)
