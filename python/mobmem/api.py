@@ -153,6 +153,22 @@ class Result:
         return self._get("janky_frames", lambda: _frame(self.raw.get("janky_frames", []), JANKY_FRAME_FIELDS))
 
     @property
+    def mutator_stops(self):
+        """Every interval an app's main thread was stopped by its collector: ``t_s, app, dur_ms,
+        kind`` (pause, wait, checkpoint)."""
+        from mobmem.session.output import MUTATOR_STOP_FIELDS
+
+        return self._get("mutator_stops", lambda: _frame(self.raw.get("mutator_stops", []), MUTATOR_STOP_FIELDS))
+
+    @property
+    def mmu(self):
+        """Minimum mutator utilisation per app: ``app, window_ms, mmu`` for windows of 1 ms … 1 s
+        (:mod:`mobmem.session.mmu`)."""
+        from mobmem.session.mmu import mmu_rows
+
+        return self._get("mmu", lambda: _frame(mmu_rows(self.raw), ["app", "window_ms", "mmu"]))
+
+    @property
     def apps(self):
         """Each app's totals over its process incarnations, one row per app (nested counters
         flattened as ``frames_janky``, ``object_swap_pauses``, …)."""
@@ -213,14 +229,10 @@ def load(run_dir: str | os.PathLike) -> Result:
         raise MobmemError(f"{d}: no summary.json (not a run directory, or the run did not finish)") from None
     except (OSError, ValueError) as e:
         raise MobmemError(f"{d / 'summary.json'}: {e}") from None
-    for key, name in (
-        ("timeline", "timeline.csv"),
-        ("events", "events.csv"),
-        ("gc_phases", "gc_phases.csv"),
-        ("janky_frames", "janky_frames.csv"),
-        ("app_memory", "app_memory.csv"),
-    ):
-        p = d / name
+    from mobmem.session import BULKY
+
+    for key in BULKY:  # each bulky series is its own CSV file
+        p = d / f"{key}.csv"
         if p.is_file() and p.stat().st_size > 0:
             try:
                 df = pd.read_csv(p, keep_default_na=False, na_values=[""])

@@ -29,7 +29,7 @@ def run_dir(tmp_path_factory) -> Path:
 def test_plot_writes_every_figure(run_dir):
     r = subprocess.run([*MOBMEM, "plot", str(run_dir)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
-    for name in ("cached_apps", "memory", "launches", "activity"):
+    for name in ("cached_apps", "memory", "launches", "activity", "mmu"):
         png, svg = run_dir / "plots" / f"{name}.png", run_dir / "plots" / f"{name}.svg"
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000, name
         assert "<svg" in svg.read_text()[:2000], name
@@ -53,7 +53,7 @@ def test_html_report_is_self_contained(run_dir):
     r = subprocess.run([*MOBMEM, "report", str(run_dir), "--html"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     page = (run_dir / "report.html").read_text()
-    assert page.startswith("<!DOCTYPE html>") and page.count("<svg") == 4
+    assert page.startswith("<!DOCTYPE html>") and page.count("<svg") == 5
     # nothing to fetch: no script, no source, links only to the page's own SVG elements
     assert "src=" not in page and "<script" not in page and not re.search(r'href="(?!#)', page)
     assert "cold" in page and "twitter" in page and "mobmem report" in page
@@ -83,7 +83,7 @@ def test_html_report_renders_in_a_headless_browser(run_dir):
             pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
             pg.goto(page_path.as_uri())
             sizes = pg.eval_on_selector_all("figure svg", "els => els.map(e => [e.getBoundingClientRect().width, e.getBoundingClientRect().height])")
-            assert len(sizes) == 4 and all(w > 100 and h > 100 for w, h in sizes), sizes
+            assert len(sizes) == 5 and all(w > 100 and h > 100 for w, h in sizes), sizes
             assert pg.eval_on_selector_all("table.t", "els => els.length") >= 2
             assert errors == []
         finally:

@@ -100,6 +100,10 @@ pub struct Runtime {
     pub next_gc_type: GcType,
     pub last_full_throughput: f64,
     pub records: Vec<GcRecord>,
+    /// Intervals of the mutator's clock in which it did none of its own work because of the
+    /// collector: stopped for a pause, waiting for a collection, or running a checkpoint (start,
+    /// end, kind) — what minimum mutator utilisation is computed from.
+    pub mutator_stops: Vec<MutatorStop>,
     pub log: Vec<String>,
     pub oom: bool,
     /// Allocation units are kept as unit cells (the unit grain; see [`crate::cell`]).
@@ -159,6 +163,7 @@ impl Runtime {
             next_gc_type,
             last_full_throughput: 0.0,
             records: Vec::new(),
+            mutator_stops: Vec::new(),
             log: Vec::new(),
             oom: false,
             pending_transition: None,
@@ -872,6 +877,7 @@ impl Runtime {
         let end = self.gc_task.now;
         if end > self.mutator.now {
             let w = end - self.mutator.now;
+            self.mutator_stops.push(MutatorStop { start_ns: self.mutator.now, end_ns: end, kind: StopKind::Wait });
             self.mutator_idle_ns += w;
             self.mutator.now = end;
             self.stats.mutator_wait_ns += w;
@@ -937,6 +943,9 @@ impl Runtime {
                 st.rec.mutator_gc_work_ns += spent;
                 self.stats.mutator_gc_work_ns += spent;
                 st.rec.checkpoint_ns += self.mutator.now - t0;
+                if self.mutator.now > t0 {
+                    self.mutator_stops.push(MutatorStop { start_ns: t0, end_ns: self.mutator.now, kind: StopKind::Checkpoint });
+                }
                 // The GC thread waits until the checkpoint has run.
                 if self.mutator.now > self.gc_task.now {
                     self.gc_idle_ns += self.mutator.now - self.gc_task.now;
@@ -974,6 +983,9 @@ impl Runtime {
                     // only for the part that outlasts its idleness).
                     let was_idle = st.phase_start_ns >= self.idle_from && st.phase_start_ns < self.idle_to;
                     let w = if was_idle { end.saturating_sub(self.mutator.now) } else { d };
+                    if w > 0 {
+                        self.mutator_stops.push(MutatorStop { start_ns: self.mutator.now, end_ns: self.mutator.now + w, kind: StopKind::Pause });
+                    }
                     self.mutator.now += w;
                     self.mutator_idle_ns += w;
                     self.stats.mutator_wait_ns += w;
@@ -1129,4 +1141,33 @@ pub fn gc_log_line(r: &GcRecord, allocated: u64, footprint: u64) -> String {
         if pauses.is_empty() { "0us".to_string() } else { pauses.join(",") },
         fmt_dur(r.end_ns - r.start_ns)
     )
+}
+
+/// Why the mutator did no work of its own for a while (see [`Runtime::mutator_stops`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum StopKind {
+    /// A stop-the-world pause of the collector.
+    Pause,
+    /// Waiting for a collection to finish (a blocking collection, or one the allocation needs).
+    Wait,
+    /// Running the collector's checkpoint at its safepoint (a per-thread pause).
+    Checkpoint,
+}
+
+impl StopKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Pause => "pause",
+            Self::Wait => "wait",
+            Self::Checkpoint => "checkpoint",
+        }
+    }
+}
+
+/// One interval of [`Runtime::mutator_stops`].
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct MutatorStop {
+    pub start_ns: Nanos,
+    pub end_ns: Nanos,
+    pub kind: StopKind,
 }

@@ -38,7 +38,7 @@ from mobmem.paths import DATA, SCENARIOS
 NONDETERMINISTIC = ("wall_seconds", "sim_speed")
 #: Keys that :func:`summary` leaves out (each goes to its own CSV file, see
 #: :mod:`mobmem.session.output`).
-BULKY = ("timeline", "events", "gc_phases", "janky_frames", "app_memory")
+BULKY = ("timeline", "events", "gc_phases", "janky_frames", "app_memory", "mutator_stops")
 
 
 def scenario_names() -> list[str]:

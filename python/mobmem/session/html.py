@@ -98,6 +98,8 @@ def render(path: Path, command: str | None = None) -> str:
         f"<figure id='memory'>{svgs['memory']}</figure>",
         "<h2>Collections and reclaim</h2>",
         f"<figure id='activity'>{svgs['activity']}</figure>",
+        "<h2>Minimum mutator utilisation</h2>",
+        f"<figure id='mmu'>{svgs['mmu']}</figure>",
         "<h2>Kills</h2>",
         _table(_kills_table(runs)),
         "<h2>Per app</h2>",

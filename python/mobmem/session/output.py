@@ -11,7 +11,9 @@
 - ``gcs.csv`` — one row per collection; ``gc_phases.csv`` — its phases (``gc`` is the row of
   ``gcs.csv``);
 - ``janky_frames.csv`` — every frame that missed its vsync (start, app, duration);
-- ``app_memory.csv`` — each live app's RSS, PSS and swap every ``session.app_sample_ms``.
+- ``app_memory.csv`` — each live app's RSS, PSS and swap every ``session.app_sample_ms``;
+- ``mutator_stops.csv`` — every interval an app's main thread was stopped by its collector
+  (pause, wait, checkpoint): what minimum mutator utilisation is computed from.
 
 Every file is written to a temporary name and renamed, so an interrupted run never leaves half a
 file and never damages what an earlier run wrote; ``summary.json`` is written last, so its
@@ -38,6 +40,7 @@ FILES = (
     "gc_phases.csv",
     "janky_frames.csv",
     "app_memory.csv",
+    "mutator_stops.csv",
     "summary.json",
 )
 GC_FIELDS = [
@@ -57,6 +60,7 @@ GC_FIELDS = [
 ]
 GC_PHASE_FIELDS = ["gc", "app", "name", "kind", "t_s", "duration_ms", "gc_cpu_ms"]
 JANKY_FRAME_FIELDS = ["t_s", "app", "dur_ms"]
+MUTATOR_STOP_FIELDS = ["t_s", "app", "dur_ms", "kind"]
 #: dumpsys meminfo App Summary categories of the per-app series (RSS by category, MiB).
 MEMINFO_CATEGORIES = ["java_heap_mib", "native_heap_mib", "code_mib", "graphics_mib", "stack_mib", "other_mib"]
 APP_MEMORY_FIELDS = ["t_s", "app", "pid", "rss_mib", "pss_mib", "swap_mib", *MEMINFO_CATEGORIES]
@@ -152,6 +156,7 @@ def write_outputs(res: dict, out: Path) -> list[Path]:
         "gc_phases.csv": csv_text(res.get("gc_phases", []), GC_PHASE_FIELDS),
         "janky_frames.csv": csv_text(res.get("janky_frames", []), JANKY_FRAME_FIELDS),
         "app_memory.csv": csv_text(res.get("app_memory", []), APP_MEMORY_FIELDS),
+        "mutator_stops.csv": csv_text(res.get("mutator_stops", []), MUTATOR_STOP_FIELDS),
         "summary.json": json.dumps(summary(res), indent=1) + "\n",
     }
     written = []

@@ -8,7 +8,8 @@ drawn with matplotlib from the files the run wrote — nothing is re-simulated.
 - ``launches`` — time to initial display per app and launch kind (hot/cold), one box per system
   for a comparison;
 - ``activity`` — collections (duration, pauses) per app and reclaim (kswapd and direct scan
-  rates, PSI) over time.
+  rates, PSI) over time;
+- ``mmu`` — minimum mutator utilisation curves (:mod:`mobmem.session.mmu`).
 
 :func:`plot_dir` writes each figure as PNG and SVG; :func:`figures` returns them unsaved (the
 HTML report embeds the SVG text).
@@ -29,7 +30,7 @@ CATEGORY_LABELS = {
     "stack_mib": "stack",
     "other_mib": "other",
 }
-FIGURES = ("cached_apps", "memory", "launches", "activity")
+FIGURES = ("cached_apps", "memory", "launches", "activity", "mmu")
 
 
 def load_runs(path: Path) -> dict[str, list]:
@@ -194,6 +195,30 @@ def fig_activity(runs: dict[str, list]):
     return fig
 
 
+def fig_mmu(runs: dict[str, list]):
+    """Minimum mutator utilisation: each app of the first run (thin), and per system the worst
+    app at each window length (thick)."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(9, 4))
+    for j, (system, rs) in enumerate(runs.items()):
+        m = rs[0].mmu.dropna()
+        if not len(m):
+            continue
+        if j == 0:
+            for _app, g in m.groupby("app", sort=False):
+                ax.plot(g["window_ms"], g["mmu"], color="gray", linewidth=0.6, alpha=0.6)
+        worst = m.groupby("window_ms")["mmu"].min()
+        ax.plot(worst.index, worst.values, color=f"C{j}", linewidth=2, marker="o", markersize=3, label=f"{system}: worst app")
+    ax.set_xscale("log")
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_xlabel("window (ms)")
+    ax.set_ylabel("minimum mutator utilisation")
+    ax.set_title("MMU per app (gray) and the worst app")
+    ax.legend(fontsize="small", loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
 def figures(runs: dict[str, list]) -> dict[str, object]:
     """Every figure of :data:`FIGURES` (matplotlib Figure objects)."""
     return {
@@ -201,6 +226,7 @@ def figures(runs: dict[str, list]) -> dict[str, object]:
         "memory": fig_memory(runs),
         "launches": fig_launches(runs),
         "activity": fig_activity(runs),
+        "mmu": fig_mmu(runs),
     }
 
 

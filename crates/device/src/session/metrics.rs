@@ -177,6 +177,7 @@ pub fn result(s: &Session, wall_s: f64) -> Value {
         "gcs": s.gcs,
         "gc_phases": s.gc_phases,
         "janky_frames": s.janky_frames,
+        "mutator_stops": s.mutator_stops,
         "app_memory": s.app_memory,
     })
 }

@@ -33,7 +33,7 @@ use inputs::Inputs;
 use mobmem_engine::{CpuSet, Nanos};
 use mobmem_kernel::Kernel;
 use mobmem_runtime::RuntimeConfig;
-use records::{AppSample, AppTotals, Event, JankyFrame, Sample};
+use records::{AppSample, AppTotals, Event, JankyFrame, MutatorStopRecord, Sample};
 use serde_json::Value;
 use system::{SysProc, Zygote};
 
@@ -72,6 +72,8 @@ pub struct Session {
     pub gc_phases: Vec<Value>,
     /// Janky frames of every app (on-time frames are only counted).
     pub janky_frames: Vec<JankyFrame>,
+    /// Every app's mutator stops for its collector (pauses, waits, checkpoints).
+    pub mutator_stops: Vec<MutatorStopRecord>,
     /// The per-app memory series (`session.app_sample_ms`).
     pub app_memory: Vec<AppSample>,
     next_sample: Nanos,
@@ -129,6 +131,7 @@ impl Session {
             gcs: Vec::new(),
             gc_phases: Vec::new(),
             janky_frames: Vec::new(),
+            mutator_stops: Vec::new(),
             app_memory: Vec::new(),
             next_sample: 0,
             next_app_sample: 0,
@@ -580,6 +583,14 @@ impl Session {
         for &(t, d) in &l.janky_frames {
             self.janky_frames.push(JankyFrame { t_s: t as f64 / 1e9, app: name.clone(), dur_ms: d as f64 / 1e6 });
         }
+        for st in &l.rt.mutator_stops {
+            self.mutator_stops.push(MutatorStopRecord {
+                t_s: st.start_ns as f64 / 1e9,
+                app: name.clone(),
+                dur_ms: (st.end_ns - st.start_ns) as f64 / 1e6,
+                kind: st.kind.name(),
+            });
+        }
         for r in &l.rt.records {
             let line = mobmem_runtime::runtime::gc_log_line(r, r.bytes_allocated_after, r.target_footprint_after);
             let f = &r.gc_faults;
@@ -633,6 +644,7 @@ impl Session {
             }
         }
         self.janky_frames.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
+        self.mutator_stops.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
     }
 }
 

@@ -24,6 +24,16 @@ pub struct JankyFrame {
     pub dur_ms: f64,
 }
 
+/// An interval in which an app's main thread did none of its own work because of its collector
+/// (a pause, a wait for a collection, a checkpoint): what minimum mutator utilisation is read from.
+#[derive(Clone, Debug, Serialize)]
+pub struct MutatorStopRecord {
+    pub t_s: f64,
+    pub app: String,
+    pub dur_ms: f64,
+    pub kind: &'static str,
+}
+
 /// One live app's memory at a sample of the per-app series (`session.app_sample_ms`): what
 /// `/proc/PID/status` and `smaps_rollup` report.
 #[derive(Clone, Debug, Serialize)]
