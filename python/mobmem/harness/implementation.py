@@ -97,7 +97,7 @@ class Implementation:
     def setup(self, params: Parameters) -> None:  # noqa: D401 - hook
         pass
 
-    def prepare(self, params: Parameters, ctx: RunContext) -> None:
+    def prepare_run(self, params: Parameters, ctx: RunContext) -> None:
         """Before each run (warm-up included), outside the measurement."""
 
     def run(self, params: Parameters, ctx: RunContext) -> RunOutcome:
@@ -156,7 +156,7 @@ class CommandImplementation(Implementation):
         if self.shell:
             self.shell.run("--setup", self.shell.setup, dict(params))
 
-    def prepare(self, params: Parameters, ctx: RunContext) -> None:
+    def prepare_run(self, params: Parameters, ctx: RunContext) -> None:
         if self.shell:
             self.shell.run("--prepare", self.shell.prepare, dict(params))
 

@@ -110,7 +110,7 @@ class Runner:
         ctx = RunContext(index=index, phase=phase, workdir=self._workdir)
         for a in self.actions:
             a.before_run(self)
-        cfg.implementation.prepare(cfg.parameters, ctx)
+        cfg.implementation.prepare_run(cfg.parameters, ctx)
         for m in self.meters:
             m.start(ctx)
         t0 = time.time()

@@ -131,7 +131,10 @@ def run_sweep(
         result = _run_parallel(configs, invocations, store, env, seed, command, log, jobs, executor, address)
         recs = [r for r in ResultStore(store.path).runs() if r.get("phase") == "measure"]
         keys = {c.key for c in configs}
-        return [r for r in recs if r["config_key"] in keys], {"environment": env, "warnings": result}
+        # In the order the sequential runner would have run them (the store has arrival order).
+        pos = {(c.key, i): n for n, (c, i) in enumerate(_sequential_order(configs, invocations, seed))}
+        recs = sorted((r for r in recs if r["config_key"] in keys), key=lambda r: pos.get((r["config_key"], int(r["index"])), len(pos)))
+        return recs, {"environment": env, "warnings": result}
     stop = Bounded(Fixed(invocations), max_runs=invocations, max_failures=None)
     runner = Runner(
         configs,
@@ -197,10 +200,23 @@ def _invocation(item: tuple) -> dict:
     }
 
 
+def _sequential_order(configs, invocations: int, seed: int) -> list:
+    """(configuration, invocation) in the order the harness runner runs them: rounds, each a
+    shuffle of every configuration with the seeded generator."""
+    import random
+
+    rng = random.Random(seed)
+    out = []
+    for i in range(invocations):
+        order = list(configs)
+        rng.shuffle(order)
+        out += [(c, i) for c in order]
+    return out
+
+
 def _run_parallel(configs, invocations, store, env, seed, command, log, jobs, executor, address) -> list[str]:
     """The invocations not yet in ``store``, in parallel; each record appended as it arrives (the
     store's order is arrival order: results do not depend on it). Returns the warnings."""
-    import random
     import uuid
 
     from mobmem.session.executor import run_jobs
@@ -211,14 +227,11 @@ def _run_parallel(configs, invocations, store, env, seed, command, log, jobs, ex
         for r in store.runs():
             if r.get("phase") == "measure":
                 done.setdefault(r["config_key"], set()).add(int(r["index"]))
-    rng = random.Random(seed)
-    todo = []
-    for i in range(invocations):
-        order = list(configs)
-        rng.shuffle(order)
-        for c in order:
-            if i not in done.get(c.key, set()):
-                todo.append((c.implementation, c.name, c.key, c.parameters.to_dict(), i, session))
+    todo = [
+        (c.implementation, c.name, c.key, c.parameters.to_dict(), i, session)
+        for c, i in _sequential_order(configs, invocations, seed)
+        if i not in done.get(c.key, set())
+    ]
     store.append(
         {
             "type": "meta",
