@@ -112,6 +112,13 @@ def test_sweep_on_ray_gives_the_local_results():
     pd.testing.assert_frame_equal(on_ray, local)
 
 
+def test_compare_on_ray_gives_the_local_results():
+    pytest.importorskip("ray", reason="Ray is not installed here")
+    local = mobmem.compare(TINY, systems=["stock", "noswap"], seeds=1)
+    on_ray = mobmem.compare(TINY, systems=["stock", "noswap"], seeds=1, executor="ray")
+    pd.testing.assert_frame_equal(on_ray, local)
+
+
 def test_ray_address_that_does_not_answer_is_one_line():
     pytest.importorskip("ray", reason="Ray is not installed here")
     r = subprocess.run(

@@ -53,7 +53,9 @@ def report(
     quick: bool = typer.Option(False, "--quick", help="A scaled-down set (fewer systems, one seed, shorter durations) that runs in minutes."),
     seeds: int = typer.Option(3, "--seeds", help="Seeds per run: --seed + 0 … K−1 (ignored with --quick)."),
     seed: Optional[int] = typer.Option(None, "--seed", help="First seed (default 1)."),
-    jobs: int = typer.Option(2, "--jobs", help="Runs at a time, in worker processes (results do not depend on it)."),
+    jobs_: str = typer.Option("2", "--jobs", help="Runs at a time on this machine: a number, or 'auto' (from the CPUs and the free memory)."),
+    executor: str = typer.Option("local", "--executor", help="local (worker processes) or ray (a Ray cluster)."),
+    address: Optional[str] = typer.Option(None, "--address", help="With --executor ray: ray://HOST:PORT or 'auto' (default: start a local Ray)."),
     out: Optional[Path] = typer.Option(None, "--out", help="Write every run's files under DIR/EXPERIMENT/runs/SYSTEM/seed-N/."),
     resume: bool = typer.Option(False, "--resume", help="With --out: reuse runs already there (same scenario, system, seed, settings)."),
     report_: Optional[Path] = typer.Option(None, "--report", help="Write the Markdown report here (e.g. docs/studies/fleet.md), figures next to it."),
@@ -84,8 +86,11 @@ def report(
         raise MobmemError("--html is for a run directory: mobmem report RUN_DIR --html")
 
     st = studies.get(study)
-    if jobs < 1:
-        raise MobmemError(f"--jobs must be at least 1, got {jobs}")
+    from mobmem.session.executor import EXECUTORS, parse_jobs
+
+    jobs = parse_jobs(jobs_)
+    if executor not in EXECUTORS:
+        raise MobmemError(f"--executor must be one of {', '.join(EXECUTORS)}, got {executor!r}")
     if resume and out is None:
         raise MobmemError("--resume needs --out DIR (the runs to resume from)")
     if report_ is not None and report_.is_dir():
@@ -103,7 +108,7 @@ def report(
         bar.log(f"[{bar.done}/{total}] {exp} / {system} seed {sd}: {how}")
 
     with out_dir_lock(out), bar:
-        doc = studies.run(st, quick, seeds, seed, jobs, out, resume, list(only or []), progress)
+        doc = studies.run(st, quick, seeds, seed, jobs, out, resume, list(only or []), progress, executor=executor, address=address)
     from mobmem.harness.environment import git_revision
 
     doc["command"] = shlex.join(["mobmem", "report", *sys.argv[2:]])

@@ -97,9 +97,12 @@ def run(
     resume: bool = False,
     only: list[str] | None = None,
     progress: Callable[[str, str, int, dict, bool], None] | None = None,
+    executor: str = "local",
+    address: str | None = None,
 ) -> dict:
     """Every experiment of ``study`` (or those in ``only``); returns the result document:
-    per experiment its systems, seeds, settings and per-row statistics, and the runs' summaries."""
+    per experiment its systems, seeds, settings and per-row statistics, and the runs' summaries.
+    ``executor``/``address``: where the runs execute (:mod:`mobmem.session.executor`)."""
     from mobmem import session
     from mobmem.session.compare import run_matrix
 
@@ -129,6 +132,8 @@ def run(
             out=None if out is None else out / e.id,
             resume=resume,
             progress=lambda s, sd, r, reused, e=e: count(e.id, s, sd, r, reused),
+            executor=executor,
+            address=address,
         )
         rows = {r.key: stats(systems, seed_list, res, r.fn) for r in e.rows}
         apps = sorted({a for r in res.values() for a in r.get("per_app", {})})
