@@ -45,7 +45,9 @@ def _tables(doc: dict) -> list[Table]:
 
 
 def report(
-    run_dir: Optional[Path] = typer.Argument(None, help="A run or compare directory (--out of `mobmem run` or `mobmem compare`): its report with --html."),
+    run_dir: Optional[Path] = typer.Argument(
+        None, metavar="[RUN_DIR]", help="A run or compare directory (--out of `mobmem run` or `mobmem compare`): its report with --html."
+    ),
     html: bool = typer.Option(
         False, "--html", help="With RUN_DIR: write one self-contained HTML page (tables and figures) to RUN_DIR/report.html or --report FILE."
     ),

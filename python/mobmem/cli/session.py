@@ -310,15 +310,15 @@ def print_result(res: dict) -> None:
 
 
 def run(
-    scenario: str = typer.Argument(..., help="A scenario file, or a shipped scenario's name (see `mobmem scenarios`)."),
-    system: Optional[str] = typer.Option(None, "--system", help="A named system configuration (see `mobmem systems`), applied before --set."),
-    set_: List[str] = typer.Option([], "--set", help="key=value (repeatable): kernel.*, system.*, session.*, or a runtime setting."),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Seed (default: the scenario's)."),
+    scenario: str = typer.Argument(..., metavar="SCENARIO", help="A scenario file, or a shipped scenario's name (see `mobmem scenarios`)."),
+    system: Optional[str] = typer.Option(None, "--system", metavar="NAME", help="A named system configuration (see `mobmem systems`), applied before --set."),
+    set_: List[str] = typer.Option([], "--set", metavar="KEY=VALUE", help="key=value (repeatable): kernel.*, system.*, session.*, or a runtime setting."),
+    seed: Optional[int] = typer.Option(None, "--seed", metavar="N", help="Seed (default: the scenario's)."),
     out: Optional[Path] = typer.Option(
-        None, "--out", help="Write summary.json and the run's tables as CSV files (launches, timeline, events, kills, per_app, gcs, …) here."
+        None, "--out", metavar="DIR", help="Write summary.json and the run's tables as CSV files (launches, timeline, events, kills, per_app, gcs, …) here."
     ),
     trace: Optional[Path] = typer.Option(
-        None, "--trace", help="Write the session's timeline for Perfetto UI: FILE.perfetto-trace (protobuf) or FILE.json (Chrome trace events)."
+        None, "--trace", metavar="FILE", help="Write the session's timeline for Perfetto UI: FILE.perfetto-trace (protobuf) or FILE.json (Chrome trace events)."
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the summary JSON (everything but timeline and events)."),
 ) -> None:
@@ -440,17 +440,22 @@ def compare_tables(agg: dict, title: str) -> list[Table]:
 
 
 def compare(
-    scenario: str = typer.Argument(..., help="A scenario file or a shipped scenario's name."),
-    systems_: str = typer.Option(..., "--systems", help="Comma-separated system names (see `mobmem systems`); the first is the baseline."),
-    seeds: int = typer.Option(3, "--seeds", help="Seeds per system: the scenario's seed (or --seed) + 0 … K−1."),
-    seed: Optional[int] = typer.Option(None, "--seed", help="First seed (default: the scenario's)."),
-    set_: List[str] = typer.Option([], "--set", help="key=value applied to every run, after the system's settings (repeatable)."),
+    scenario: str = typer.Argument(..., metavar="SCENARIO", help="A scenario file or a shipped scenario's name."),
+    systems_: str = typer.Option(..., "--systems", metavar="A,B,…", help="Comma-separated system names (see `mobmem systems`); the first is the baseline."),
+    seeds: int = typer.Option(3, "--seeds", metavar="K", help="Seeds per system: the scenario's seed (or --seed) + 0 … K−1."),
+    seed: Optional[int] = typer.Option(None, "--seed", metavar="N", help="First seed (default: the scenario's)."),
+    set_: List[str] = typer.Option([], "--set", metavar="KEY=VALUE", help="key=value applied to every run, after the system's settings (repeatable)."),
     jobs_: str = typer.Option(
-        "2", "--jobs", help="Runs at a time on this machine: a number, or 'auto' (from the CPUs and the free memory); results do not depend on it."
+        "2",
+        "--jobs",
+        metavar="N|auto",
+        help="Runs at a time on this machine: a number, or 'auto' (from the CPUs and the free memory); results do not depend on it.",
     ),
-    executor: str = typer.Option("local", "--executor", help="local (worker processes) or ray (a Ray cluster)."),
-    address: Optional[str] = typer.Option(None, "--address", help="With --executor ray: ray://HOST:PORT or 'auto' (default: start a local Ray)."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Write compare.json, compare.csv and each run's files (runs/SYSTEM/seed-N/)."),
+    executor: str = typer.Option("local", "--executor", metavar="local|ray", help="local (worker processes) or ray (a Ray cluster)."),
+    address: Optional[str] = typer.Option(
+        None, "--address", metavar="ray://HOST:PORT", help="With --executor ray: ray://HOST:PORT or 'auto' (default: start a local Ray)."
+    ),
+    out: Optional[Path] = typer.Option(None, "--out", metavar="DIR", help="Write compare.json, compare.csv and each run's files (runs/SYSTEM/seed-N/)."),
     resume: bool = typer.Option(False, "--resume", help="With --out: reuse finished runs found there (same scenario, system, seed, settings)."),
     as_json: bool = typer.Option(False, "--json", help="Print the per-run summaries and the aggregates as one JSON object."),
 ) -> None:
@@ -534,7 +539,7 @@ def systems() -> None:
 def bench_session(
     scenario: str = typer.Option("hot_launch", "--scenario", help="Scenario to run (default: the full hot-launch experiment)."),
     quick: bool = typer.Option(False, "--quick", help="Run demo_hot_launch instead (a short version)."),
-    set_: List[str] = typer.Option([], "--set", help="key=value (repeatable), as for `mobmem run`."),
+    set_: List[str] = typer.Option([], "--set", metavar="KEY=VALUE", help="key=value (repeatable), as for `mobmem run`."),
     seed: Optional[int] = typer.Option(None, "--seed"),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
@@ -583,9 +588,9 @@ def bench_grain(
         [], "--scenario", help="Compare on this scenario (repeatable; default: the whole suite, see the command's description)."
     ),
     quick: bool = typer.Option(False, "--quick", help="The short suite: the two demos at a tenth of their length."),
-    seeds: int = typer.Option(5, "--seeds", help="Seeds per scenario: the scenario's seed + 0 … K−1."),
-    set_: List[str] = typer.Option([], "--set", help="key=value applied to every run (repeatable)."),
-    jobs: int = typer.Option(os.cpu_count() or 1, "--jobs", help="Runs at a time, in worker processes (results do not depend on it)."),
+    seeds: int = typer.Option(5, "--seeds", metavar="K", help="Seeds per scenario: the scenario's seed + 0 … K−1."),
+    set_: List[str] = typer.Option([], "--set", metavar="KEY=VALUE", help="key=value applied to every run (repeatable)."),
+    jobs: int = typer.Option(os.cpu_count() or 1, "--jobs", metavar="N|auto", help="Runs at a time, in worker processes (results do not depend on it)."),
     markdown: Optional[Path] = typer.Option(None, "--markdown", help="Also write the table as Markdown to this file."),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
@@ -678,7 +683,7 @@ def bench_identical(
     save: Optional[Path] = typer.Option(None, "--save", help="Run the fixed set and save each result (wall-clock fields left out) to this directory."),
     check: Optional[Path] = typer.Option(None, "--check", help="Run the fixed set and compare each result with the one saved in this directory."),
     scenario: List[str] = typer.Option([], "--scenario", help="Instead of the fixed set, this scenario with its own settings (repeatable)."),
-    jobs: int = typer.Option(os.cpu_count() or 1, "--jobs", help="Runs at a time, in worker processes (results do not depend on it)."),
+    jobs: int = typer.Option(os.cpu_count() or 1, "--jobs", metavar="N|auto", help="Runs at a time, in worker processes (results do not depend on it)."),
 ) -> None:
     """Check that a change of the simulator leaves results bit-identical: --save DIR before the
     change, --check DIR after it. The fixed set covers every collector but the no-GC baseline, memory pressure, zram,
@@ -728,17 +733,19 @@ def _pct(x: Optional[float]) -> str:
 
 
 def sweep(
-    scenario: str = typer.Argument(..., help="A scenario file or a shipped scenario's name."),
-    grid: List[str] = typer.Option(..., "--grid", help="KEY=V1,V2,… (repeatable): one axis of the grid; every combination runs."),
-    systems_: str = typer.Option("stock", "--systems", help="Comma-separated system names (see `mobmem systems`)."),
-    devices: Optional[str] = typer.Option(None, "--devices", help="Comma-separated device profiles (default: the scenario's own)."),
-    seeds: int = typer.Option(1, "--seeds", help="Seeds per point: the scenario's seed (or --seed) + 0 … K−1."),
-    seed: Optional[int] = typer.Option(None, "--seed", help="First seed (default: the scenario's)."),
-    set_: List[str] = typer.Option([], "--set", help="key=value applied to every run (repeatable); the grid's values win."),
-    jobs: str = typer.Option("1", "--jobs", help="Runs at a time on this machine: a number, or 'auto' (from the CPUs and the free memory)."),
-    executor: str = typer.Option("local", "--executor", help="local (worker processes) or ray (a Ray cluster)."),
-    address: Optional[str] = typer.Option(None, "--address", help="With --executor ray: ray://HOST:PORT or 'auto' (default: start a local Ray)."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Write sweep.csv, sweep.json and each run's files (runs/KEY/)."),
+    scenario: str = typer.Argument(..., metavar="SCENARIO", help="A scenario file or a shipped scenario's name."),
+    grid: List[str] = typer.Option(..., "--grid", metavar="KEY=V1,V2,…", help="KEY=V1,V2,… (repeatable): one axis of the grid; every combination runs."),
+    systems_: str = typer.Option("stock", "--systems", metavar="A,B,…", help="Comma-separated system names (see `mobmem systems`)."),
+    devices: Optional[str] = typer.Option(None, "--devices", metavar="A,B,…", help="Comma-separated device profiles (default: the scenario's own)."),
+    seeds: int = typer.Option(1, "--seeds", metavar="K", help="Seeds per point: the scenario's seed (or --seed) + 0 … K−1."),
+    seed: Optional[int] = typer.Option(None, "--seed", metavar="N", help="First seed (default: the scenario's)."),
+    set_: List[str] = typer.Option([], "--set", metavar="KEY=VALUE", help="key=value applied to every run (repeatable); the grid's values win."),
+    jobs: str = typer.Option("1", "--jobs", metavar="N|auto", help="Runs at a time on this machine: a number, or 'auto' (from the CPUs and the free memory)."),
+    executor: str = typer.Option("local", "--executor", metavar="local|ray", help="local (worker processes) or ray (a Ray cluster)."),
+    address: Optional[str] = typer.Option(
+        None, "--address", metavar="ray://HOST:PORT", help="With --executor ray: ray://HOST:PORT or 'auto' (default: start a local Ray)."
+    ),
+    out: Optional[Path] = typer.Option(None, "--out", metavar="DIR", help="Write sweep.csv, sweep.json and each run's files (runs/KEY/)."),
     resume: bool = typer.Option(False, "--resume", help="With --out: reuse the runs already there whose inputs and code are the same."),
     as_json: bool = typer.Option(False, "--json", help="Print the table as JSON records."),
 ) -> None:
@@ -783,9 +790,9 @@ def sweep(
 
 
 def plot(
-    run_dir: Path = typer.Argument(..., help="A run or compare directory (--out of `mobmem run` or `mobmem compare`)."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Where to write the figures (default: RUN_DIR/plots)."),
-    formats: str = typer.Option("png,svg", "--format", help="Comma-separated image formats (png, svg, pdf)."),
+    run_dir: Path = typer.Argument(..., metavar="RUN_DIR", help="A run or compare directory (--out of `mobmem run` or `mobmem compare`)."),
+    out: Optional[Path] = typer.Option(None, "--out", metavar="DIR", help="Where to write the figures (default: RUN_DIR/plots)."),
+    formats: str = typer.Option("png,svg", "--format", metavar="png,svg,pdf", help="Comma-separated image formats (png, svg, pdf)."),
 ) -> None:
     """Plot a run: cached apps, memory per app by meminfo category, launch times, GC and reclaim."""
     from mobmem.session.plots import plot_dir
