@@ -98,6 +98,8 @@ def test_sweep_rejects_bad_grids_before_running(tmp_path):
     assert not (tmp_path / "o").exists()
     with pytest.raises(MobmemError, match="KEY=VALUE"):
         sw.parse_grid(["kernel.swappiness"])
+    with pytest.raises(MobmemError, match="given twice"):
+        sw.parse_grid(["kernel.swappiness=60,60"])
     r = subprocess.run(
         [sys.executable, "-m", "mobmem", "sweep", TINY, "--grid", "kernel.swappiness=60", "--devices", "pixel99"], capture_output=True, text=True
     )

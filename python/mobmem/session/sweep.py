@@ -44,6 +44,9 @@ def parse_grid(specs: Sequence[str]) -> dict[str, list[str]]:
             raise MobmemError(f"--grid {s!r}: expected KEY=VALUE[,VALUE…] with no empty value")
         if key in grid:
             raise MobmemError(f"--grid {key}: given twice (list all its values in one --grid)")
+        dup = sorted({v for v in values if values.count(v) > 1})
+        if dup:
+            raise MobmemError(f"--grid {key}: value {dup[0]} given twice")
         grid[key] = values
     return grid
 
@@ -177,6 +180,7 @@ def sweep(
         return r
 
     with out_dir_lock(outp):
+        queued: dict[str, bool] = {}  # (`set` is a parameter here)
         for row, job in plan:
             key = row["key"]
             if key in rows_by_key:
@@ -191,7 +195,8 @@ def sweep(
                 rows_by_key[key] = finish(row, prev)
                 if progress:
                     progress(rows_by_key[key], True)
-            else:
+            elif key not in queued:  # one run per key
+                queued[key] = True
                 todo.append((row, job))
         by_key = {job[0]: row for row, job in todo}
 
