@@ -18,6 +18,7 @@ from typing import Optional
 
 import typer
 
+from mobmem.cli import options
 from mobmem.errors import MobmemError
 from mobmem.harness.cliutil import handle_errors
 
@@ -100,9 +101,9 @@ def main(
     seed: int = typer.Option(1, "--seed", help="Seed of the per-round shuffle of configurations."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress messages."),
     report_only: bool = typer.Option(False, "--report-only", help="Run nothing: analyse the invocations already in --out."),
-    jobs_: str = typer.Option("1", "--jobs", help="sim back end: invocations at a time on this machine (a number or 'auto'); jvm: always 1."),
-    executor: str = typer.Option("local", "--executor", help="sim back end: local (worker processes) or ray (a Ray cluster)."),
-    address: Optional[str] = typer.Option(None, "--address", help="With --executor ray: ray://HOST:PORT or 'auto' (default: start a local Ray)."),
+    jobs_: str = options.jobs("1", "sim back end: invocations"),
+    executor: str = options.executor("sim back end: "),
+    address: Optional[str] = options.address(),
 ):
     """Run an LBO study (or use the `minheap` sub-command)."""
     ctx.obj = {k: v for k, v in locals().items() if k != "ctx"}
@@ -118,11 +119,9 @@ def main(
     if timeout is not None and timeout <= 0:
         raise MobmemError(f"--timeout must be positive, got {timeout}")
     heap_multiples(heaps, range_, spacing)  # validates R and sf
-    from mobmem.session.executor import EXECUTORS, parse_jobs
+    from mobmem.session.executor import check as check_executor
 
-    jobs = parse_jobs(jobs_)
-    if executor not in EXECUTORS:
-        raise MobmemError(f"--executor must be one of {', '.join(EXECUTORS)}, got {executor!r}")
+    jobs = check_executor(jobs_, executor)
     log = _log(quiet or json_flag)
     be = _backend(backend, jdk, measure, log, warmup, timeout)
     if (jobs > 1 or executor != "local") and not be.deterministic:

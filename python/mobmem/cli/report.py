@@ -20,6 +20,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from mobmem.cli import options
+
 console = Console(width=None if sys.stdout.isatty() else 200)
 
 
@@ -55,9 +57,9 @@ def report(
     quick: bool = typer.Option(False, "--quick", help="A scaled-down set (fewer systems, one seed, shorter durations) that runs in minutes."),
     seeds: int = typer.Option(3, "--seeds", help="Seeds per run: --seed + 0 … K−1 (ignored with --quick)."),
     seed: Optional[int] = typer.Option(None, "--seed", help="First seed (default 1)."),
-    jobs_: str = typer.Option("2", "--jobs", help="Runs at a time on this machine: a number, or 'auto' (from the CPUs and the free memory)."),
-    executor: str = typer.Option("local", "--executor", help="local (worker processes) or ray (a Ray cluster)."),
-    address: Optional[str] = typer.Option(None, "--address", help="With --executor ray: ray://HOST:PORT or 'auto' (default: start a local Ray)."),
+    jobs_: str = options.jobs("2"),
+    executor: str = options.executor(),
+    address: Optional[str] = options.address(),
     out: Optional[Path] = typer.Option(None, "--out", help="Write every run's files under DIR/EXPERIMENT/runs/SYSTEM/seed-N/."),
     resume: bool = typer.Option(False, "--resume", help="With --out: reuse runs already there (same scenario, system, seed, settings)."),
     report_: Optional[Path] = typer.Option(None, "--report", help="Write the Markdown report here (e.g. docs/studies/fleet.md), figures next to it."),
@@ -88,11 +90,9 @@ def report(
         raise MobmemError("--html is for a run directory: mobmem report RUN_DIR --html")
 
     st = studies.get(study)
-    from mobmem.session.executor import EXECUTORS, parse_jobs
+    from mobmem.session.executor import check as check_executor
 
-    jobs = parse_jobs(jobs_)
-    if executor not in EXECUTORS:
-        raise MobmemError(f"--executor must be one of {', '.join(EXECUTORS)}, got {executor!r}")
+    jobs = check_executor(jobs_, executor)
     if resume and out is None:
         raise MobmemError("--resume needs --out DIR (the runs to resume from)")
     if report_ is not None and report_.is_dir():

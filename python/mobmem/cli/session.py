@@ -25,6 +25,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from mobmem.cli import options
 from mobmem.errors import Interrupted, MobmemError
 
 # Piped output (files, pagers, tests) gets wide tables rather than 80 truncated columns.
@@ -445,16 +446,9 @@ def compare(
     seeds: int = typer.Option(3, "--seeds", metavar="K", help="Seeds per system: the scenario's seed (or --seed) + 0 … K−1."),
     seed: Optional[int] = typer.Option(None, "--seed", metavar="N", help="First seed (default: the scenario's)."),
     set_: List[str] = typer.Option([], "--set", metavar="KEY=VALUE", help="key=value applied to every run, after the system's settings (repeatable)."),
-    jobs_: str = typer.Option(
-        "2",
-        "--jobs",
-        metavar="N|auto",
-        help="Runs at a time on this machine: a number, or 'auto' (from the CPUs and the free memory); results do not depend on it.",
-    ),
-    executor: str = typer.Option("local", "--executor", metavar="local|ray", help="local (worker processes) or ray (a Ray cluster)."),
-    address: Optional[str] = typer.Option(
-        None, "--address", metavar="ray://HOST:PORT", help="With --executor ray: ray://HOST:PORT or 'auto' (default: start a local Ray)."
-    ),
+    jobs_: str = options.jobs("2"),
+    executor: str = options.executor(),
+    address: Optional[str] = options.address(),
     out: Optional[Path] = typer.Option(None, "--out", metavar="DIR", help="Write compare.json, compare.csv and each run's files (runs/SYSTEM/seed-N/)."),
     resume: bool = typer.Option(False, "--resume", help="With --out: reuse finished runs found there (same scenario, system, seed, settings)."),
     as_json: bool = typer.Option(False, "--json", help="Print the per-run summaries and the aggregates as one JSON object."),
@@ -464,9 +458,9 @@ def compare(
     from mobmem.cli.progress import RunsProgress, wanted
     from mobmem.session import compare as cmp
     from mobmem.session import systems as systems_mod
-    from mobmem.session.executor import parse_jobs
+    from mobmem.session.executor import check as check_executor
 
-    jobs = parse_jobs(jobs_)
+    jobs = check_executor(jobs_, executor)
 
     path = session.resolve_scenario(scenario)
     names = systems_mod.parse_names(systems_)
@@ -740,11 +734,9 @@ def sweep(
     seeds: int = typer.Option(1, "--seeds", metavar="K", help="Seeds per point: the scenario's seed (or --seed) + 0 … K−1."),
     seed: Optional[int] = typer.Option(None, "--seed", metavar="N", help="First seed (default: the scenario's)."),
     set_: List[str] = typer.Option([], "--set", metavar="KEY=VALUE", help="key=value applied to every run (repeatable); the grid's values win."),
-    jobs: str = typer.Option("1", "--jobs", metavar="N|auto", help="Runs at a time on this machine: a number, or 'auto' (from the CPUs and the free memory)."),
-    executor: str = typer.Option("local", "--executor", metavar="local|ray", help="local (worker processes) or ray (a Ray cluster)."),
-    address: Optional[str] = typer.Option(
-        None, "--address", metavar="ray://HOST:PORT", help="With --executor ray: ray://HOST:PORT or 'auto' (default: start a local Ray)."
-    ),
+    jobs: str = options.jobs("1"),
+    executor: str = options.executor(),
+    address: Optional[str] = options.address(),
     out: Optional[Path] = typer.Option(None, "--out", metavar="DIR", help="Write sweep.csv, sweep.json and each run's files (runs/KEY/)."),
     resume: bool = typer.Option(False, "--resume", help="With --out: reuse the runs already there whose inputs and code are the same."),
     as_json: bool = typer.Option(False, "--json", help="Print the table as JSON records."),
@@ -753,12 +745,12 @@ def sweep(
     from mobmem.cli.progress import RunsProgress, wanted
     from mobmem.session import sweep as sw
     from mobmem.session import systems as systems_mod
-    from mobmem.session.executor import parse_jobs
+    from mobmem.session.executor import check as check_executor
 
     g = sw.parse_grid(grid)
     names = systems_mod.parse_names(systems_)
     devs = [d.strip() for d in devices.split(",") if d.strip()] if devices else None
-    njobs = parse_jobs(jobs)
+    njobs = check_executor(jobs, executor)
     total = len(sw.points(g)) * len(names) * len(devs or [None]) * max(1, seeds)
     bar = RunsProgress("sweep", total, wanted(as_json))
 

@@ -64,6 +64,14 @@ def parse_jobs(text: str | int) -> int:
     return n
 
 
+def check(jobs_text: str | int, executor: str) -> int:
+    """``--jobs`` and ``--executor`` checked before anything runs; returns the job count."""
+    n = parse_jobs(jobs_text)
+    if executor not in EXECUTORS:
+        raise MobmemError(f"--executor must be one of {', '.join(EXECUTORS)}, got {executor!r}")
+    return n
+
+
 def run_jobs(
     fn: Callable[[Any], Any],
     items: Iterable[Any],
