@@ -112,10 +112,9 @@ fn footprint_json(rt: &Runtime) -> Value {
         .collect::<Vec<_>>())
 }
 
-/// The kernel's vmstat counters that are not zero, by name.
+/// The kernel's vmstat counters by name, zeros included.
 pub fn vmstat_json(k: &Kernel) -> Value {
     let mut m = serde_json::Map::new();
-    // Every counter, zeros included: a counter that stayed at zero is a result too.
     for (n, v) in k.vmstat.items() {
         m.insert(n.into(), json!(v));
     }

@@ -129,26 +129,7 @@ class Runner:
         metrics.update(outcome.metrics)
         for a in reversed(self.actions):
             a.after_run(self)
-        p = outcome.process
-        rid = f"{cfg.key}:{phase}:{index}" if phase == "measure" else f"{cfg.key}:{phase}:{self.session}:{index}"
-        rec = {
-            "type": "run",
-            "run_id": rid,
-            "config": cfg.name,
-            "config_key": cfg.key,
-            "params": cfg.parameters.to_dict(),
-            "phase": phase,
-            "index": index,
-            "status": outcome.status,
-            "exit_code": p.exit_code if p else None,
-            "signal": p.signal if p else None,
-            "error": outcome.error,
-            "metrics": metrics,
-            "info": outcome.info,
-            "t_start": t0,
-            "duration_s": dur,
-            "session": self.session,
-        }
+        rec = run_record(cfg, phase, index, self.session, outcome, metrics, t0, dur)
         if self.store:
             self.store.append(rec)
         return rec
@@ -260,6 +241,31 @@ class Runner:
             a, b = (self.results[c.name] for c in self.configs)
             out["comparison"] = compare_results(a, b, self.primary)
         return out
+
+
+def run_record(
+    cfg: Configuration, phase: str, index: int, session: str, outcome: RunOutcome, metrics: dict, t_start: float, duration_s: float
+) -> dict[str, Any]:
+    """One run as the results store keeps it (what resuming, reports and analyses read)."""
+    p = outcome.process
+    return {
+        "type": "run",
+        "run_id": f"{cfg.key}:{phase}:{index}" if phase == "measure" else f"{cfg.key}:{phase}:{session}:{index}",
+        "config": cfg.name,
+        "config_key": cfg.key,
+        "params": cfg.parameters.to_dict(),
+        "phase": phase,
+        "index": index,
+        "status": outcome.status,
+        "exit_code": p.exit_code if p else None,
+        "signal": p.signal if p else None,
+        "error": outcome.error,
+        "metrics": metrics,
+        "info": outcome.info,
+        "t_start": t_start,
+        "duration_s": duration_s,
+        "session": session,
+    }
 
 
 def compare_results(a: ConfigResult, b: ConfigResult, metric: str, confidence: float = 0.95) -> dict[str, Any]:

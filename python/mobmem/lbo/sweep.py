@@ -89,10 +89,14 @@ class _Quiet(Logger):
         self.last = 0.0
 
     def on_run(self, runner, config, record, state):
+        self.note(config.name, record)
+
+    def note(self, name: str, record: dict) -> None:
+        """One invocation done: its failure, and the progress every 30 s."""
         self.done += 1
         now = time.monotonic()
         if record["status"] != "ok":
-            self.log(f"  {config.name} invocation {record['index'] + 1}: {record['status']} ({record['info'].get('failure', record.get('error') or '')})")
+            self.log(f"  {name} invocation {record['index'] + 1}: {record['status']} ({record['info'].get('failure', record.get('error') or '')})")
         if now - self.last > 30 or self.done == self.total:
             self.last = now
             el = now - self.t0
@@ -128,7 +132,7 @@ def run_sweep(
     if done_before:
         log(f"resuming: {done_before} invocations already recorded in {store.path}")
     if parallel:
-        result = _run_parallel(configs, invocations, store, env, seed, command, log, jobs, executor, address)
+        result = _run_parallel(configs, invocations, store, env, seed, log, jobs, executor, address)
         recs = [r for r in ResultStore(store.path).runs() if r.get("phase") == "measure"]
         keys = {c.key for c in configs}
         # In the order the sequential runner would have run them (the store has arrival order).
@@ -170,34 +174,19 @@ def _invocation(item: tuple) -> dict:
     import tempfile
 
     from mobmem.harness.implementation import RunContext, RunOutcome
+    from mobmem.harness.runner import run_record
 
-    impl, name, key, params, index, session = item
+    name, impl, params, index, session = item
+    cfg = Configuration(name, impl, Parameters(params))  # (Parameters do not pickle; its key is recomputed)
     workdir = tempfile.mkdtemp(prefix="mobmem-lbo-")
     t0, tp = time.time(), time.perf_counter()
     try:
-        outcome = impl.run(Parameters(params), RunContext(index=index, phase="measure", workdir=workdir))
+        outcome = cfg.implementation.run(cfg.parameters, RunContext(index=index, phase="measure", workdir=workdir))
     except Exception as e:  # recorded, as the runner does
         outcome = RunOutcome("error", error=f"{type(e).__name__}: {e}")
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    return {
-        "type": "run",
-        "run_id": f"{key}:measure:{index}",
-        "config": name,
-        "config_key": key,
-        "params": dict(params),
-        "phase": "measure",
-        "index": index,
-        "status": outcome.status,
-        "exit_code": None,
-        "signal": None,
-        "error": outcome.error,
-        "metrics": dict(outcome.metrics),
-        "info": outcome.info,
-        "t_start": t0,
-        "duration_s": time.perf_counter() - tp,
-        "session": session,
-    }
+    return run_record(cfg, "measure", index, session, outcome, dict(outcome.metrics), t0, time.perf_counter() - tp)
 
 
 def _sequential_order(configs, invocations: int, seed: int) -> list:
@@ -214,7 +203,7 @@ def _sequential_order(configs, invocations: int, seed: int) -> list:
     return out
 
 
-def _run_parallel(configs, invocations, store, env, seed, command, log, jobs, executor, address) -> list[str]:
+def _run_parallel(configs, invocations, store, env, seed, log, jobs, executor, address) -> list[str]:
     """The invocations not yet in ``store``, in parallel; each record appended as it arrives (the
     store's order is arrival order: results do not depend on it). Returns the warnings."""
     import uuid
@@ -228,7 +217,7 @@ def _run_parallel(configs, invocations, store, env, seed, command, log, jobs, ex
             if r.get("phase") == "measure":
                 done.setdefault(r["config_key"], set()).add(int(r["index"]))
     todo = [
-        (c.implementation, c.name, c.key, c.parameters.to_dict(), i, session)
+        (c.name, c.implementation, c.parameters.to_dict(), i, session)
         for c, i in _sequential_order(configs, invocations, seed)
         if i not in done.get(c.key, set())
     ]
@@ -244,19 +233,11 @@ def _run_parallel(configs, invocations, store, env, seed, command, log, jobs, ex
     )
     quiet = _Quiet(len(todo), log)
 
-    class _State:
-        pass
-
     def on_result(rec: dict) -> None:
         store.append(rec)
-        quiet.on_run(None, _Named(rec["config"]), rec, _State())
+        quiet.note(rec["config"], rec)
 
     run_jobs(_invocation, todo, on_result, jobs=jobs, executor=executor, address=address)
     store.append({"type": "end", "session": session, "interrupted": False, "reasons": {}})
     store.close()
     return list(env.get("warnings", []))
-
-
-class _Named:
-    def __init__(self, name: str) -> None:
-        self.name = name

@@ -132,12 +132,13 @@ def _run_ray(fn, items, on_result, address: str | None) -> None:
     if not ray.is_initialized():
         import warnings
 
-        warnings.filterwarnings("ignore", module=r"ray\..*")
         try:
-            if address:
-                ray.init(address=address, log_to_driver=False, logging_level="ERROR")
-            else:
-                ray.init(num_cpus=os.cpu_count() or 1, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+            with warnings.catch_warnings():  # Ray's connection warnings: the error says it in one line
+                warnings.filterwarnings("ignore", module=r"ray\..*")
+                if address:
+                    ray.init(address=address, log_to_driver=False, logging_level="ERROR")
+                else:
+                    ray.init(num_cpus=os.cpu_count() or 1, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
         except Exception as e:  # noqa: BLE001 — Ray raises many kinds on a cluster that does not answer
             first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             raise MobmemError(f"--executor ray: cannot connect to {address or 'a local Ray'}: {first}") from None
