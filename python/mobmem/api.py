@@ -52,6 +52,12 @@ class Result:
             self._cache[name] = build()
         return self._cache[name]
 
+    def _series(self, key: str):
+        """One of the result's series (:data:`mobmem.session.output.SERIES`) with its columns."""
+        from mobmem.session.output import SERIES
+
+        return self._get(key, lambda: _frame(self.raw.get(key, []), SERIES[key]))
+
     @property
     def summary(self) -> dict:
         """The result without its bulky series (what ``summary.json`` holds)."""
@@ -90,16 +96,13 @@ class Result:
     def timeline(self):
         """The phone's time series, one row per sample (``session.sample_ms``): ``t_s``, memory in
         MiB, apps alive and cached, PSI, cumulative reclaim counters."""
-        from mobmem.session.output import TIMELINE_FIELDS
-
-        return self._get("timeline", lambda: _frame(self.raw.get("timeline", []), TIMELINE_FIELDS))
+        return self._series("timeline")
 
     @property
     def app_memory(self):
-        """Each live app's ``rss_mib, pss_mib, swap_mib`` every ``session.app_sample_ms``."""
-        from mobmem.session.output import APP_MEMORY_FIELDS
-
-        return self._get("app_memory", lambda: _frame(self.raw.get("app_memory", []), APP_MEMORY_FIELDS))
+        """Each live app's ``rss_mib, pss_mib, swap_mib`` and its RSS by ``dumpsys meminfo``
+        category (``java_heap_mib`` … ``other_mib``) every ``session.app_sample_ms``."""
+        return self._series("app_memory")
 
     @property
     def vmstat(self):
@@ -118,9 +121,7 @@ class Result:
     @property
     def gc_phases(self):
         """One row per phase of a collection (``gc`` is the row of :attr:`gc`)."""
-        from mobmem.session.output import GC_PHASE_FIELDS
-
-        return self._get("gc_phases", lambda: _frame(self.raw.get("gc_phases", []), GC_PHASE_FIELDS))
+        return self._series("gc_phases")
 
     @property
     def frames(self):
@@ -148,17 +149,13 @@ class Result:
     @property
     def janky_frames(self):
         """Every frame that missed its vsync: ``t_s`` (the vsync it was due at), ``app, dur_ms``."""
-        from mobmem.session.output import JANKY_FRAME_FIELDS
-
-        return self._get("janky_frames", lambda: _frame(self.raw.get("janky_frames", []), JANKY_FRAME_FIELDS))
+        return self._series("janky_frames")
 
     @property
     def mutator_stops(self):
         """Every interval an app's main thread was stopped by its collector: ``t_s, app, dur_ms,
         kind`` (pause, wait, checkpoint)."""
-        from mobmem.session.output import MUTATOR_STOP_FIELDS
-
-        return self._get("mutator_stops", lambda: _frame(self.raw.get("mutator_stops", []), MUTATOR_STOP_FIELDS))
+        return self._series("mutator_stops")
 
     @property
     def mmu(self):
@@ -179,7 +176,7 @@ class Result:
     @property
     def events(self):
         """The event log: ``t_s, kind, app, detail``."""
-        return self._get("events", lambda: _frame(self.raw.get("events", []), ["t_s", "kind", "app", "detail"]))
+        return self._series("events")
 
     def write(self, out: str | os.PathLike) -> list[Path]:
         """Write the run's files (as ``mobmem run --out``) into directory ``out``."""
@@ -229,9 +226,9 @@ def load(run_dir: str | os.PathLike) -> Result:
         raise MobmemError(f"{d}: no summary.json (not a run directory, or the run did not finish)") from None
     except (OSError, ValueError) as e:
         raise MobmemError(f"{d / 'summary.json'}: {e}") from None
-    from mobmem.session import BULKY
+    from mobmem.session.output import SERIES
 
-    for key in BULKY:  # each bulky series is its own CSV file
+    for key in SERIES:  # each series is its own CSV file
         p = d / f"{key}.csv"
         if p.is_file() and p.stat().st_size > 0:
             try:

@@ -12,7 +12,8 @@ timeline and an event log.
 - :func:`run` — one session; settings are layered device ← scenario ``[system]`` ← the named
   system of ``data/systems.toml`` (:mod:`mobmem.session.systems`) ← the user's ``--set`` values.
 - :func:`check` — a run's inputs checked without running it.
-- :func:`summary` — the result without its bulky series (:data:`BULKY`).
+- :func:`summary` — the result without its series (``mobmem.session.output.SERIES``: each goes to
+  its own CSV file).
 - :func:`mobmem.session.compare.compare` — several named systems × seeds → the comparison
   document (means, confidence intervals, tests against the first system), optionally as files.
 - :func:`mobmem.session.output.write_outputs` — the result as files in a directory.
@@ -33,12 +34,10 @@ from mobmem.errors import MobmemError
 from mobmem.pairs import Pair
 from mobmem.pairs import parse as parse_settings  # noqa: F401  (part of this module's API)
 from mobmem.paths import DATA, SCENARIOS
+from mobmem.session.output import summary  # noqa: F401  (part of this module's API)
 
 #: Keys of a result that vary from run to run of the same inputs (everything else is deterministic).
 NONDETERMINISTIC = ("wall_seconds", "sim_speed")
-#: Keys that :func:`summary` leaves out (each goes to its own CSV file, see
-#: :mod:`mobmem.session.output`).
-BULKY = ("timeline", "events", "gc_phases", "janky_frames", "app_memory", "mutator_stops")
 
 
 def scenario_names() -> list[str]:
@@ -165,11 +164,6 @@ def check(path: Path, overrides: list[Pair], seed: int | None = None) -> None:
         _core.session_check(_display(Path(path)), str(DATA), [(str(k), str(v)) for k, v in overrides], seed)
     except ValueError as e:
         raise MobmemError(_clean_error(str(e))) from None
-
-
-def summary(res: dict) -> dict:
-    """The result without the bulky per-sample/per-event lists."""
-    return {k: v for k, v in res.items() if k not in BULKY}
 
 
 def deterministic_view(res: dict) -> dict:

@@ -1,6 +1,6 @@
 """A session result as files in a directory.
 
-- ``summary.json`` — the whole result except ``timeline`` and ``events`` (it records the
+- ``summary.json`` — the whole result except its series (:data:`SERIES`; it records the
   scenario, its file, the device, the seed, every override in ``parameters``, the system name and
   the effective kernel/runtime settings);
 - ``launches.csv`` — one row per launch, the breakdown flattened into columns;
@@ -30,19 +30,6 @@ from pathlib import Path
 from mobmem.errors import MobmemError
 from mobmem.files import atomic_write, check_out_dir, csv_text, deferred_interrupts  # noqa: F401  (this module's API)
 
-FILES = (
-    "launches.csv",
-    "timeline.csv",
-    "events.csv",
-    "kills.csv",
-    "per_app.csv",
-    "gcs.csv",
-    "gc_phases.csv",
-    "janky_frames.csv",
-    "app_memory.csv",
-    "mutator_stops.csv",
-    "summary.json",
-)
 GC_FIELDS = [
     "t_s",
     "app",
@@ -82,6 +69,27 @@ TIMELINE_FIELDS = [
     "allocstall",
     "workingset_refault",
 ]
+
+
+EVENT_FIELDS = ["t_s", "kind", "app", "detail"]
+#: The result's bulky series with their columns: each is written to its own CSV file named after
+#: its key and left out of ``summary.json`` (:func:`summary`).
+SERIES = {
+    "timeline": TIMELINE_FIELDS,
+    "events": EVENT_FIELDS,
+    "gc_phases": GC_PHASE_FIELDS,
+    "janky_frames": JANKY_FRAME_FIELDS,
+    "app_memory": APP_MEMORY_FIELDS,
+    "mutator_stops": MUTATOR_STOP_FIELDS,
+}
+#: Every file of a run directory, in the order written (``summary.json`` last: its presence means
+#: the directory is complete).
+FILES = ("launches.csv", "kills.csv", "per_app.csv", "gcs.csv", *(f"{k}.csv" for k in SERIES), "summary.json")
+
+
+def summary(res: dict) -> dict:
+    """The result without its bulky series (:data:`SERIES`)."""
+    return {k: v for k, v in res.items() if k not in SERIES}
 
 
 LAUNCH_FIELDS = ["index", "t_s", "app", "kind", "relaunch", "ttid_ms"]
@@ -143,20 +151,13 @@ def per_app_rows(res: dict) -> list[dict]:
 
 def write_outputs(res: dict, out: Path) -> list[Path]:
     """Write the result's files into ``out`` (created if needed); returns the paths written."""
-    from mobmem.session import summary
-
     out = Path(out)
     files = {
         "launches.csv": csv_text(launch_rows(res)),
-        "timeline.csv": csv_text(res.get("timeline", []), TIMELINE_FIELDS),
-        "events.csv": csv_text(res.get("events", []), ["t_s", "kind", "app", "detail"]),
         "kills.csv": csv_text(kill_rows(res), KILL_FIELDS),
         "per_app.csv": csv_text(per_app_rows(res)),
         "gcs.csv": csv_text(res.get("gcs", []), GC_FIELDS),
-        "gc_phases.csv": csv_text(res.get("gc_phases", []), GC_PHASE_FIELDS),
-        "janky_frames.csv": csv_text(res.get("janky_frames", []), JANKY_FRAME_FIELDS),
-        "app_memory.csv": csv_text(res.get("app_memory", []), APP_MEMORY_FIELDS),
-        "mutator_stops.csv": csv_text(res.get("mutator_stops", []), MUTATOR_STOP_FIELDS),
+        **{f"{k}.csv": csv_text(res.get(k, []), cols) for k, cols in SERIES.items()},
         "summary.json": json.dumps(summary(res), indent=1) + "\n",
     }
     written = []
