@@ -67,7 +67,8 @@ def _ms_ns(ms: float) -> int:
 
 
 class _Layout:
-    """Processes and tracks, numbered deterministically in the order of first use."""
+    """A process per app of the result: its first incarnation's pid where the memory series has
+    it, else a free number from 10,000 up (deterministic, in the apps' order)."""
 
     def __init__(self, res: dict):
         self.pids: dict[str, int] = {}
@@ -84,8 +85,6 @@ class _Layout:
                 used.add(nxt)
 
     def pid(self, app: str) -> int:
-        if app not in self.pids:
-            self.pids[app] = max([*self.pids.values(), 10_000]) + 1
         return self.pids[app]
 
 
@@ -136,7 +135,7 @@ def _events(res: dict, lay: _Layout) -> Iterator[_Event]:
         yield _Event(_ns(f["t_s"]), pid, pid + FRAMES_TID, "janky frame", _ms_ns(f["dur_ms"]), {"dur_ms": f["dur_ms"]})
     for e in res.get("events", []):
         if e.get("kind") in INSTANT_KINDS:
-            pid = lay.pid(e["app"]) if e.get("app") in lay.pids else PHONE_PID
+            pid = lay.pids.get(e.get("app"), PHONE_PID)  # a system process's event: the phone's
             yield _Event(_ns(e["t_s"]), pid, pid, e["kind"], None, {"detail": e.get("detail")})
     from mobmem.session.output import kill_rows
 
@@ -170,6 +169,7 @@ def _thread_names(lay: _Layout) -> Iterator[tuple[int, int, str]]:
         yield pid, pid, "main"
         yield pid, pid + GC_TID, "HeapTaskDaemon"
         yield pid, pid + FRAMES_TID, "janky frames"
+    yield PHONE_PID, PHONE_PID, "system events"
     yield PHONE_PID, PHONE_PID + KILLS_TID, "kills"
 
 
@@ -298,7 +298,6 @@ def _write_proto(res: dict, out: IO[bytes]) -> None:
         process(lay.pids[app], app)
     for pid, tid, name in _thread_names(lay):
         thread(pid, tid, name)
-    known_threads = {(pid, tid) for pid, tid, _ in _thread_names(lay)}
     for e in _events(res, lay):
         if e.counter:
             track = counter(e.pid, e.name)
@@ -309,11 +308,6 @@ def _write_proto(res: dict, out: IO[bytes]) -> None:
             p.track_event.double_counter_value = e.value
             emit(p)
             continue
-        if (e.pid, e.tid) not in known_threads:
-            if ("p", e.pid) not in uuids:
-                process(e.pid, str(e.pid))
-            thread(e.pid, e.tid, "main" if e.pid == e.tid else str(e.tid))
-            known_threads.add((e.pid, e.tid))
         track = uuid(("t", e.pid, e.tid))
 
         def begin(x, kind, track=track) -> None:
