@@ -170,7 +170,7 @@ def sweep(
     if resume and outp is None:
         raise MobmemError("--resume needs --out (the directory of the earlier sweep)")
     rows_by_key: dict[str, dict] = {}
-    todo = []
+    todo: dict[str, tuple] = {}  # key → (row, job): one run per key
 
     def finish(row: dict, res: dict) -> dict:
         r = dict(row)
@@ -180,10 +180,9 @@ def sweep(
         return r
 
     with out_dir_lock(outp):
-        queued: dict[str, bool] = {}  # (`set` is a parameter here)
         for row, job in plan:
             key = row["key"]
-            if key in rows_by_key:
+            if key in rows_by_key or key in todo:
                 continue
             prev = None
             if resume:
@@ -195,23 +194,21 @@ def sweep(
                 rows_by_key[key] = finish(row, prev)
                 if progress:
                     progress(rows_by_key[key], True)
-            elif key not in queued:  # one run per key
-                queued[key] = True
-                todo.append((row, job))
-        by_key = {job[0]: row for row, job in todo}
+            else:
+                todo[key] = (row, job)
 
         def done(r: tuple[str, dict]) -> None:
             key, res = r
             with deferred_interrupts():
                 if outp is not None:
                     write_outputs(res, outp / "runs" / key)
-                rows_by_key[key] = finish(by_key[key], res)
+                rows_by_key[key] = finish(todo[key][0], res)
                 if progress:
                     progress(rows_by_key[key], False)
 
         from mobmem.session.executor import run_jobs
 
-        run_jobs(_job, [job for _, job in todo], done, jobs=jobs, executor=executor, address=address)
+        run_jobs(_job, [job for _, job in todo.values()], done, jobs=jobs, executor=executor, address=address)
         rows = [rows_by_key[row["key"]] for row, _ in plan]
         df = _frame(rows, [*ID_COLUMNS, *grid_keys])
         if outp is not None:
