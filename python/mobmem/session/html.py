@@ -23,17 +23,10 @@ def _launch_table(runs: dict[str, list]):
 
 
 def _kills_table(runs: dict[str, list]):
-    import pandas as pd
+    from mobmem.session.plots import stacked
 
-    frames = []
-    for system, rs in runs.items():
-        for r in rs:
-            k = r.kills.copy()
-            k.insert(0, "system", system)
-            k.insert(1, "seed", r.raw.get("seed"))
-            frames.append(k)
-    df = pd.concat(frames) if frames else None
-    return df if df is not None and len(df) else None
+    df = stacked(runs, "kills")
+    return df if len(df) else None
 
 
 def _apps_table(runs: dict[str, list]):

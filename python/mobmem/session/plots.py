@@ -30,7 +30,6 @@ CATEGORY_LABELS = {
     "stack_mib": "stack",
     "other_mib": "other",
 }
-FIGURES = ("cached_apps", "memory", "launches", "activity", "mmu")
 
 
 def load_runs(path: Path) -> dict[str, list]:
@@ -116,17 +115,24 @@ def fig_memory(runs: dict[str, list]):
     return fig
 
 
-def launches_frame(runs: dict[str, list]):
-    """Every launch of every run: ``app, kind, ttid_ms, system``."""
+def stacked(runs: dict[str, list], table: str):
+    """A :class:`mobmem.api.Result` table of every run, one under the other, with the run's
+    ``system`` and ``seed`` as its first columns."""
     import pandas as pd
 
     frames = []
     for system, rs in runs.items():
         for r in rs:
-            l = r.launches[["app", "kind", "ttid_ms"]].copy()
-            l["system"] = system
-            frames.append(l)
-    return pd.concat(frames) if frames else pd.DataFrame(columns=["app", "kind", "ttid_ms", "system"])
+            t = getattr(r, table).copy()
+            t.insert(0, "system", system)
+            t.insert(1, "seed", r.raw.get("seed"))
+            frames.append(t)
+    return pd.concat(frames, ignore_index=True)
+
+
+def launches_frame(runs: dict[str, list]):
+    """Every launch of every run: ``system, seed, app, kind, ttid_ms``."""
+    return stacked(runs, "launches")[["system", "seed", "app", "kind", "ttid_ms"]]
 
 
 def fig_launches(runs: dict[str, list]):
@@ -219,15 +225,14 @@ def fig_mmu(runs: dict[str, list]):
     return fig
 
 
+_DRAW = {"cached_apps": fig_cached_apps, "memory": fig_memory, "launches": fig_launches, "activity": fig_activity, "mmu": fig_mmu}
+#: The figures, by name (each written as NAME.png and NAME.svg).
+FIGURES = tuple(_DRAW)
+
+
 def figures(runs: dict[str, list]) -> dict[str, object]:
     """Every figure of :data:`FIGURES` (matplotlib Figure objects)."""
-    return {
-        "cached_apps": fig_cached_apps(runs),
-        "memory": fig_memory(runs),
-        "launches": fig_launches(runs),
-        "activity": fig_activity(runs),
-        "mmu": fig_mmu(runs),
-    }
+    return {name: draw(runs) for name, draw in _DRAW.items()}
 
 
 def svg_text(fig) -> str:
