@@ -124,8 +124,7 @@ def main(
     jobs = check_executor(jobs_, executor)
     log = _log(quiet or json_flag)
     be = _backend(backend, jdk, measure, log, warmup, timeout)
-    if (jobs > 1 or executor != "local") and not be.deterministic:
-        raise MobmemError(f"the {be.name} back end measures time: its invocations run one at a time on this machine (no --jobs, no --executor)")
+    sweep.check_parallel(be, jobs, executor)  # before the minimum-heap search
     ws, cs = be.check(_list(workloads, "workloads"), _list(collectors, "collectors") if collectors is not None else list(be.default_collectors))
     ref = be.check(ws[:1], [reference or be.reference_collector])[1][0]
     if be.is_nogc(ref):

@@ -104,6 +104,15 @@ class _Quiet(Logger):
             self.log(f"  {self.done}/{self.total} invocations, {el / 60:.1f} min elapsed, ~{eta / 60:.1f} min left")
 
 
+def check_parallel(backend: Backend, jobs: int, executor: str) -> bool:
+    """Whether the invocations run in parallel (``--jobs`` > 1 or an executor other than local);
+    MobmemError for a back end that measures time."""
+    parallel = jobs > 1 or executor != "local"
+    if parallel and not backend.deterministic:
+        raise MobmemError(f"the {backend.name} back end measures time: its invocations run one at a time on this machine (no --jobs, no --executor)")
+    return parallel
+
+
 def run_sweep(
     backend: Backend,
     configs: list[Configuration],
@@ -120,9 +129,7 @@ def run_sweep(
 ) -> tuple[list[dict], dict]:
     if invocations < 1:
         raise MobmemError(f"--invocations must be ≥ 1, got {invocations}")
-    parallel = jobs > 1 or executor != "local"
-    if parallel and not backend.deterministic:
-        raise MobmemError(f"the {backend.name} back end measures time: its invocations run one at a time on this machine (no --jobs, no --executor)")
+    parallel = check_parallel(backend, jobs, executor)
     os.makedirs(out_dir, exist_ok=True)
     store = ResultStore(os.path.join(out_dir, "results.jsonl"))
     env = environment.collect(command, extra={"backend": backend.name, **backend.environment(), **(extra_env or {})})
