@@ -426,3 +426,26 @@ def test_demo_runs():
         "mobmem compare",
     ):
         assert needle in p.stdout, needle
+
+
+def test_cpufreq_governors_run_and_their_settings_are_checked():
+    """A governor changes frequencies and energy; an unknown governor, a cap that is not an
+    operating point of the device and a share outside [0, 1] are one-line errors naming the key."""
+    fast = ["--set", "session.time_scale=0.3"]
+    res = {}
+    for g in ("performance", "gc-aware"):
+        p = run("run", TINY, "--json", "--set", f"kernel.cpufreq.governor={g}", *fast)
+        assert p.returncode == 0, p.stderr
+        res[g] = json.loads(p.stdout)["energy"]
+        assert res[g]["governor"] == g
+    assert res["performance"]["mean_mhz"]["big"] == 2803
+    assert res["gc-aware"]["mean_mhz"]["big"] < 2803
+    assert res["gc-aware"]["by_category_j"]["gc"] < res["performance"]["by_category_j"]["gc"]
+    for setting, key in (
+        ("kernel.cpufreq.governor=turbo", "kernel.cpufreq.governor"),
+        ("kernel.cpufreq.gc_cap_mhz=1000", "kernel.cpufreq.gc_cap_mhz"),
+        ("kernel.cpufreq.membound_gc=1.5", "kernel.cpufreq.membound_gc"),
+    ):
+        p = run("run", TINY, "--set", setting, *fast)
+        assert p.returncode == 2 and p.stderr.startswith("error: ") and p.stderr.count("\n") == 1, p.stderr
+        assert key in p.stderr, p.stderr

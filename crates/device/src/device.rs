@@ -16,6 +16,63 @@ pub struct CpuCluster {
     pub freq_mhz: u32,
     /// Speed relative to the cost model's reference core.
     pub speed: f64,
+    /// Operating points (MHz, ascending, ending at `freq_mhz`); absent: `freq_mhz` only.
+    #[serde(default)]
+    pub opp_mhz: Vec<u32>,
+    /// Voltage per operating point (mV), for dynamic power `C · V² · f`.
+    #[serde(default)]
+    pub opp_mv: Vec<u32>,
+    /// Busy power per operating point (mW) where the source gives power rather than voltages.
+    #[serde(default)]
+    pub opp_mw: Vec<f64>,
+    /// Dynamic power coefficient C, µW/MHz/V² (with `opp_mv`).
+    #[serde(default)]
+    pub dynamic_power_coefficient: Option<f64>,
+    /// Leakage of a busy core at the top voltage, mW (with `opp_mv`).
+    #[serde(default)]
+    pub leak_mw: f64,
+    /// Power of an idle core, mW.
+    #[serde(default)]
+    pub idle_mw: Option<f64>,
+}
+
+impl CpuCluster {
+    /// Whether the profile gives this cluster's power.
+    pub fn has_power(&self) -> bool {
+        self.idle_mw.is_some() && (!self.opp_mw.is_empty() || (self.dynamic_power_coefficient.is_some() && !self.opp_mv.is_empty()))
+    }
+
+    /// The cluster as the CPU model's frequency domain; errors name the field.
+    pub fn spec(&self) -> Result<mobmem_engine::cpufreq::ClusterSpec, String> {
+        use mobmem_engine::cpufreq::{ClusterSpec, Opp};
+        let at = |f: &str| format!("device.cpu (cluster {}).{f}", self.cluster);
+        let mhz = if self.opp_mhz.is_empty() { vec![self.freq_mhz] } else { self.opp_mhz.clone() };
+        if mhz.windows(2).any(|w| w[0] >= w[1]) || mhz.last() != Some(&self.freq_mhz) {
+            return Err(format!("{}: operating points must ascend and end at freq_mhz = {}", at("opp_mhz"), self.freq_mhz));
+        }
+        for (name, n) in [("opp_mv", self.opp_mv.len()), ("opp_mw", self.opp_mw.len())] {
+            if n != 0 && n != mhz.len() {
+                return Err(format!("{}: {n} values for {} operating points", at(name), mhz.len()));
+            }
+        }
+        if self.opp_mw.iter().any(|&p| !(p >= 0.0 && p.is_finite())) {
+            return Err(format!("{}: power must be a non-negative number", at("opp_mw")));
+        }
+        if !(self.speed > 0.0 && self.speed.is_finite()) {
+            return Err(format!("{}: must be greater than 0, got {}", at("speed"), self.speed));
+        }
+        let mv = if self.opp_mv.is_empty() { vec![0; mhz.len()] } else { self.opp_mv.clone() };
+        Ok(ClusterSpec {
+            name: self.cluster.clone(),
+            cores: self.cores as usize,
+            speed: self.speed,
+            opps: mhz.iter().zip(&mv).map(|(&mhz, &mv)| Opp { mhz, mv }).collect(),
+            dynamic_power_coefficient: self.dynamic_power_coefficient.unwrap_or(0.0),
+            leak_mw: self.leak_mw,
+            idle_mw: self.idle_mw.unwrap_or(0.0),
+            power_mw: (!self.opp_mw.is_empty()).then(|| self.opp_mw.clone()),
+        })
+    }
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]

@@ -109,10 +109,11 @@ fn pressure_slows_hot_launches_by_what_their_faults_cost() {
 /// faults, reclaim stalls, GC waits and idle time (the counts and the GC thread's CPU are not
 /// time of the main thread's).
 fn breakdowns_sum_to_ttid(v: &Value) {
-    const PARTS: [&str; 10] = [
+    const PARTS: [&str; 11] = [
         "system_ms",
         "cpu_ms",
         "cpu_wait_ms",
+        "cpu_freq_ms",
         "minor_fault_ms",
         "major_fault_zram_ms",
         "major_fault_flash_swap_ms",
@@ -129,6 +130,42 @@ fn breakdowns_sum_to_ttid(v: &Value) {
         let ttid = l["ttid_ms"].as_f64().unwrap();
         assert!((sum - ttid).abs() < 1e-6 * ttid.max(1.0), "{} {} launch: parts sum to {sum} ms, TTID {ttid} ms ({d})", l["app"], l["kind"]);
     }
+}
+
+/// Energy by category as the result reports it, joules.
+fn energy_by(v: &Value) -> std::collections::BTreeMap<String, f64> {
+    v["energy"]["by_category_j"].as_object().unwrap().iter().map(|(k, x)| (k.clone(), x.as_f64().unwrap())).collect()
+}
+
+#[test]
+fn frequency_scaling_stretches_work_and_energy_is_accounted_in_full() {
+    let text = two_passes(&APPS[..3]);
+    let top = run("gov-top", &text, &[]);
+    let low = run("gov-low", &text, &[("kernel.cpufreq.governor", "powersave")]);
+    let ondemand = run("gov-od", &text, &[("kernel.cpufreq.governor", "ondemand")]);
+    for v in [&top, &low, &ondemand] {
+        breakdowns_sum_to_ttid(v);
+        // The categories are the whole: their sum is the total, and the apps' threads' energy
+        // lies within the categories of app work.
+        let by = energy_by(v);
+        let total = v["energy"]["total_j"].as_f64().unwrap();
+        assert!((by.values().sum::<f64>() - total).abs() <= 1e-9 * total, "{by:?} vs {total}");
+        let apps: f64 =
+            v["per_app"].as_object().unwrap().values().map(|p| p["mutator_energy_mj"].as_f64().unwrap() + p["gc_energy_mj"].as_f64().unwrap()).sum::<f64>()
+                / 1e3;
+        assert!(apps > 0.0 && apps <= (by["mutator"] + by["gc"] + by["kernel"]) * (1.0 + 1e-9), "apps {apps} J, {by:?}");
+    }
+    let stretch = |v: &Value| -> f64 { launches(v).iter().map(|l| l["breakdown"]["cpu_freq_ms"].as_f64().unwrap()).sum() };
+    assert_eq!(stretch(&top), 0.0, "at the top frequency nothing is stretched");
+    assert!(stretch(&low) > 0.0);
+    let cpu =
+        |v: &Value| -> f64 { launches(v).iter().map(|l| l["breakdown"]["cpu_ms"].as_f64().unwrap() + l["breakdown"]["cpu_freq_ms"].as_f64().unwrap()).sum() };
+    assert!(cpu(&low) > 1.5 * cpu(&top), "the lowest frequencies must slow launch work: {} vs {} ms", cpu(&low), cpu(&top));
+    // Busy cores cost less per unit of work at a lower voltage and frequency.
+    let busy = |v: &Value| -> f64 { energy_by(v).iter().filter(|(k, _)| *k != "idle").map(|x| x.1).sum() };
+    assert!(busy(&low) < busy(&top), "{} vs {} J", busy(&low), busy(&top));
+    let mhz = |v: &Value| v["energy"]["mean_mhz"]["big"].as_f64().unwrap();
+    assert!(mhz(&ondemand) < mhz(&top) && mhz(&ondemand) > mhz(&low), "{} {} {}", mhz(&low), mhz(&ondemand), mhz(&top));
 }
 
 #[test]

@@ -6,7 +6,15 @@
 //! ("waiting for CPU"). Slices are not preempted, so callers keep them short (a reclaim batch, a
 //! chunk of mutator work). Threads never block each other except through cores, so a stalled
 //! thread leaves its core to the others.
+//!
+//! With frequency scaling ([`crate::cpufreq::Dvfs`]) a slice's duration also depends on its
+//! cluster's frequency when it starts and on the kind of work ([`Class`]); the extra time over
+//! the top frequency (the slice's *stretch*) delays the thread, and the slice's energy is
+//! charged to the thread. Without it every core runs at its fixed speed and no energy is counted.
+//! What a slower core's own speed (a little core) adds is counted in the core's busy time but
+//! does not delay the thread.
 
+use crate::cpufreq::{Class, Dvfs};
 use crate::time::Nanos;
 use std::collections::BTreeMap;
 
@@ -21,6 +29,8 @@ pub struct Slot {
     pub end: Nanos,
     /// Time spent runnable but waiting for a core.
     pub wait: Nanos,
+    /// Extra time because the core ran below its top frequency (delays the thread).
+    pub stretch: Nanos,
 }
 
 /// Per-thread CPU accounting.
@@ -29,9 +39,12 @@ pub struct ThreadStats {
     pub cpu_ns: Nanos,
     pub runnable_wait_ns: Nanos,
     pub slices: u64,
+    /// Energy of its slices, picojoules (0 without a power model).
+    pub energy_pj: u64,
+    pub class: Class,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct CpuSet {
     busy_until: Vec<Nanos>,
     /// Relative speed of each core (1.0 = the reference big core the cost model is written for).
@@ -39,6 +52,8 @@ pub struct CpuSet {
     busy_ns: Vec<Nanos>,
     /// Per-thread accounting; a map because thread ids are sparse (ordered for determinism).
     threads: BTreeMap<ThreadId, ThreadStats>,
+    /// Frequency scaling and energy; `None`: fixed speeds, no energy.
+    pub dvfs: Option<Dvfs>,
 }
 
 impl CpuSet {
@@ -50,7 +65,19 @@ impl CpuSet {
     pub fn with_speeds(speed: Vec<f64>) -> Self {
         assert!(!speed.is_empty());
         let n = speed.len();
-        Self { busy_until: vec![0; n], speed, busy_ns: vec![0; n], threads: BTreeMap::new() }
+        Self { busy_until: vec![0; n], speed, busy_ns: vec![0; n], threads: BTreeMap::new(), dvfs: None }
+    }
+
+    /// Cores with the clusters, governors and power model of `dvfs`.
+    pub fn with_dvfs(dvfs: Dvfs) -> Self {
+        let mut s = Self::with_speeds(dvfs.speeds());
+        s.dvfs = Some(dvfs);
+        s
+    }
+
+    /// Declare what kind of work a thread does (default [`Class::App`]).
+    pub fn set_class(&mut self, thread: ThreadId, class: Class) {
+        self.thread_mut(thread).class = class;
     }
 
     pub fn cores(&self) -> usize {
@@ -59,6 +86,12 @@ impl CpuSet {
 
     /// Book `work` ns (at reference speed) for `thread`, ready at `ready`.
     pub fn run(&mut self, thread: ThreadId, ready: Nanos, work: Nanos) -> Slot {
+        self.run_split(thread, ready, work, 0)
+    }
+
+    /// Book `work` ns for `thread`, of which `kernel` ns is kernel work on its behalf (faults,
+    /// direct reclaim: its own energy category).
+    pub fn run_split(&mut self, thread: ThreadId, ready: Nanos, work: Nanos, kernel: Nanos) -> Slot {
         // Earliest available core; among cores already free at `ready`, the fastest.
         let mut best = 0;
         let mut best_key = (self.busy_until[0].max(ready), ordered(-self.speed[0]));
@@ -70,7 +103,14 @@ impl CpuSet {
             }
         }
         let start = best_key.0;
-        let dur = ((work as f64) / self.speed[best]).ceil() as Nanos;
+        let class = self.threads.get(&thread).map(|t| t.class).unwrap_or_default();
+        let (dur, stretch, energy) = match self.dvfs.as_mut() {
+            Some(d) => {
+                let r = d.run(best, class, start, work, kernel);
+                (r.dur, r.stretch, r.energy_pj)
+            }
+            None => (((work as f64) / self.speed[best]).ceil() as Nanos, 0, 0),
+        };
         let end = start + dur;
         self.busy_until[best] = end;
         self.busy_ns[best] += dur;
@@ -78,7 +118,13 @@ impl CpuSet {
         t.cpu_ns += dur;
         t.runnable_wait_ns += start - ready;
         t.slices += 1;
-        Slot { core: best, start, end, wait: start - ready }
+        t.energy_pj += energy;
+        Slot { core: best, start, end, wait: start - ready, stretch }
+    }
+
+    /// Threads and their accounting, by id.
+    pub fn threads(&self) -> impl Iterator<Item = (ThreadId, &ThreadStats)> {
+        self.threads.iter().map(|(&id, t)| (id, t))
     }
 
     fn thread_mut(&mut self, id: ThreadId) -> &mut ThreadStats {
@@ -87,6 +133,19 @@ impl CpuSet {
 
     pub fn thread(&self, id: ThreadId) -> ThreadStats {
         self.threads.get(&id).copied().unwrap_or_default()
+    }
+
+    /// The governor's timer at `t`: choose the frequencies of every period starting by then.
+    pub fn governor_tick(&mut self, t: Nanos) {
+        if let Some(d) = self.dvfs.as_mut() {
+            d.decide_until(t);
+        }
+    }
+
+    /// Energy per category up to `end` (idle cores included), picojoules; `None` without a
+    /// power model.
+    pub fn energy_pj(&self, end: Nanos) -> Option<Vec<(crate::cpufreq::Category, u64)>> {
+        self.dvfs.as_ref().filter(|d| d.has_power).map(|d| d.energy_pj(end, &self.busy_ns))
     }
 
     /// Busy time per core.

@@ -7,13 +7,15 @@
 //!   so adding an entity does not perturb the draws of the others.
 //! - [`cpu`]: simulated CPU cores with contention: threads book work on the earliest-free core and
 //!   wait when all are busy; a thread that stalls does not stop the others.
+//! - [`cpufreq`]: frequency domains, their governors' mechanism and the CPU energy model.
 //! - [`settings`]: the tables of `key=value` settings every layer accepts.
 //! - [`text`]: reading input text files (positions, UTF-8 errors at their byte).
 //!
 //! What is left out: preemption inside a booked slice (slices are short: one reclaim batch, one
-//! chunk of mutator work), priorities and CFS fairness, DVFS (a core has a fixed speed factor).
+//! chunk of mutator work), priorities and CFS fairness.
 
 pub mod cpu;
+pub mod cpufreq;
 pub mod queue;
 pub mod rng;
 pub mod settings;

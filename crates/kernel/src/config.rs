@@ -216,6 +216,8 @@ impl Default for ZramModel {
 /// Eviction policies (`kernel.eviction`) and kswapd sizing policies (`kernel.kswapd_sizing`).
 pub const EVICTION_NAMES: &[&str] = &["stock", "fae"];
 pub const KSWAPD_SIZING_NAMES: &[&str] = &["stock", "lwp", "lwp-code"];
+/// Names of the registered cpufreq governors (see `cpufreq`).
+pub const GOVERNORS: &[&str] = &["performance", "powersave", "ondemand", "interactive", "schedutil", "gc-aware"];
 
 fn one_of(names: &[&str], v: &str) -> Result<String, String> {
     if names.contains(&v) {
@@ -246,6 +248,41 @@ pub struct LwpConfig {
 impl Default for LwpConfig {
     fn default() -> Self {
         Self { p1: 4.0, p2: 2.0, t1: 2.0, slot_ns: 10_000_000, window_ns: 100_000_000 }
+    }
+}
+
+/// cpufreq: the governor and its tunables, and how memory-bound each kind of work is (see
+/// `mobmem_engine::cpufreq` and [`crate::cpufreq`]).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Cpufreq {
+    pub governor: String,
+    pub sampling_ms: u64,
+    pub up_threshold: u32,
+    pub target_load: u32,
+    pub go_hispeed_load: u32,
+    pub min_sample_ms: u64,
+    pub gc_cap_mhz: u32,
+    pub membound_app: f64,
+    pub membound_gc: f64,
+    pub membound_kswapd: f64,
+    pub membound_system: f64,
+}
+
+impl Default for Cpufreq {
+    fn default() -> Self {
+        Self {
+            governor: "performance".into(),
+            sampling_ms: 50,
+            up_threshold: 80,
+            target_load: 90,
+            go_hispeed_load: 99,
+            min_sample_ms: 80,
+            gc_cap_mhz: 0,
+            membound_app: 0.2,
+            membound_gc: 0.5,
+            membound_kswapd: 0.4,
+            membound_system: 0.2,
+        }
     }
 }
 
@@ -299,6 +336,7 @@ pub struct KernelConfig {
     /// kswapd sizing policy: "stock", "lwp" or "lwp-code" (see `lwp`).
     pub kswapd_sizing: String,
     pub lwp: LwpConfig,
+    pub cpufreq: Cpufreq,
     /// Time between two time-series samples. 0 = no time series.
     pub sample_interval_ns: u64,
     /// Delay between an lmkd kill and the release of the victim's memory (process reaping).
@@ -347,6 +385,7 @@ impl Default for KernelConfig {
             fae_fg_chances: 0,
             kswapd_sizing: "stock".into(),
             lwp: LwpConfig::default(),
+            cpufreq: Cpufreq::default(),
             sample_interval_ns: 100_000_000,
             reap_delay_ns: 20_000_000,
             lmkd_thrashing_limit: 100,
@@ -712,6 +751,149 @@ static ENTRIES: &[Setting<KernelConfig>] = &[
         get: |c| c.kswapd_sizing.clone(),
         set: |c, v| {
             c.kswapd_sizing = one_of(KSWAPD_SIZING_NAMES, v.text())?;
+            Ok(())
+        },
+    },
+    Setting {
+        key: "cpufreq.governor",
+        aliases: &[],
+        kind: Kind::Choice(GOVERNORS),
+        unit: "",
+        help: "cpufreq governor of every cluster: performance (top frequency; no change to timing), powersave, ondemand, interactive (Android's up to kernel 4.9), schedutil, gc-aware (interactive with a frequency cap on GC threads)",
+        source: "Linux drivers/cpufreq, Android common kernel cpufreq_interactive.c; performance keeps results as without frequency scaling",
+        get: |c| c.cpufreq.governor.clone(),
+        set: |c, v| {
+            c.cpufreq.governor = one_of(GOVERNORS, v.text())?;
+            Ok(())
+        },
+    },
+    Setting {
+        key: "cpufreq.sampling_ms",
+        aliases: &[],
+        kind: Kind::Int { min: 1, max: 10_000 },
+        unit: "ms",
+        help: "period at which the governor samples the load and picks each cluster's frequency",
+        source: "design brief: an ondemand-like governor sampling load every 50 ms (interactive's timer_rate defaults to 20 ms)",
+        get: |c| c.cpufreq.sampling_ms.to_string(),
+        set: |c, v| {
+            c.cpufreq.sampling_ms = v.int();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "cpufreq.up_threshold",
+        aliases: &[],
+        kind: Kind::Int { min: 1, max: 100 },
+        unit: "%",
+        help: "ondemand: load above which the cluster goes to its top frequency",
+        source: "Linux cpufreq_ondemand.c DEF_FREQUENCY_UP_THRESHOLD 80",
+        get: |c| c.cpufreq.up_threshold.to_string(),
+        set: |c, v| {
+            c.cpufreq.up_threshold = v.int() as u32;
+            Ok(())
+        },
+    },
+    Setting {
+        key: "cpufreq.target_load",
+        aliases: &[],
+        kind: Kind::Int { min: 1, max: 100 },
+        unit: "%",
+        help: "interactive: load the governor aims for at the chosen frequency",
+        source: "Android cpufreq_interactive.c DEFAULT_TARGET_LOAD 90",
+        get: |c| c.cpufreq.target_load.to_string(),
+        set: |c, v| {
+            c.cpufreq.target_load = v.int() as u32;
+            Ok(())
+        },
+    },
+    Setting {
+        key: "cpufreq.go_hispeed_load",
+        aliases: &[],
+        kind: Kind::Int { min: 1, max: 100 },
+        unit: "%",
+        help: "interactive: load at which the cluster jumps to hispeed_freq (the top)",
+        source: "Android cpufreq_interactive.c DEFAULT_GO_HISPEED_LOAD 99",
+        get: |c| c.cpufreq.go_hispeed_load.to_string(),
+        set: |c, v| {
+            c.cpufreq.go_hispeed_load = v.int() as u32;
+            Ok(())
+        },
+    },
+    Setting {
+        key: "cpufreq.min_sample_ms",
+        aliases: &[],
+        kind: Kind::Int { min: 0, max: 10_000 },
+        unit: "ms",
+        help: "interactive: time a frequency is held before the governor may lower it",
+        source: "Android cpufreq_interactive.c DEFAULT_MIN_SAMPLE_TIME 80 ms",
+        get: |c| c.cpufreq.min_sample_ms.to_string(),
+        set: |c, v| {
+            c.cpufreq.min_sample_ms = v.int();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "cpufreq.gc_cap_mhz",
+        aliases: &[],
+        kind: Kind::Int { min: 0, max: 10_000 },
+        unit: "MHz",
+        help: "gc-aware: frequency cap while a GC thread runs, an operating point of the device (0: the point closest to half of each cluster's top frequency)",
+        source: "estimate (the thesis's GC-aware governor caps the GC core's frequency; its cap is not used here)",
+        get: |c| c.cpufreq.gc_cap_mhz.to_string(),
+        set: |c, v| {
+            c.cpufreq.gc_cap_mhz = v.int() as u32;
+            Ok(())
+        },
+    },
+    Setting {
+        key: "cpufreq.membound_app",
+        aliases: &[],
+        kind: Kind::Float { min: 0.0, max: 1.0 },
+        unit: "",
+        help: "share of app threads' work that waits on memory and does not scale with the frequency",
+        source: "estimate",
+        get: |c| c.cpufreq.membound_app.to_string(),
+        set: |c, v| {
+            c.cpufreq.membound_app = v.float();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "cpufreq.membound_gc",
+        aliases: &[],
+        kind: Kind::Float { min: 0.0, max: 1.0 },
+        unit: "",
+        help: "share of GC threads' work (tracing, copying) that waits on memory and does not scale with the frequency",
+        source: "estimate: tracing is memory-bound (high cycles per instruction; Hussein's thesis), the share is not measured here",
+        get: |c| c.cpufreq.membound_gc.to_string(),
+        set: |c, v| {
+            c.cpufreq.membound_gc = v.float();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "cpufreq.membound_kswapd",
+        aliases: &[],
+        kind: Kind::Float { min: 0.0, max: 1.0 },
+        unit: "",
+        help: "share of kswapd's work that waits on memory and does not scale with the frequency",
+        source: "estimate",
+        get: |c| c.cpufreq.membound_kswapd.to_string(),
+        set: |c, v| {
+            c.cpufreq.membound_kswapd = v.float();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "cpufreq.membound_system",
+        aliases: &[],
+        kind: Kind::Float { min: 0.0, max: 1.0 },
+        unit: "",
+        help: "share of system processes' work that waits on memory and does not scale with the frequency",
+        source: "estimate",
+        get: |c| c.cpufreq.membound_system.to_string(),
+        set: |c, v| {
+            c.cpufreq.membound_system = v.float();
             Ok(())
         },
     },

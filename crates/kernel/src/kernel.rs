@@ -81,7 +81,7 @@ impl Kernel {
             _ => None,
         };
         let mut k = Self {
-            cpus: CpuSet::new(cfg.cores),
+            cpus: kernel_threads(CpuSet::new(cfg.cores)),
             frames,
             lru: LruLists::default(),
             mappings: Vec::new(),
@@ -347,6 +347,10 @@ impl Kernel {
                 Event::WritebackDone(pages) => self.writeback_done_event(at, &pages),
                 Event::Lmkd => self.lmkd_run(at),
                 Event::Reap(p) => self.reap(p),
+                Event::CpufreqTick => {
+                    self.cpus.governor_tick(at);
+                    self.queue.push(at + self.cfg.cpufreq.sampling_ms * 1_000_000, Event::CpufreqTick);
+                }
                 Event::Sample => {
                     self.sample(at);
                     if self.cfg.sample_interval_ns > 0 {
@@ -358,6 +362,15 @@ impl Kernel {
         self.now = self.now.max(t);
     }
 
+    /// Use these cores (a device's clusters, frequency scaling and power model) from now on.
+    pub fn install_cpus(&mut self, cpus: CpuSet) {
+        self.cpus = kernel_threads(cpus);
+        if self.cpus.dvfs.is_some() && self.cfg.cpufreq.governor != "performance" {
+            let p = self.cfg.cpufreq.sampling_ms * 1_000_000;
+            self.queue.push(self.now - self.now % p + p, Event::CpufreqTick);
+        }
+    }
+
     /// Book a task's pending CPU time on a core (called at synchronisation points). Waiting for a
     /// core delays the task.
     pub fn book_cpu(&mut self, t: &mut Task) {
@@ -365,11 +378,18 @@ impl Kernel {
             return;
         }
         let ready = t.now - t.unbooked_cpu_ns;
-        let slot = self.cpus.run(t.thread, ready, t.unbooked_cpu_ns);
+        let slot = self.cpus.run_split(t.thread, ready, t.unbooked_cpu_ns, t.unbooked_kernel_ns);
         t.unbooked_cpu_ns = 0;
+        t.unbooked_kernel_ns = 0;
         if slot.wait > 0 {
             t.now += slot.wait;
             t.bd.cpu_wait_ns += slot.wait;
+        }
+        if slot.stretch > 0 {
+            // The work ran slower than the clock assumed when it was charged.
+            t.now += slot.stretch;
+            t.cpu_total_ns += slot.stretch;
+            t.bd.cpu_freq_ns += slot.stretch;
         }
     }
 
@@ -492,4 +512,11 @@ impl Kernel {
         }
         (n, pss)
     }
+}
+
+/// Declare the kernel's own threads to the CPU set.
+fn kernel_threads(mut c: CpuSet) -> CpuSet {
+    c.set_class(crate::mmzone::KSWAPD_THREAD, mobmem_engine::cpufreq::Class::Kswapd);
+    c.set_class(crate::mmzone::LMKD_THREAD, mobmem_engine::cpufreq::Class::System);
+    c
 }

@@ -5,13 +5,14 @@
 //! path), [`vmscan`] (reclaim, kswapd; reclaim policies on its hooks: [`fae`] and [`lwp`],
 //! Acclaim's foreground-aware eviction and prediction-based kswapd sizing), [`workingset`] (refaults), [`swap`] and [`zram`],
 //! [`madvise`], [`fork`] (fork and copy-on-write sharing), [`psi`], [`lmkd`], [`oom_kill`],
-//! [`vmstat`] (counters), plus the trace format
+//! [`vmstat`] (counters), [`cpufreq`] (the governors of the CPU's frequency), plus the trace format
 //! ([`trace`]) and its replayer ([`replay`]). [`mmzone`] (and [`psi_types`]) declare the shared
 //! state every mechanism works on; [`kernel`] builds it and runs the event loop. No module imports
 //! one above it: the state is at the bottom, mechanisms over it, the event loop on top.
 //! See each module's documentation for what it models and what it leaves out.
 
 pub mod config;
+pub mod cpufreq;
 pub mod fae;
 pub mod fork;
 pub mod invariants;

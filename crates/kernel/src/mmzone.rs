@@ -39,6 +39,10 @@ pub enum Event {
     Reap(u32),
     /// Take a time-series sample.
     Sample,
+    /// The cpufreq governor's timer: pick each cluster's frequency for the period starting now.
+    /// Threads book their CPU time when they cross it, so the governor sees the period that
+    /// ended (only scheduled for governors other than `performance`).
+    CpufreqTick,
 }
 
 /// An error from a kernel operation on behalf of a caller.

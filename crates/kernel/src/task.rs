@@ -33,6 +33,9 @@ pub struct Breakdown {
     pub memstall_ns: Nanos,
     /// Time runnable but waiting for a core.
     pub cpu_wait_ns: Nanos,
+    /// Extra time the task's CPU work took because its core ran below its top frequency
+    /// (frequency scaling; 0 at the top frequency).
+    pub cpu_freq_ns: Nanos,
     /// Reads of objects from the app's own swap file (object-granularity swap in the runtime,
     /// not the kernel's swap): synchronous file reads by this thread.
     pub object_swap_ins: u64,
@@ -49,6 +52,7 @@ impl Breakdown {
             + self.file_read_wait_ns
             + self.reclaim_stall_ns
             + self.cpu_wait_ns
+            + self.cpu_freq_ns
             + self.object_swap_in_ns
     }
 
@@ -81,6 +85,7 @@ impl Breakdown {
         f(&mut self.allocstalls, o.allocstalls);
         f(&mut self.memstall_ns, o.memstall_ns);
         f(&mut self.cpu_wait_ns, o.cpu_wait_ns);
+        f(&mut self.cpu_freq_ns, o.cpu_freq_ns);
         f(&mut self.object_swap_ins, o.object_swap_ins);
         f(&mut self.object_swap_in_ns, o.object_swap_in_ns);
     }
@@ -96,6 +101,8 @@ pub struct Task {
     pub bd: Breakdown,
     /// CPU time not yet booked on a core (booked in chunks at synchronisation points).
     pub unbooked_cpu_ns: Nanos,
+    /// The part of `unbooked_cpu_ns` that is kernel work on the task's behalf.
+    pub unbooked_kernel_ns: Nanos,
     /// All CPU time charged to this task (its own work, fault handling, reclaim, decompression);
     /// excludes waiting for I/O and for a core.
     pub cpu_total_ns: Nanos,
@@ -105,13 +112,15 @@ pub struct Task {
 
 impl Task {
     pub fn new(thread: ThreadId, proc_idx: u32, now: Nanos) -> Self {
-        Self { thread, proc_idx, now, bd: Breakdown::default(), unbooked_cpu_ns: 0, cpu_total_ns: 0, killed: false }
+        Self { thread, proc_idx, now, bd: Breakdown::default(), unbooked_cpu_ns: 0, unbooked_kernel_ns: 0, cpu_total_ns: 0, killed: false }
     }
 
     /// Charge CPU work (runs on a core): the task's own work, booked as `bd.cpu_ns`.
     #[inline]
     pub fn cpu(&mut self, ns: Nanos) {
-        self.kernel_cpu(ns);
+        self.now += ns;
+        self.unbooked_cpu_ns += ns;
+        self.cpu_total_ns += ns;
         self.bd.cpu_ns += ns;
     }
 
@@ -121,6 +130,7 @@ impl Task {
     pub fn kernel_cpu(&mut self, ns: Nanos) {
         self.now += ns;
         self.unbooked_cpu_ns += ns;
+        self.unbooked_kernel_ns += ns;
         self.cpu_total_ns += ns;
     }
 }

@@ -800,8 +800,8 @@ impl Kernel {
         // psi_memstall_enter).
         let cost = sc.cost_ns.max(1);
         let slot = self.cpus.run(KSWAPD_THREAD, now, cost);
-        self.kswapd.cpu_ns += cost;
-        self.psi.record(slot.start, cost, false);
+        self.kswapd.cpu_ns += cost + slot.stretch;
+        self.psi.record(slot.start, cost + slot.stretch, false);
         self.queue.push(slot.end, Event::Kswapd);
     }
 

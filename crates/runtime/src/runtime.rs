@@ -139,6 +139,7 @@ impl Runtime {
         }
         let mutator = Task::new(k.thread_of(proc_idx), proc_idx, now);
         let gc_task = Task::new(k.new_thread(), proc_idx, now);
+        k.cpus.set_class(gc_task.thread, mobmem_engine::cpufreq::Class::Gc);
         heap.objs.threads = (gc_task.thread, mutator.thread);
         let fixed = cfg.heap_sizing == crate::config::HeapSizing::Fixed;
         let target = if fixed { cfg.heap.limit() } else { cfg.heap.start_size.min(cfg.heap.limit()) };

@@ -262,6 +262,18 @@ def gc_frames_table(res: dict) -> Table:
     return t
 
 
+def energy_line(res: dict) -> str | None:
+    """CPU energy by category and mean cluster frequencies (None without a power model)."""
+    e = res.get("energy")
+    if not e:
+        return None
+    freq = ", ".join(f"{c} {f:,.0f} MHz" for c, f in e.get("mean_mhz", {}).items())
+    if e.get("total_j") is None:
+        return f"CPU ({e['governor']} governor): mean frequency {freq}; this device gives no power model"
+    parts = ", ".join(f"{k} {v:,.1f}" for k, v in e["by_category_j"].items())
+    return f"CPU energy ({e['governor']} governor): {e['total_j']:,.1f} J, mean {e['mean_power_mw']:,.0f} mW ({parts} J); mean frequency {freq}"
+
+
 def per_app_table(res: dict) -> Table:
     t = Table(title="per app", show_edge=False, title_justify="left")
     for c in ("app", "cold", "hot", "relaunch", "kills", "refaults anon/file", "majflt", "swap-ins", "GCs", "jank", "alive at end"):
@@ -303,6 +315,9 @@ def print_result(res: dict) -> None:
         console.print("kills by reason: " + ", ".join(f"{k} {v}" for k, v in res.get("kills_by_reason", {}).items()), highlight=False)
     console.print(pressure_table(res))
     console.print(gc_frames_table(res))
+    el = energy_line(res)
+    if el:
+        console.print(el, highlight=False)
     console.print(per_app_table(res))
     console.print(footer_line(res), highlight=False)
 

@@ -33,6 +33,8 @@ METRICS = [
     ("pswpin", "swap-ins (pswpin)", "{:,.0f}"),
     ("jank_ratio", "jank ratio", "{:.4f}"),
     ("gc_count", "GCs", "{:,.0f}"),
+    ("energy_j", "CPU energy J", "{:,.1f}"),
+    ("gc_energy_j", "CPU energy of GC threads J", "{:,.2f}"),
 ]
 LABELS = {k: (label, fmt) for k, label, fmt in METRICS}
 
@@ -71,6 +73,8 @@ def metrics(res: dict) -> dict:
         "pswpin": _f(res.get("swap", {}).get("pswpin")),
         "jank_ratio": _f(res.get("frames", {}).get("jank_ratio")),
         "gc_count": _f(res.get("gc", {}).get("count")),
+        "energy_j": _f((res.get("energy") or {}).get("total_j")),
+        "gc_energy_j": _f(((res.get("energy") or {}).get("by_category_j") or {}).get("gc")),
     }
     per_app = {}
     for app, pa in res.get("per_app", {}).items():

@@ -35,6 +35,8 @@ pub struct LaunchBreakdown {
     /// The app's own compute (launch work, allocation, object accesses).
     pub cpu_ms: f64,
     pub cpu_wait_ms: f64,
+    /// Extra CPU time because the core ran below its top frequency (frequency scaling).
+    pub cpu_freq_ms: f64,
     pub minor_faults: u64,
     pub minor_fault_ms: f64,
     pub major_faults_zram: u64,
@@ -199,6 +201,7 @@ impl Live {
             system_ms: ms(system_ns),
             cpu_ms: ms(d.cpu_ns),
             cpu_wait_ms: ms(d.cpu_wait_ns),
+            cpu_freq_ms: ms(d.cpu_freq_ns),
             minor_faults: d.minor_faults,
             minor_fault_ms: ms(d.minor_fault_ns),
             major_faults_zram: d.major_faults_zram,

@@ -39,6 +39,26 @@ fn ratio(a: u64, b: u64) -> Value {
 }
 
 /// The result of a session as JSON.
+/// CPU energy by category and frequency residency per cluster (`null` energy on a device
+/// without a power model).
+fn energy(s: &Session) -> Value {
+    let cpus = &s.k.cpus;
+    let end = s.now;
+    let Some(d) = cpus.dvfs.as_ref() else { return Value::Null };
+    let by = cpus.energy_pj(end);
+    let j = |pj: u64| pj as f64 / 1e12;
+    let residency: Vec<Value> = d.residency(end).into_iter().map(|(c, mhz, ns)| json!({"cluster": c, "mhz": mhz, "s": ns as f64 / 1e9})).collect();
+    let mean: serde_json::Map<String, Value> = d.mean_mhz(end).into_iter().map(|(c, f)| (c, json!(f))).collect();
+    json!({
+        "governor": s.k.cfg.cpufreq.governor,
+        "total_j": by.as_ref().map(|v| j(v.iter().map(|x| x.1).sum())),
+        "by_category_j": by.as_ref().map(|v| v.iter().map(|(c, e)| (c.name().to_string(), json!(j(*e)))).collect::<serde_json::Map<_, _>>()),
+        "mean_power_mw": by.as_ref().map(|v| if end > 0 { j(v.iter().map(|x| x.1).sum()) / (end as f64 / 1e9) * 1e3 } else { 0.0 }),
+        "mean_mhz": mean,
+        "residency": residency,
+    })
+}
+
 pub fn result(s: &Session, wall_s: f64) -> Value {
     let k = &s.k;
     let v = &k.vmstat;
@@ -161,6 +181,7 @@ pub fn result(s: &Session, wall_s: f64) -> Value {
         },
         "direct_reclaims": v.allocstall,
         "kswapd_cpu_ms": k.kswapd.cpu_ns as f64 / 1e6,
+        "energy": energy(s),
         "swap": { "pswpin": v.pswpin, "pswpout": v.pswpout },
         "gc": {
             "count": gc.gc_count, "sticky": gc.gc_sticky, "full": gc.gc_full,

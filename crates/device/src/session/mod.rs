@@ -92,8 +92,10 @@ impl Session {
         let kcfg = mobmem_runtime::sim::kernel_config(&inp.kernel)?;
         let rcfg = mobmem_runtime::sim::runtime_config(&inp.runtime)?;
         let mut k = Kernel::new(kcfg).map_err(|e| e.to_string())?;
-        // The device's CPU clusters: big cores first, each with its speed.
-        k.cpus = CpuSet::with_speeds(inp.device.core_speeds());
+        // The device's CPU clusters (big cores first), their frequency governor and power.
+        let clusters = inp.device.device.cpu.iter().map(|c| c.spec()).collect::<Result<Vec<_>, _>>()?;
+        let has_power = inp.device.device.cpu.iter().all(|c| c.has_power());
+        k.install_cpus(CpuSet::with_dvfs(mobmem_kernel::cpufreq::build(clusters, &k.cfg, has_power)?));
         if k.cfg.sample_interval_ns == 0 {
             k.cfg.sample_interval_ns = inp.options.sample_ns;
         }

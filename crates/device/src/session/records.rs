@@ -146,6 +146,10 @@ pub struct AppTotals {
     pub gc_objects_copied: u64,
     pub gc_major_faults: u64,
     pub mutator_cpu_ms: f64,
+    /// CPU energy of the app's main thread (kernel work on its behalf included) and of its GC
+    /// thread, millijoules (0 on a device without a power model).
+    pub mutator_energy_mj: f64,
+    pub gc_energy_mj: f64,
     /// Java objects and bytes the app's workload allocated (the simulator's per-object work).
     pub objects_allocated: u64,
     pub bytes_allocated: u64,
@@ -187,6 +191,8 @@ impl AppTotals {
         let g = &rt.gc_task.bd;
         self.gc_major_faults += g.major_faults_zram + g.major_faults_flash_swap + g.major_faults_file;
         self.mutator_cpu_ms += rt.mutator_cpu_ns() as f64 / 1e6;
+        self.mutator_energy_mj += k.cpus.thread(rt.mutator.thread).energy_pj as f64 / 1e9;
+        self.gc_energy_mj += k.cpus.thread(rt.gc_task.thread).energy_pj as f64 / 1e9;
         self.objects_allocated += l.w.stats.objects_allocated;
         self.bytes_allocated += l.w.stats.bytes_allocated;
         self.trims += rt.stats.trims;

@@ -47,6 +47,7 @@ impl SysProc {
     pub fn start(k: &mut Kernel, spec: &SysProcSpec, pid: u32, seed: u64, now: Nanos) -> Result<Self, String> {
         let proc_idx = k.create_process(pid, &spec.name, spec.adj, now).map_err(|e| e.to_string())?;
         let mut task = Task::new(k.thread_of(proc_idx), proc_idx, now);
+        k.cpus.set_class(task.thread, mobmem_engine::cpufreq::Class::System);
         let anon_pages = pages(spec.anon_mib);
         let file_pages = pages(spec.file_mib);
         let anon_vma = if anon_pages > 0 { Some(k.map_anon(proc_idx, "[anon:libc_malloc]", anon_pages).map_err(|e| e.to_string())?) } else { None };
@@ -148,6 +149,7 @@ impl Zygote {
         let e = |r: Result<u32, mobmem_kernel::KernelError>| r.map_err(|e| e.to_string());
         let pi = e(k.create_process(pid, "zygote64", -1000, 0))?;
         let mut t = Task::new(k.thread_of(pi), pi, 0);
+        k.cpus.set_class(t.thread, mobmem_engine::cpufreq::Class::System);
         // The runtime's names and sizes, so that an app's heap finds them inherited.
         use mobmem_runtime::heap::{immune_space_pages, BOOT_IMAGE_FILE, BOOT_IMAGE_VMA, ZYGOTE_SPACE_VMA};
         let (boot_pages, zy_pages) = immune_space_pages(cfg);

@@ -1,0 +1,116 @@
+//! cpufreq governors: the policies that pick each cluster's operating point every sampling
+//! period (Linux `drivers/cpufreq/cpufreq_*.c`, Android's `interactive`, and the GC-aware
+//! governor of Hussein's thesis). The mechanism — frequency domains, how a slice's time and energy
+//! follow the frequency — is `mobmem_engine::cpufreq`; a governor only decides.
+//!
+//! A new governor is a module here plus one entry in `config::GOVERNORS` and [`governor`].
+//! Left out: `conservative` and `userspace`; input boost and touch boost; the `hispeed_freq` of
+//! `interactive` below the top (it is the top, its default).
+
+mod gc_aware;
+mod interactive;
+mod ondemand;
+mod schedutil;
+
+use crate::config::KernelConfig;
+use mobmem_engine::cpufreq::{ClusterSpec, Dvfs, Governor, Sample};
+
+pub use crate::config::GOVERNORS;
+
+/// `performance`: always the top operating point.
+#[derive(Debug)]
+pub struct Performance;
+impl Governor for Performance {
+    fn target(&mut self, s: &Sample) -> usize {
+        s.cluster.top()
+    }
+}
+
+/// `powersave`: always the lowest operating point.
+#[derive(Debug)]
+pub struct Powersave;
+impl Governor for Powersave {
+    fn target(&mut self, _s: &Sample) -> usize {
+        0
+    }
+}
+
+/// The governor `name` for one cluster, with the kernel's cpufreq settings.
+pub fn governor(name: &str, cfg: &KernelConfig, cluster: &ClusterSpec) -> Result<Box<dyn Governor>, String> {
+    let c = &cfg.cpufreq;
+    Ok(match name {
+        "performance" => Box::new(Performance),
+        "powersave" => Box::new(Powersave),
+        "ondemand" => Box::new(ondemand::Ondemand { up_threshold: c.up_threshold }),
+        "interactive" => Box::new(interactive::Interactive::new(c)),
+        "schedutil" => Box::new(schedutil::Schedutil),
+        "gc-aware" => Box::new(gc_aware::GcAware::new(c, cluster)),
+        _ => return Err(format!("kernel.cpufreq.governor: unknown governor {name:?} (one of {})", GOVERNORS.join(", "))),
+    })
+}
+
+/// The cores of a device: its clusters (fastest first) under the configured governor.
+pub fn build(clusters: Vec<ClusterSpec>, cfg: &KernelConfig, has_power: bool) -> Result<Dvfs, String> {
+    let c = &cfg.cpufreq;
+    if c.gc_cap_mhz > 0 && !clusters.iter().any(|s| s.opps.iter().any(|o| o.mhz == c.gc_cap_mhz)) {
+        let table: Vec<String> =
+            clusters.iter().map(|s| format!("{}: {}", s.name, s.opps.iter().map(|o| o.mhz.to_string()).collect::<Vec<_>>().join(", "))).collect();
+        return Err(format!(
+            "kernel.cpufreq.gc_cap_mhz: {} MHz is not an operating point of this device (MHz by cluster — {})",
+            c.gc_cap_mhz,
+            table.join("; ")
+        ));
+    }
+    let mut clusters = clusters;
+    // Faster clusters first, as the CPU set orders its cores.
+    clusters.sort_by(|a, b| b.speed.partial_cmp(&a.speed).unwrap_or(std::cmp::Ordering::Equal));
+    let mut out = Vec::new();
+    for s in clusters {
+        let g = governor(&c.governor, cfg, &s)?;
+        out.push((s, g));
+    }
+    Ok(Dvfs::new(out, c.sampling_ms * 1_000_000, [c.membound_app, c.membound_gc, c.membound_kswapd, c.membound_system], has_power))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mobmem_engine::cpufreq::Opp;
+
+    pub(super) fn cluster() -> ClusterSpec {
+        ClusterSpec {
+            name: "big".into(),
+            cores: 4,
+            speed: 1.0,
+            opps: [300, 600, 1000, 1500, 2000].iter().map(|&mhz| Opp { mhz, mv: 700 + mhz / 4 }).collect(),
+            dynamic_power_coefficient: 400.0,
+            leak_mw: 20.0,
+            idle_mw: 5.0,
+            power_mw: None,
+        }
+    }
+
+    pub(super) fn sample(c: &ClusterSpec, cur: usize, load: f64) -> Sample<'_> {
+        let util = load * c.opps[cur].mhz as f64 / c.opps[c.top()].mhz as f64;
+        Sample { cluster: c, cur, load, util, now: 1_000_000_000, period: 50_000_000 }
+    }
+
+    #[test]
+    fn every_registered_governor_builds() {
+        let cfg = KernelConfig::default();
+        for g in GOVERNORS {
+            assert!(governor(g, &cfg, &cluster()).is_ok(), "{g}");
+        }
+        assert!(governor("turbo", &cfg, &cluster()).unwrap_err().contains("kernel.cpufreq.governor"));
+    }
+
+    #[test]
+    fn a_cap_off_the_table_is_refused_with_its_key() {
+        let mut cfg = KernelConfig::default();
+        cfg.cpufreq.gc_cap_mhz = 999;
+        let e = build(vec![cluster()], &cfg, true).unwrap_err();
+        assert!(e.starts_with("kernel.cpufreq.gc_cap_mhz") && e.contains("1000"), "{e}");
+        cfg.cpufreq.gc_cap_mhz = 1000;
+        assert!(build(vec![cluster()], &cfg, true).is_ok());
+    }
+}
