@@ -113,7 +113,7 @@ fn breakdowns_sum_to_ttid(v: &Value) {
         "system_ms",
         "cpu_ms",
         "cpu_wait_ms",
-        "cpu_freq_ms",
+        "cpu_slow_ms",
         "minor_fault_ms",
         "major_fault_zram_ms",
         "major_fault_flash_swap_ms",
@@ -155,11 +155,11 @@ fn frequency_scaling_stretches_work_and_energy_is_accounted_in_full() {
                 / 1e3;
         assert!(apps > 0.0 && apps <= (by["mutator"] + by["gc"] + by["kernel"]) * (1.0 + 1e-9), "apps {apps} J, {by:?}");
     }
-    let stretch = |v: &Value| -> f64 { launches(v).iter().map(|l| l["breakdown"]["cpu_freq_ms"].as_f64().unwrap()).sum() };
+    let stretch = |v: &Value| -> f64 { launches(v).iter().map(|l| l["breakdown"]["cpu_slow_ms"].as_f64().unwrap()).sum() };
     assert_eq!(stretch(&top), 0.0, "at the top frequency nothing is stretched");
     assert!(stretch(&low) > 0.0);
     let cpu =
-        |v: &Value| -> f64 { launches(v).iter().map(|l| l["breakdown"]["cpu_ms"].as_f64().unwrap() + l["breakdown"]["cpu_freq_ms"].as_f64().unwrap()).sum() };
+        |v: &Value| -> f64 { launches(v).iter().map(|l| l["breakdown"]["cpu_ms"].as_f64().unwrap() + l["breakdown"]["cpu_slow_ms"].as_f64().unwrap()).sum() };
     assert!(cpu(&low) > 1.5 * cpu(&top), "the lowest frequencies must slow launch work: {} vs {} ms", cpu(&low), cpu(&top));
     // Busy cores cost less per unit of work at a lower voltage and frequency.
     let busy = |v: &Value| -> f64 { energy_by(v).iter().filter(|(k, _)| *k != "idle").map(|x| x.1).sum() };

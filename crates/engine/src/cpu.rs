@@ -11,8 +11,8 @@
 //! cluster's frequency when it starts and on the kind of work ([`Class`]); the extra time over
 //! the top frequency (the slice's *stretch*) delays the thread, and the slice's energy is
 //! charged to the thread. Without it every core runs at its fixed speed and no energy is counted.
-//! What a slower core's own speed (a little core) adds is counted in the core's busy time but
-//! does not delay the thread.
+//! A slower core (a little core) delays the thread the same way; a core faster than the
+//! reference runs the thread's work in its busy time but gives the thread no credit.
 
 use crate::cpufreq::{Class, Dvfs};
 use crate::time::Nanos;
@@ -29,7 +29,8 @@ pub struct Slot {
     pub end: Nanos,
     /// Time spent runnable but waiting for a core.
     pub wait: Nanos,
-    /// Extra time because the core ran below its top frequency (delays the thread).
+    /// Time over the work's reference duration (a slower core, a lower frequency): it delays
+    /// the thread. A core faster than the reference gives no credit.
     pub stretch: Nanos,
 }
 
@@ -109,7 +110,10 @@ impl CpuSet {
                 let r = d.run(best, class, start, work, kernel);
                 (r.dur, r.stretch, r.energy_pj)
             }
-            None => (((work as f64) / self.speed[best]).ceil() as Nanos, 0, 0),
+            None => {
+                let dur = ((work as f64) / self.speed[best]).ceil() as Nanos;
+                (dur, dur.saturating_sub(work), 0)
+            }
         };
         let end = start + dur;
         self.busy_until[best] = end;

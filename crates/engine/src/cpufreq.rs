@@ -12,9 +12,9 @@
 //! - **Time**: a slice of work is `work` nanoseconds on the reference core at its top frequency.
 //!   At frequency `f` of a cluster whose top is `f_max`, its CPU-bound part scales with
 //!   `f_max / f` and its memory-bound part (share `β` of the work's class: GC tracing waits on
-//!   memory more than the mutator does) does not: `time = work · ((1 − β) · f_max / f + β)`.
-//!   The extra time over the top frequency is returned as the slice's *stretch*: it delays the
-//!   thread that booked the work.
+//!   memory more than the mutator does) does not: `time = work · ((1 − β) · f_max / f + β) /
+//!   speed`, `speed` being the core's at its top frequency. The time over `work` is the slice's
+//!   *stretch* (a slower core, a lower frequency): it delays the thread that booked the work.
 //! - **Power**: a busy core draws dynamic power `C · V² · f` (Linux's `dynamic-power-coefficient`
 //!   C in µW/MHz/V²) plus leakage, which grows with the voltage (`leak_mw · (V / V_max)²`, an
 //!   estimate of its shape); an idle core draws its idle-state power (WFI). Energy is counted in
@@ -196,7 +196,8 @@ pub struct Dvfs {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Run {
     pub dur: Nanos,
-    /// Time over the duration at the top frequency.
+    /// Time over the work's reference duration (a slower core, a lower frequency; a core faster
+    /// than the reference gives no credit).
     pub stretch: Nanos,
     pub energy_pj: u64,
     pub mhz: u32,
@@ -310,9 +311,8 @@ impl Dvfs {
         }
         let spec = &d.spec;
         let top = spec.top();
-        let base = ((work as f64) / spec.speed).ceil() as Nanos;
         let dur = if opp == top {
-            base
+            ((work as f64) / spec.speed).ceil() as Nanos
         } else {
             let b = self.membound[class_index(class)];
             let scale = (1.0 - b) * spec.opps[top].mhz as f64 / spec.opps[opp].mhz as f64 + b;
@@ -332,7 +332,7 @@ impl Dvfs {
         self.energy_pj[category_index(Category::Kernel)] += kernel_pj;
         self.energy_pj[category_index(own)] += energy_pj - kernel_pj;
         self.account_busy(core, start, start + dur);
-        Run { dur, stretch: dur - base, energy_pj, mhz }
+        Run { dur, stretch: dur.saturating_sub(work), energy_pj, mhz }
     }
 
     /// Energy per category up to `end`, with the idle energy of each core's idle time
@@ -420,10 +420,19 @@ mod tests {
     }
 
     #[test]
+    fn a_slower_core_stretches_by_its_speed() {
+        let mut s = spec();
+        s.speed = 0.5;
+        let mut d = Dvfs::new(vec![(s, Box::new(Fixed(2)))], 50_000_000, [0.0; 4], true);
+        let r = d.run(0, Class::App, 0, 1_000_000, 0);
+        assert_eq!((r.dur, r.stretch), (2_000_000, 1_000_000));
+    }
+
+    #[test]
     fn half_frequency_doubles_cpu_bound_work_but_not_memory_bound_work() {
         let mut d = dvfs(1);
         let r = d.run(0, Class::App, 60_000_000, 1_000_000, 0);
-        assert_eq!((r.dur, r.mhz), (2_000_000, 1000));
+        assert_eq!((r.dur, r.stretch, r.mhz), (2_000_000, 1_000_000, 1000));
         let g = d.run(1, Class::Gc, 60_000_000, 1_000_000, 0);
         assert_eq!(g.dur, 1_500_000, "half of GC work is memory-bound in this test");
     }

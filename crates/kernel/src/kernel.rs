@@ -386,10 +386,11 @@ impl Kernel {
             t.bd.cpu_wait_ns += slot.wait;
         }
         if slot.stretch > 0 {
-            // The work ran slower than the clock assumed when it was charged.
+            // The work ran slower than the clock assumed when it was charged (a slower core, a
+            // lower frequency).
             t.now += slot.stretch;
             t.cpu_total_ns += slot.stretch;
-            t.bd.cpu_freq_ns += slot.stretch;
+            t.bd.cpu_slow_ns += slot.stretch;
         }
     }
 

@@ -33,9 +33,9 @@ pub struct Breakdown {
     pub memstall_ns: Nanos,
     /// Time runnable but waiting for a core.
     pub cpu_wait_ns: Nanos,
-    /// Extra time the task's CPU work took because its core ran below its top frequency
-    /// (frequency scaling; 0 at the top frequency).
-    pub cpu_freq_ns: Nanos,
+    /// Extra time the task's CPU work took because its core was slower than the cost model's
+    /// reference core at its top frequency: a little core, or a lower frequency.
+    pub cpu_slow_ns: Nanos,
     /// Reads of objects from the app's own swap file (object-granularity swap in the runtime,
     /// not the kernel's swap): synchronous file reads by this thread.
     pub object_swap_ins: u64,
@@ -52,7 +52,7 @@ impl Breakdown {
             + self.file_read_wait_ns
             + self.reclaim_stall_ns
             + self.cpu_wait_ns
-            + self.cpu_freq_ns
+            + self.cpu_slow_ns
             + self.object_swap_in_ns
     }
 
@@ -85,7 +85,7 @@ impl Breakdown {
         f(&mut self.allocstalls, o.allocstalls);
         f(&mut self.memstall_ns, o.memstall_ns);
         f(&mut self.cpu_wait_ns, o.cpu_wait_ns);
-        f(&mut self.cpu_freq_ns, o.cpu_freq_ns);
+        f(&mut self.cpu_slow_ns, o.cpu_slow_ns);
         f(&mut self.object_swap_ins, o.object_swap_ins);
         f(&mut self.object_swap_in_ns, o.object_swap_in_ns);
     }

@@ -35,8 +35,9 @@ pub struct LaunchBreakdown {
     /// The app's own compute (launch work, allocation, object accesses).
     pub cpu_ms: f64,
     pub cpu_wait_ms: f64,
-    /// Extra CPU time because the core ran below its top frequency (frequency scaling).
-    pub cpu_freq_ms: f64,
+    /// Extra CPU time because the core was slower than the reference core at its top frequency
+    /// (a little core, or a lower frequency).
+    pub cpu_slow_ms: f64,
     pub minor_faults: u64,
     pub minor_fault_ms: f64,
     pub major_faults_zram: u64,
@@ -201,7 +202,7 @@ impl Live {
             system_ms: ms(system_ns),
             cpu_ms: ms(d.cpu_ns),
             cpu_wait_ms: ms(d.cpu_wait_ns),
-            cpu_freq_ms: ms(d.cpu_freq_ns),
+            cpu_slow_ms: ms(d.cpu_slow_ns),
             minor_faults: d.minor_faults,
             minor_fault_ms: ms(d.minor_fault_ns),
             major_faults_zram: d.major_faults_zram,
