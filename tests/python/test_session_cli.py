@@ -449,3 +449,25 @@ def test_cpufreq_governors_run_and_their_settings_are_checked():
         p = run("run", TINY, "--set", setting, *fast)
         assert p.returncode == 2 and p.stderr.startswith("error: ") and p.stderr.count("\n") == 1, p.stderr
         assert key in p.stderr, p.stderr
+
+
+def test_gc_concurrency_policies():
+    """fg: collections run when an allocation needs them, with the mutator waiting (no
+    background-triggered ones); pin: the GC daemon on the slowest core at a capped frequency takes
+    longer and costs less energy; a cap that is not an operating point is refused by key."""
+    fast = ["--set", "session.time_scale=0.3"]
+    res = {}
+    for pol in ("bg", "fg", "pin"):
+        extra = ["--set", "runtime.gc_pin_mhz=826"] if pol == "pin" else []
+        p = run("run", TINY, "--json", "--set", f"runtime.gc_concurrency={pol}", *extra, *fast)
+        assert p.returncode == 0, p.stderr
+        res[pol] = json.loads(p.stdout)
+    causes = {g["cause"] for g in res["fg"]["gcs"]}
+    assert "Background" not in causes and "Alloc" in causes, causes
+    assert "Background" in {g["cause"] for g in res["bg"]["gcs"]}
+    bg, pin = res["bg"], res["pin"]
+    assert pin["gc"]["gc_cpu_ms"] / pin["gc"]["count"] > bg["gc"]["gc_cpu_ms"] / bg["gc"]["count"]
+    assert pin["energy"]["by_category_j"]["gc"] < bg["energy"]["by_category_j"]["gc"]
+    p = run("run", TINY, "--set", "runtime.gc_concurrency=pin", "--set", "runtime.gc_pin_mhz=1000", *fast)
+    assert p.returncode == 2 and p.stderr.startswith("error: ") and p.stderr.count("\n") == 1, p.stderr
+    assert "runtime.gc_pin_mhz" in p.stderr, p.stderr

@@ -43,6 +43,10 @@ pub struct ThreadStats {
     /// Energy of its slices, picojoules (0 without a power model).
     pub energy_pj: u64,
     pub class: Class,
+    /// Pinned to this core (`None`: any core).
+    pub affinity: Option<usize>,
+    /// Frequency cap of this thread's slices, MHz (`None`: the governor's choice).
+    pub cap_mhz: Option<u32>,
 }
 
 #[derive(Debug)]
@@ -76,6 +80,25 @@ impl CpuSet {
         s
     }
 
+    /// Pin a thread to one core (its slices wait for that core) and cap the frequency its slices
+    /// run at, as with per-core DVFS. The cap must be an operating point of the core's cluster.
+    pub fn pin(&mut self, thread: ThreadId, core: usize, cap_mhz: Option<u32>) -> Result<(), String> {
+        let core = core.min(self.cores() - 1);
+        if let (Some(mhz), Some(d)) = (cap_mhz, self.dvfs.as_ref()) {
+            let opps = d.cluster_mhz(core);
+            if !opps.contains(&mhz) {
+                return Err(format!(
+                    "{mhz} MHz is not an operating point of core {core}'s cluster ({})",
+                    opps.iter().map(|m| m.to_string()).collect::<Vec<_>>().join(", ")
+                ));
+            }
+        }
+        let t = self.thread_mut(thread);
+        t.affinity = Some(core);
+        t.cap_mhz = cap_mhz;
+        Ok(())
+    }
+
     /// Declare what kind of work a thread does (default [`Class::App`]).
     pub fn set_class(&mut self, thread: ThreadId, class: Class) {
         self.thread_mut(thread).class = class;
@@ -93,21 +116,27 @@ impl CpuSet {
     /// Book `work` ns for `thread`, of which `kernel` ns is kernel work on its behalf (faults,
     /// direct reclaim: its own energy category).
     pub fn run_split(&mut self, thread: ThreadId, ready: Nanos, work: Nanos, kernel: Nanos) -> Slot {
-        // Earliest available core; among cores already free at `ready`, the fastest.
-        let mut best = 0;
-        let mut best_key = (self.busy_until[0].max(ready), ordered(-self.speed[0]));
-        for c in 1..self.busy_until.len() {
-            let key = (self.busy_until[c].max(ready), ordered(-self.speed[c]));
-            if key < best_key {
-                best = c;
-                best_key = key;
+        let (class, affinity, cap) = self.threads.get(&thread).map(|t| (t.class, t.affinity, t.cap_mhz)).unwrap_or_default();
+        // Its pinned core, or the earliest available core; among cores already free at `ready`,
+        // the fastest.
+        let (best, start) = match affinity {
+            Some(c) => (c, self.busy_until[c].max(ready)),
+            None => {
+                let mut best = 0;
+                let mut best_key = (self.busy_until[0].max(ready), ordered(-self.speed[0]));
+                for c in 1..self.busy_until.len() {
+                    let key = (self.busy_until[c].max(ready), ordered(-self.speed[c]));
+                    if key < best_key {
+                        best = c;
+                        best_key = key;
+                    }
+                }
+                (best, best_key.0)
             }
-        }
-        let start = best_key.0;
-        let class = self.threads.get(&thread).map(|t| t.class).unwrap_or_default();
+        };
         let (dur, stretch, energy) = match self.dvfs.as_mut() {
             Some(d) => {
-                let r = d.run(best, class, start, work, kernel);
+                let r = d.run(best, class, start, work, kernel, cap);
                 (r.dur, r.stretch, r.energy_pj)
             }
             None => {

@@ -238,6 +238,11 @@ impl Dvfs {
         self.core_domain.len()
     }
 
+    /// Operating points (MHz) of `core`'s cluster.
+    pub fn cluster_mhz(&self, core: usize) -> Vec<u32> {
+        self.domains[self.core_domain[core]].spec.opps.iter().map(|o| o.mhz).collect()
+    }
+
     /// Each core's speed at its top frequency.
     pub fn speeds(&self) -> Vec<f64> {
         self.core_domain.iter().map(|&d| self.domains[d].spec.speed).collect()
@@ -301,12 +306,13 @@ impl Dvfs {
 
     /// Run `work` reference ns (of which `kernel` on the thread's behalf in the kernel) of a
     /// `class` thread on `core` from `start`.
-    pub fn run(&mut self, core: usize, class: Class, start: Nanos, work: Nanos, kernel: Nanos) -> Run {
+    /// `cap`: the thread's own frequency cap (MHz), if any.
+    pub fn run(&mut self, core: usize, class: Class, start: Nanos, work: Nanos, kernel: Nanos, cap: Option<u32>) -> Run {
         self.decide_until(start);
         let di = self.core_domain[core];
         let d = &self.domains[di];
         let mut opp = d.opp_at(start);
-        if let Some(cap) = d.gov.cap_mhz(class) {
+        for cap in [d.gov.cap_mhz(class), cap].into_iter().flatten() {
             opp = opp.min(d.spec.at_most(cap as f64));
         }
         let spec = &d.spec;
@@ -415,7 +421,7 @@ mod tests {
     #[test]
     fn top_frequency_takes_the_reference_time() {
         let mut d = dvfs(2);
-        let r = d.run(0, Class::App, 0, 1_000_000, 0);
+        let r = d.run(0, Class::App, 0, 1_000_000, 0, None);
         assert_eq!((r.dur, r.stretch, r.mhz), (1_000_000, 0, 2000));
     }
 
@@ -424,16 +430,16 @@ mod tests {
         let mut s = spec();
         s.speed = 0.5;
         let mut d = Dvfs::new(vec![(s, Box::new(Fixed(2)))], 50_000_000, [0.0; 4], true);
-        let r = d.run(0, Class::App, 0, 1_000_000, 0);
+        let r = d.run(0, Class::App, 0, 1_000_000, 0, None);
         assert_eq!((r.dur, r.stretch), (2_000_000, 1_000_000));
     }
 
     #[test]
     fn half_frequency_doubles_cpu_bound_work_but_not_memory_bound_work() {
         let mut d = dvfs(1);
-        let r = d.run(0, Class::App, 60_000_000, 1_000_000, 0);
+        let r = d.run(0, Class::App, 60_000_000, 1_000_000, 0, None);
         assert_eq!((r.dur, r.stretch, r.mhz), (2_000_000, 1_000_000, 1000));
-        let g = d.run(1, Class::Gc, 60_000_000, 1_000_000, 0);
+        let g = d.run(1, Class::Gc, 60_000_000, 1_000_000, 0, None);
         assert_eq!(g.dur, 1_500_000, "half of GC work is memory-bound in this test");
     }
 
@@ -442,8 +448,8 @@ mod tests {
         let mut d = dvfs(0);
         let e = d.energy_pj(1_000_000_000, &[0, 0]);
         assert!(e.iter().all(|&(c, v)| (c == Category::Idle) == (v > 0)), "{e:?}");
-        let r1 = d.run(0, Class::App, 100_000_000, 3_000_000, 1_000_000);
-        let r2 = d.run(1, Class::Gc, 100_000_000, 2_000_000, 0);
+        let r1 = d.run(0, Class::App, 100_000_000, 3_000_000, 1_000_000, None);
+        let r2 = d.run(1, Class::Gc, 100_000_000, 2_000_000, 0, None);
         let e = d.energy_pj(1_000_000_000, &[r1.dur, r2.dur]);
         let busy: u64 = e.iter().filter(|(c, _)| *c != Category::Idle).map(|x| x.1).sum();
         assert_eq!(busy, r1.energy_pj + r2.energy_pj);
@@ -471,9 +477,9 @@ mod tests {
         }
         let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let mut d = Dvfs::new(vec![(spec(), Box::new(Spy(seen.clone())))], 100, [0.0; 4], true);
-        d.run(0, Class::App, 0, 25, 0);
-        d.run(1, Class::App, 10, 75, 0);
-        d.run(0, Class::App, 250, 1, 0);
+        d.run(0, Class::App, 0, 25, 0, None);
+        d.run(1, Class::App, 10, 75, 0, None);
+        d.run(0, Class::App, 250, 1, 0, None);
         // Periods 0, 1, 2 decided; period 1 saw period 0's busiest core at 75 %.
         assert_eq!(seen.lock().unwrap()[1], 0.75);
         assert_eq!(seen.lock().unwrap()[2], 0.0);

@@ -326,6 +326,35 @@ impl TraceOrder {
     }
 }
 
+/// Where a collection's work runs (the concurrency policies of Hussein's thesis).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum GcConcurrency {
+    /// On the GC daemon thread, concurrently with the mutator except for the collector's pauses
+    /// (ART's HeapTaskDaemon; the default).
+    Bg,
+    /// In the allocating mutator: the mutator that triggers a collection does all its work before
+    /// it continues (modelled as the mutator waiting while the collection runs; no concurrency).
+    Fg,
+    /// On the daemon pinned to the CPU set's last (slowest) core, its frequency capped at
+    /// `gc_pin_mhz` (0: no cap).
+    Pin,
+}
+
+impl GcConcurrency {
+    pub const NAMES: &'static [&'static str] = &["bg", "fg", "pin"];
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "bg" => Some(Self::Bg),
+            "fg" => Some(Self::Fg),
+            "pin" => Some(Self::Pin),
+            _ => None,
+        }
+    }
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct RuntimeConfig {
     pub heap: HeapConfig,
@@ -354,6 +383,9 @@ pub struct RuntimeConfig {
     /// ClearFromSpace does); false defers to the heap trim.
     pub release_regions_at_gc: bool,
     pub trace_order: TraceOrder,
+    pub gc_concurrency: GcConcurrency,
+    /// With `gc_concurrency = pin`: the pinned core's frequency cap in MHz (0: none).
+    pub gc_pin_mhz: u32,
     /// Map the card table (heap bytes / 128) as an anonymous VMA (`dalvik-card table`) whose pages
     /// the write barrier and card passes touch (see `card_table`); false keeps it out of the
     /// kernel model. Default true, as on a phone (the table is a real mapping of every app).
@@ -388,6 +420,8 @@ impl Default for RuntimeConfig {
             evacuate_live_percent: 75,
             release_regions_at_gc: true,
             trace_order: TraceOrder::DepthFirst,
+            gc_concurrency: GcConcurrency::Bg,
+            gc_pin_mhz: 0,
             card_table_in_memory: true,
             slice_ns: 1_000_000,
             grain: Grain::Unit,
@@ -734,6 +768,32 @@ static ENTRIES: &[Setting<RuntimeConfig>] = &[
         get: |c| c.trace_order.name().into(),
         set: |c, v| {
             c.trace_order = TraceOrder::parse(v.text()).ok_or_else(|| not_one_of(TraceOrder::NAMES, v.text()))?;
+            Ok(())
+        },
+    },
+    Setting {
+        key: "gc_concurrency",
+        aliases: &[],
+        kind: Kind::Choice(GcConcurrency::NAMES),
+        unit: "",
+        help: "where collections run: bg (the GC daemon, concurrently), fg (the allocating mutator does the whole collection before it continues), pin (the daemon pinned to the slowest core, at most gc_pin_mhz)",
+        source: "ART: bg (HeapTaskDaemon); fg and pin are the concurrency policies of Hussein's thesis (Purdue 2017)",
+        get: |c| c.gc_concurrency.name().into(),
+        set: |c, v| {
+            c.gc_concurrency = GcConcurrency::parse(v.text()).ok_or_else(|| not_one_of(GcConcurrency::NAMES, v.text()))?;
+            Ok(())
+        },
+    },
+    Setting {
+        key: "gc_pin_mhz",
+        aliases: &[],
+        kind: Kind::Int { min: 0, max: 10_000 },
+        unit: "MHz",
+        help: "with gc_concurrency = pin: frequency cap of the GC daemon's core, an operating point of that core's cluster (0: no cap)",
+        source: "estimate (the thesis caps the pinned core's frequency; its value is not used here)",
+        get: |c| c.gc_pin_mhz.to_string(),
+        set: |c, v| {
+            c.gc_pin_mhz = v.int() as u32;
             Ok(())
         },
     },

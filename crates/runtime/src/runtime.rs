@@ -18,6 +18,11 @@
 //! kind and full (sticky → full escalation), then grows the target up to the limit, then throws
 //! out-of-memory. Explicit GC; the collector transition a delay after going to background; heap
 //! trim a delay after each collection.
+//!
+//! Where collections run (`gc_concurrency`): on the GC thread concurrently (`bg`, ART's way), in
+//! the mutator that triggers them (`fg`: it waits for the whole collection, so nothing runs
+//! concurrently; the work is still booked on the GC thread's task, one core at a time), or on the
+//! GC thread pinned to the slowest core at a capped frequency (`pin`).
 
 use crate::config::{CollectorKind, RuntimeConfig};
 use crate::gc::{self, Collector, Cx, GcCause, GcRecord, GcState, GcType, PhaseKind, PhaseRecord};
@@ -140,10 +145,15 @@ impl Runtime {
         let mutator = Task::new(k.thread_of(proc_idx), proc_idx, now);
         let gc_task = Task::new(k.new_thread(), proc_idx, now);
         k.cpus.set_class(gc_task.thread, mobmem_engine::cpufreq::Class::Gc);
+        if cfg.gc_concurrency == crate::config::GcConcurrency::Pin {
+            let last = k.cpus.cores() - 1;
+            k.cpus.pin(gc_task.thread, last, (cfg.gc_pin_mhz > 0).then_some(cfg.gc_pin_mhz)).map_err(|e| format!("runtime.gc_pin_mhz: {e}"))?;
+        }
         heap.objs.threads = (gc_task.thread, mutator.thread);
         let fixed = cfg.heap_sizing == crate::config::HeapSizing::Fixed;
         let target = if fixed { cfg.heap.limit() } else { cfg.heap.start_size.min(cfg.heap.limit()) };
-        let concurrent_start = if kind.concurrent() { initial_concurrent_start(target) } else { u64::MAX };
+        let concurrent_start =
+            if kind.concurrent() && cfg.gc_concurrency != crate::config::GcConcurrency::Fg { initial_concurrent_start(target) } else { u64::MAX };
         let next_gc_type = if cfg.generational && gc::registry::create(kind).supports_sticky() { GcType::Sticky } else { GcType::Full };
         Ok(Self {
             collector: Some(gc::registry::create(kind)),
@@ -200,6 +210,13 @@ impl Runtime {
                 self.heap.revoke_tlab();
             }
         }
+    }
+
+    /// Whether collections start concurrently at `concurrent_start_bytes` (a concurrent collector
+    /// on its daemon); with `gc_concurrency = fg` they run when an allocation would exceed the
+    /// target footprint, as for a non-concurrent collector (ART's allocation-failure GC).
+    fn triggers_concurrently(&self) -> bool {
+        self.collector_kind.concurrent() && self.cfg.gc_concurrency != crate::config::GcConcurrency::Fg
     }
 
     pub fn gc_running(&self) -> bool {
@@ -339,13 +356,13 @@ impl Runtime {
         } else if new > self.limit() {
             true
         } else {
-            !(self.collector_kind.concurrent() || grow || !self.collector_kind.collects())
+            !(self.triggers_concurrently() || grow || !self.collector_kind.collects())
         }
     }
 
     #[inline]
     fn after_alloc(&mut self, k: &mut Kernel) {
-        if self.gc.is_none() && self.collector_kind.concurrent() && self.heap.bytes_allocated >= self.concurrent_start_bytes {
+        if self.gc.is_none() && self.triggers_concurrently() && self.heap.bytes_allocated >= self.concurrent_start_bytes {
             let ty = self.next_gc_type;
             self.start_gc(k, GcCause::Background, ty);
         }
@@ -678,7 +695,7 @@ impl Runtime {
             if !gc::registry::create(c).supports_sticky() {
                 self.next_gc_type = GcType::Full;
             }
-            if !c.concurrent() {
+            if !self.triggers_concurrently() {
                 self.concurrent_start_bytes = u64::MAX;
             } else if self.concurrent_start_bytes == u64::MAX {
                 self.concurrent_start_bytes = initial_concurrent_start(self.target_footprint);
@@ -851,6 +868,10 @@ impl Runtime {
         st.majflt_start = k.vmstat.pgmajfault;
         st.cpu_start = busy_ns(&self.gc_task, self.gc_idle_ns);
         self.gc = Some(st);
+        if self.cfg.gc_concurrency == crate::config::GcConcurrency::Fg {
+            // The mutator that triggered it does the whole collection before it continues.
+            self.wait_for_gc(k);
+        }
     }
 
     /// Run the GC thread (only) until its clock reaches `until` or the collection ends.
@@ -1032,7 +1053,7 @@ impl Runtime {
             target_footprint: self.target_footprint,
             limit: self.cfg.heap.limit(),
             foreground: self.state == AppState::Foreground,
-            concurrent: self.collector_kind.concurrent(),
+            concurrent: self.triggers_concurrently(),
             supports_sticky,
             throughput,
             last_full_throughput: self.last_full_throughput,
