@@ -76,3 +76,21 @@ def test_acclaim_study_quick_experiment_compares_every_launch(tmp_path):
     assert rows["fg_ttid"]["stock"]["mean"] > 0 and rows["fg_fps"]["stock"]["mean"] > 0
     text = page.read_text()
     assert "Every launch, TTID in ms" in text and "median change" in text and "| 3 | facebook | cold |" in text
+
+
+def test_thesis_study_quick_experiment_measures_energy_and_mmu(tmp_path):
+    page = tmp_path / "thesis.md"
+    p = run("report", "--study", "thesis", "--quick", "--only", "cms", "--out", str(tmp_path / "runs"), "--report", str(page), "--json")
+    assert p.returncode == 0, p.stderr
+    doc = json.loads(p.stdout)
+    assert doc["systems"] == ["stock", "interactive", "gc-aware"]
+    rows = doc["experiments"][0]["rows"]
+    mean = lambda key, s: rows[key][s]["mean"]  # noqa: E731
+    # Governors lower the mean frequency; the GC-aware cap lowers the GC threads' energy below
+    # the governor it is built on and makes their work take longer.
+    assert mean("mhz", "interactive") < mean("mhz", "stock")
+    assert mean("gc_energy", "gc-aware") < mean("gc_energy", "interactive")
+    assert mean("gc_cpu", "gc-aware") / mean("gcs", "gc-aware") > mean("gc_cpu", "interactive") / mean("gcs", "interactive")
+    assert 0.0 <= mean("mmu_1000", "stock") <= 1.0
+    text = page.read_text()
+    assert "CPU energy, J" in text and "MMU at 1000 ms" in text and "global GC service" in text

@@ -153,7 +153,12 @@ def run_pairs(path: Path, overrides: list[Pair], seed: int | None, progress: Cal
         raise MobmemError(_clean_error(str(e))) from None
     except OverflowError:
         raise MobmemError(f"--seed must be within [0, 2^64), got {seed}") from None
-    return json.loads(text)
+    res = json.loads(text)
+    # MMU curves per app from the mutator stops: small enough to stay in a run's summary.
+    from mobmem.session.mmu import mmu_rows
+
+    res["mmu"] = mmu_rows(res)
+    return res
 
 
 def check(path: Path, overrides: list[Pair], seed: int | None = None) -> None:

@@ -20,9 +20,9 @@ __all__ = ["Experiment", "Row", "Study", "fmt_stat", "fmt_vs", "get", "plan", "r
 
 
 def registry() -> dict[str, Study]:
-    from mobmem.session.studies import acclaim, fleet
+    from mobmem.session.studies import acclaim, fleet, thesis
 
-    return {s.name: s for s in (fleet.STUDY, acclaim.STUDY)}
+    return {s.name: s for s in (fleet.STUDY, acclaim.STUDY, thesis.STUDY)}
 
 
 def get(name: str) -> Study:

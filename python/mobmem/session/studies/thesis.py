@@ -1,0 +1,125 @@
+"""GC, CPU frequency and energy on a Snapdragon-800-class phone (the questions of Hussein's thesis,
+Purdue 2017): what a collector costs in energy under a frequency governor, what the GC-aware
+governor (a frequency cap on GC threads) saves, and how the placement of GC work — on the daemon
+(``bg``), in the allocating mutator (``fg``), on a pinned and capped core (``pin``) — trades
+pauses and mutator utilisation against energy.
+
+Each experiment is one mark-sweep configuration (generational CMS, non-generational, on-the-fly
+root scanning) on the device ``sd800``; the systems are governors and concurrency policies
+(``data/systems.toml``). The pinned core's cap is an experiment setting (an operating point of
+that device; an estimate, not the thesis's value).
+
+Left out here (not yet modelled): the global GC service and its long many-app session; the target
+heap-utilisation sweep.
+"""
+
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+
+from mobmem.session.studies.study import Experiment, Row, Study, experiment_lines, fps, header_lines
+
+#: MMU window lengths reported, ms.
+MMU_WINDOWS = (10.0, 100.0, 1000.0)
+#: The pinned GC core's frequency cap on the sd800 (the operating point nearest half its top).
+PIN_MHZ = 1190
+
+
+def _energy(key: str | None):
+    def f(res: dict) -> float | None:
+        e = res.get("energy") or {}
+        return e.get("total_j") if key is None else (e.get("by_category_j") or {}).get(key)
+
+    return f
+
+
+def _ttid_mean(res: dict) -> float | None:
+    ls = res.get("launches", [])
+    return statistics.fmean(l["ttid_ms"] for l in ls) if ls else None
+
+
+def _fps(res: dict) -> float | None:
+    fr = res.get("frames", {})
+    return fps(fr.get("total", 0), fr.get("missed_vsyncs", 0))
+
+
+def _pause_per_gc(res: dict) -> float | None:
+    g = res.get("gc", {})
+    return g["pause_total_ms"] / g["count"] if g.get("count") else None
+
+
+def _mmu(window_ms: float):
+    """The worst app's MMU at this window (apps whose main thread was never stopped are at 1)."""
+
+    def f(res: dict) -> float | None:
+        vals = [r["mmu"] for r in res.get("mmu", []) if r["window_ms"] == window_ms and r["mmu"] is not None]
+        return min(vals) if vals else None
+
+    return f
+
+
+ROWS = (
+    Row("energy", "CPU energy, J", _energy(None), "{:,.1f}"),
+    Row("gc_energy", "… of GC threads, J", _energy("gc"), "{:,.2f}"),
+    Row("mutator_energy", "… of app threads' own work, J", _energy("mutator"), "{:,.1f}"),
+    Row("power", "mean CPU power, mW", lambda r: (r.get("energy") or {}).get("mean_power_mw"), "{:,.0f}"),
+    Row("mhz", "mean frequency, MHz", lambda r: statistics.fmean((r.get("energy") or {}).get("mean_mhz", {}).values() or [0.0]), "{:,.0f}"),
+    Row("ttid", "launch time (TTID), mean of all launches, ms", _ttid_mean),
+    Row("fps", "frames per second delivered (60 Hz vsync)", _fps, "{:.2f}"),
+    Row("jank", "jank ratio", lambda r: r.get("frames", {}).get("jank_ratio"), "{:.4f}"),
+    Row("gcs", "collections", lambda r: r.get("gc", {}).get("count"), "{:,.0f}"),
+    Row("gc_cpu", "GC-thread CPU time, ms", lambda r: r.get("gc", {}).get("gc_cpu_ms"), "{:,.0f}"),
+    Row("pause_mean", "GC pause time per collection, ms", _pause_per_gc, "{:,.2f}"),
+    Row("pause_max", "longest GC pause, ms", lambda r: r.get("gc", {}).get("pause_max_ms"), "{:,.1f}"),
+    *(Row(f"mmu_{int(w)}", f"MMU at {w:g} ms (worst app)", _mmu(w), "{:.3f}") for w in MMU_WINDOWS),
+)
+
+SCENARIO = "demo_hot_launch"
+DEVICE = ("session.device=sd800", f"runtime.gc_pin_mhz={PIN_MHZ}")
+
+EXPERIMENTS = [
+    Experiment("cms", "Generational concurrent mark-sweep (sticky and full collections)", SCENARIO, ROWS, settings=(*DEVICE, "system.collector=ms")),
+    Experiment(
+        "cms-nongen",
+        "Non-generational concurrent mark-sweep (full collections only)",
+        SCENARIO,
+        ROWS,
+        settings=(*DEVICE, "system.collector=ms", "runtime.generational=false"),
+    ),
+    Experiment("cms-otf", "Concurrent mark-sweep with on-the-fly root scanning (checkpoints)", SCENARIO, ROWS, settings=(*DEVICE, "system.collector=ms-otf")),
+]
+
+
+def render(doc: dict, report: Path) -> str:
+    systems = doc["systems"]
+    lines = header_lines(doc, STUDY)
+    lines += [
+        "",
+        "The phone is the `sd800` profile (four Krait cores with per-core frequency scaling; operating points and",
+        "voltages from its kernel's clock tables, power C·V²·f with an estimated coefficient). `stock` keeps every",
+        "core at its top frequency (the `performance` governor); `interactive` scales it with Android's governor;",
+        "`gc-aware` also caps the frequency of GC threads' work; `gc-pin` runs the GC daemon on one core capped at",
+        f"{PIN_MHZ} MHz; `gc-fg` makes the allocating mutator do every collection before it continues. What the",
+        "power model and the governors leave out: docs/kernel.md, 'CPU frequency and energy'. MMU is the worst app's",
+        "minimum mutator utilisation over windows of that length (1: never stopped).",
+    ]
+    for exp in doc["experiments"]:
+        lines += experiment_lines(exp, STUDY, systems)
+    lines += [
+        "",
+        "Not in this study yet: the global GC service (one service deciding collections for all apps) and its",
+        "long many-app session, and the sweep of the target heap utilisation.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+STUDY = Study(
+    name="thesis",
+    title="GC, frequency governors and energy on a Snapdragon-800-class phone",
+    systems=["stock", "interactive", "gc-aware", "interactive+gc-pin", "interactive+gc-fg"],
+    quick_systems=["stock", "interactive", "gc-aware"],
+    experiments=EXPERIMENTS,
+    render=render,
+    quick_time_scale=0.05,
+)
