@@ -471,3 +471,23 @@ def test_gc_concurrency_policies():
     p = run("run", TINY, "--set", "runtime.gc_concurrency=pin", "--set", "runtime.gc_pin_mhz=1000", *fast)
     assert p.returncode == 2 and p.stderr.startswith("error: ") and p.stderr.count("\n") == 1, p.stderr
     assert "runtime.gc_pin_mhz" in p.stderr, p.stderr
+
+
+def test_gc_service_decides_collections_and_trims():
+    """With the GC service no runtime starts a concurrent collection or trims on its own: the
+    service's collections replace them, and without scarce memory nothing is trimmed. (Memory is
+    never "plentiful" here, so the service does not delay collections past the short run.)"""
+    fast = ["--set", "session.time_scale=0.3"]
+    p = run("run", TINY, "--json", "--set", "system.gc_service=true", "--set", "system.gc_service_plenty_mib=1000000")
+    assert p.returncode == 0, p.stderr
+    res = json.loads(p.stdout)
+    svc = res["gc_service"]
+    causes = [g["cause"] for g in res["gcs"]]
+    assert svc["periods"] > 0 and svc["collections"] > 0 and causes.count("GcService") == svc["collections"]
+    assert "Background" not in causes
+    if svc["scarce_periods"] == 0:
+        assert sum(a["trims"] for a in res["per_app"].values()) == 0 and svc["compactions"] == 0
+    off = json.loads(run("run", TINY, "--json", *fast).stdout)
+    assert off["gc_service"] is None and "Background" in {g["cause"] for g in off["gcs"]}
+    p = run("run", TINY, "--set", "system.gc_service_period_ms=0", *fast)
+    assert p.returncode == 2 and "system.gc_service_period_ms" in p.stderr and p.stderr.count("\n") == 1, p.stderr

@@ -126,6 +126,10 @@ pub struct Runtime {
     /// Measure the host's wall time per phase name (benchmarks only; never part of results).
     pub host_timing: bool,
     pub host_phase_ns: Vec<(&'static str, u128)>,
+    /// A system-wide GC service decides when this app collects and trims (see the device
+    /// layer's `gc_service`): the runtime starts no concurrent collection and schedules no trim
+    /// of its own; allocation failures still collect.
+    pub external_triggers: bool,
 }
 
 impl Runtime {
@@ -179,6 +183,7 @@ impl Runtime {
             oom: false,
             pending_transition: None,
             pending_trim: None,
+            external_triggers: false,
             footprint: Vec::new(),
             sample_interval_ns: 100_000_000,
             next_sample: now,
@@ -362,7 +367,7 @@ impl Runtime {
 
     #[inline]
     fn after_alloc(&mut self, k: &mut Kernel) {
-        if self.gc.is_none() && self.triggers_concurrently() && self.heap.bytes_allocated >= self.concurrent_start_bytes {
+        if self.gc.is_none() && self.triggers_concurrently() && !self.external_triggers && self.heap.bytes_allocated >= self.concurrent_start_bytes {
             let ty = self.next_gc_type;
             self.start_gc(k, GcCause::Background, ty);
         }
@@ -1093,7 +1098,9 @@ impl Runtime {
             }
         }
         k.book_cpu(&mut self.gc_task);
-        self.pending_trim = Some(self.gc_task.now + self.cfg.trim_delay_ns);
+        if !self.external_triggers {
+            self.pending_trim = Some(self.gc_task.now + self.cfg.trim_delay_ns);
+        }
         // A policy's mode may have changed with this collection (where new objects go).
         self.refresh_mutator_class();
         #[cfg(debug_assertions)]

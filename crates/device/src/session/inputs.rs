@@ -97,6 +97,11 @@ pub struct SessionOptions {
     pub time_scale: f64,
     /// The device profile, instead of the scenario's (empty: the scenario's `device`).
     pub device: String,
+    /// A global GC service decides every app's collections, growth and trims.
+    pub gc_service: bool,
+    pub gc_service_period_ns: Nanos,
+    pub gc_service_plenty_mib: u64,
+    pub gc_service_scarce_mib: u64,
 }
 
 impl Default for SessionOptions {
@@ -114,6 +119,10 @@ impl Default for SessionOptions {
             lmkd: String::new(),
             time_scale: 1.0,
             device: String::new(),
+            gc_service: false,
+            gc_service_period_ns: 100_000_000,
+            gc_service_plenty_mib: 1024,
+            gc_service_scarce_mib: 512,
         }
     }
 }
@@ -255,6 +264,58 @@ static SESSION_ENTRIES: &[Setting<SessionOptions>] = &[
         get: |c| c.cached_app_work.to_string(),
         set: |c, v| {
             c.cached_app_work = v.bool();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "system.gc_service",
+        aliases: &[],
+        kind: Kind::Bool,
+        unit: "",
+        help: "a global GC service decides for every app when to collect (the app with the most recoverable garbage first), how far its heap grows (from its allocation rate, state, age and the phone's free memory) and when to compact and trim sparse background heaps (when memory is scarce), instead of each runtime",
+        source: "the GC service of Hussein's thesis (Purdue 2017; 'GC as a service', VEE 2017)",
+        get: |c| c.gc_service.to_string(),
+        set: |c, v| {
+            c.gc_service = v.bool();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "system.gc_service_period_ms",
+        aliases: &[],
+        kind: Kind::Int { min: 1, max: 60_000 },
+        unit: "ms",
+        help: "how often the GC service reads the apps' heaps and decides",
+        source: "estimate",
+        get: |c| (c.gc_service_period_ns / 1_000_000).to_string(),
+        set: |c, v| {
+            c.gc_service_period_ns = v.int() * 1_000_000;
+            Ok(())
+        },
+    },
+    Setting {
+        key: "system.gc_service_plenty_mib",
+        aliases: &[],
+        kind: Kind::Int { min: 0, max: 1 << 20 },
+        unit: "MiB",
+        help: "available memory (free + half the page cache) above which the GC service delays collections (doubles heap growth)",
+        source: "estimate",
+        get: |c| c.gc_service_plenty_mib.to_string(),
+        set: |c, v| {
+            c.gc_service_plenty_mib = v.int();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "system.gc_service_scarce_mib",
+        aliases: &[],
+        kind: Kind::Int { min: 0, max: 1 << 20 },
+        unit: "MiB",
+        help: "available memory below which the GC service halves heap growth and compacts and trims sparse background heaps (above lmkd's highest minfree level so that it acts first)",
+        source: "estimate",
+        get: |c| c.gc_service_scarce_mib.to_string(),
+        set: |c, v| {
+            c.gc_service_scarce_mib = v.int();
             Ok(())
         },
     },

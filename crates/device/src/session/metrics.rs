@@ -182,6 +182,7 @@ pub fn result(s: &Session, wall_s: f64) -> Value {
         "direct_reclaims": v.allocstall,
         "kswapd_cpu_ms": k.kswapd.cpu_ns as f64 / 1e6,
         "energy": energy(s),
+        "gc_service": s.gc_service.as_ref().map(|g| json!(g.stats)),
         "swap": { "pswpin": v.pswpin, "pswpout": v.pswpout },
         "gc": {
             "count": gc.gc_count, "sticky": gc.gc_sticky, "full": gc.gc_full,

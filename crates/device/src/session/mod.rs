@@ -20,6 +20,7 @@
 
 pub mod app;
 pub mod file_io;
+pub mod gc_service;
 pub mod inputs;
 pub mod metrics;
 pub mod records;
@@ -84,6 +85,8 @@ pub struct Session {
     proc_app: Vec<Option<usize>>,
     /// Called after every slice (progress, interruption); none by default.
     pub observer: Option<Observer>,
+    /// The global GC service (`system.gc_service`), if on.
+    pub gc_service: Option<gc_service::GcService>,
 }
 
 impl Session {
@@ -140,7 +143,13 @@ impl Session {
             kills_seen: 0,
             proc_app: Vec::new(),
             observer: None,
+            gc_service: None,
         };
+        if s.inp.options.gc_service {
+            let o = &s.inp.options;
+            let cfg = gc_service::ServiceConfig { period_ns: o.gc_service_period_ns, plenty_mib: o.gc_service_plenty_mib, scarce_mib: o.gc_service_scarce_mib };
+            s.gc_service = Some(gc_service::GcService::new(cfg, s.now));
+        }
         s.update_am();
         s.sample();
         Ok(s)
@@ -292,6 +301,7 @@ impl Session {
             }
             self.k.advance_to(end);
             self.now = end;
+            self.run_gc_service(end);
             debug_assert!(self.k.frames_conserved(), "page frames not conserved at {end} ns");
             if self.k.kills.len() > self.kills_seen {
                 self.reap_dead();
@@ -310,6 +320,19 @@ impl Session {
             }
         }
         Ok(())
+    }
+
+    /// The GC service's period, if due: its decisions, its CPU on system_server.
+    fn run_gc_service(&mut self, now: Nanos) {
+        let Some(svc) = self.gc_service.as_mut() else { return };
+        if !svc.due(now) {
+            return;
+        }
+        let mut live: Vec<&mut Live> = self.apps.iter_mut().filter_map(|a| a.live.as_mut()).filter(|l| l.alive(&self.k)).collect();
+        let cpu = svc.tick(&mut self.k, &mut live, now);
+        if let Some(ss) = self.sys.iter_mut().find(|s| s.spec.name == "system_server") {
+            ss.task.cpu(cpu);
+        }
     }
 
     fn app_index(&self, name: &str) -> Result<usize, String> {
@@ -409,6 +432,7 @@ impl Session {
             let pid = self.next_pid;
             self.next_pid += 1;
             let mut l = Live::spawn(&mut self.k, &spec, pid, spec.workload.runtime_config(&self.rcfg), &self.inp.options.policies, &self.zygote, t_start)?;
+            l.rt.external_triggers = self.gc_service.is_some();
             let pi = l.proc_idx as usize;
             if self.proc_app.len() <= pi {
                 self.proc_app.resize(pi + 1, None);
