@@ -94,3 +94,10 @@ def test_thesis_study_quick_experiment_measures_energy_and_mmu(tmp_path):
     assert 0.0 <= mean("mmu_1000", "stock") <= 1.0
     text = page.read_text()
     assert "CPU energy, J" in text and "MMU at 1000 ms" in text and "`gc-service`" in text
+    # An experiment may run a subset of the study's systems: the utilisation sweep.
+    p = run("report", "--study", "thesis", "--quick", "--only", "utilization-10", "--out", str(tmp_path / "runs"), "--report", str(page), "--json")
+    assert p.returncode == 0, p.stderr
+    exp = json.loads(p.stdout)["experiments"][0]
+    assert exp["systems"] == ["stock", "gc-aware"] and set(exp["rows"]["energy"]) == {"stock", "gc-aware"}
+    assert exp["rows"]["java_heap_mean"]["stock"]["mean"] > 0
+    assert "| 10 % | `gc-aware` |" in page.read_text()

@@ -29,9 +29,9 @@ def _tables(doc: dict) -> list[Table]:
     from mobmem.session.studies import fmt_stat, fmt_vs, get
 
     study = get(doc["study"])
-    systems = doc["systems"]
     out = []
     for exp in doc["experiments"]:
+        systems = exp.get("systems") or doc["systems"]
         rows = {r.key: r for e in study.experiments if e.id == exp["id"] for r in e.rows}
         t = Table(title=f"{exp['title']} ({exp['scenario']})", show_edge=False, title_justify="left")
         t.add_column("")

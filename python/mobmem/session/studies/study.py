@@ -31,6 +31,8 @@ class Experiment:
     per_app: tuple[Row, ...] = ()
     #: Extra ``--set`` settings of every run of this experiment.
     settings: tuple[str, ...] = ()
+    #: Only these of the study's systems (in the study's order; empty: all of them).
+    systems: tuple[str, ...] = ()
 
 
 @dataclass
@@ -123,9 +125,10 @@ def run(
     for e in exps:
         scenario = session.resolve_scenario(e.scenario)
         settings = [*e.settings, *extra]
+        exp_systems = [s for s in systems if not e.systems or s in e.systems]
         res = run_matrix(
             scenario,
-            systems,
+            exp_systems,
             seed_list,
             settings,
             jobs=jobs,
@@ -135,15 +138,16 @@ def run(
             executor=executor,
             address=address,
         )
-        rows = {r.key: stats(systems, seed_list, res, r.fn) for r in e.rows}
+        rows = {r.key: stats(exp_systems, seed_list, res, r.fn) for r in e.rows}
         apps = sorted({a for r in res.values() for a in r.get("per_app", {})})
-        per_app = {r.key: {a: stats(systems, seed_list, res, lambda x, a=a, r=r: (r.fn(x) or {}).get(a)) for a in apps} for r in e.per_app}
+        per_app = {r.key: {a: stats(exp_systems, seed_list, res, lambda x, a=a, r=r: (r.fn(x) or {}).get(a)) for a in apps} for r in e.per_app}
         doc["experiments"].append(
             {
                 "id": e.id,
                 "title": e.title,
                 "scenario": e.scenario,
                 "settings": settings,
+                "systems": exp_systems,
                 "rows": rows,
                 "per_app": per_app,
                 "results": {f"{s}/{sd}": r for (s, sd), r in res.items()},
@@ -209,7 +213,9 @@ def header_lines(doc: dict, study: Study) -> list[str]:
 
 
 def experiment_lines(exp: dict, study: Study, systems: list[str]) -> list[str]:
-    """An experiment's heading and its table of rows (systems as columns, ratios against the first)."""
+    """An experiment's heading and its table of rows (systems as columns, ratios against the first;
+    the experiment's own systems where it runs a subset)."""
+    systems = exp.get("systems") or systems
     base = systems[0]
     lines = [
         "",

@@ -13,8 +13,9 @@ The last experiment is a many-app session (apps launched one after another while
 stay cached, on the same phone) with and without the global GC service (``gc-service``): kills,
 collections, trims and energy.
 
-Left out here: the target heap-utilisation sweep; the apps' heap footprint over time (each run's
-``app_memory`` series has it, the summary does not).
+The utilisation experiments sweep ART's target heap utilisation (``heaptargetutilization``, live
+bytes over the heap's size after a collection) from 10 % to 90 % under the top frequency and the
+GC-aware governor.
 """
 
 from __future__ import annotations
@@ -75,6 +76,11 @@ def _mmu(window_ms: float):
     return f
 
 
+FOOTPRINT = (
+    Row("java_heap_mean", "Java heaps of the live apps together (resident), mean MiB", lambda r: (r.get("java_heap") or {}).get("mean_mib"), "{:,.1f}"),
+    Row("java_heap_max", "… largest, MiB", lambda r: (r.get("java_heap") or {}).get("max_mib"), "{:,.1f}"),
+)
+
 ROWS = (
     Row("energy", "CPU energy, J", _energy(None), "{:,.1f}"),
     Row("gc_energy", "… of GC threads, J", _energy("gc"), "{:,.2f}"),
@@ -89,6 +95,7 @@ ROWS = (
     Row("pause_mean", "GC pause time per collection, ms", _pause_per_gc, "{:,.2f}"),
     Row("pause_max", "longest GC pause, ms", lambda r: r.get("gc", {}).get("pause_max_ms"), "{:,.1f}"),
     *(Row(f"mmu_{int(w)}", f"MMU at {w:g} ms (worst app)", _mmu(w), "{:.3f}") for w in MMU_WINDOWS),
+    *FOOTPRINT,
 )
 
 MANY_APP_ROWS = (
@@ -104,6 +111,7 @@ MANY_APP_ROWS = (
     Row("gc_energy", "… of GC threads, J", _energy("gc"), "{:,.2f}"),
     Row("ttid", "launch time (TTID), mean of all launches, ms", _ttid_mean),
     Row("pause_max", "longest GC pause, ms", lambda r: r.get("gc", {}).get("pause_max_ms"), "{:,.1f}"),
+    *FOOTPRINT,
 )
 
 SCENARIO = "demo_hot_launch"
@@ -119,6 +127,17 @@ EXPERIMENTS = [
         settings=(*DEVICE, "system.collector=ms", "runtime.generational=false"),
     ),
     Experiment("cms-otf", "Concurrent mark-sweep with on-the-fly root scanning (checkpoints)", SCENARIO, ROWS, settings=(*DEVICE, "system.collector=ms-otf")),
+    *(
+        Experiment(
+            f"utilization-{int(u * 100)}",
+            f"Target heap utilisation {int(u * 100)} % (generational concurrent mark-sweep)",
+            SCENARIO,
+            ROWS,
+            settings=(*DEVICE, "system.collector=ms", f"heaptargetutilization={u}"),
+            systems=("stock", "gc-aware"),
+        )
+        for u in (0.1, 0.3, 0.5, 0.7, 0.9)
+    ),
     Experiment(
         "many-apps",
         "Many apps: kills, collections and trims with and without the GC service",
@@ -127,6 +146,25 @@ EXPERIMENTS = [
         settings=(*DEVICE, "system.collector=ms"),
     ),
 ]
+
+
+def utilization_lines(doc: dict) -> list[str]:
+    """The utilisation sweep in one table: per utilisation and system, energy, GC CPU, collections
+    and the Java heaps' mean size (means over seeds)."""
+    exps = [e for e in doc["experiments"] if e["id"].startswith("utilization-")]
+    if not exps:
+        return []
+    keys = (("energy", "{:,.1f}"), ("gc_energy", "{:,.2f}"), ("gcs", "{:,.0f}"), ("gc_cpu", "{:,.0f}"), ("ttid", "{:,.0f}"), ("java_heap_mean", "{:,.1f}"))
+    head = "| utilisation | system | CPU energy J | GC energy J | collections | GC CPU ms | TTID ms | Java heaps MiB |"
+    lines = ["", "## Target heap utilisation, side by side", "", "Means over seeds, from the experiments above.", "", head, "|---" * 8 + "|"]
+    for e in exps:
+        for s in e["systems"]:
+            cells = []
+            for k, fmt in keys:
+                m = e["rows"][k][s].get("mean")
+                cells.append("—" if m is None else fmt.format(m))
+            lines.append(f"| {e['id'].split('-')[1]} % | `{s}` | " + " | ".join(cells) + " |")
+    return lines
 
 
 def render(doc: dict, report: Path) -> str:
@@ -145,7 +183,7 @@ def render(doc: dict, report: Path) -> str:
     ]
     for exp in doc["experiments"]:
         lines += experiment_lines(exp, STUDY, systems)
-    lines += ["", "Not in this study yet: the sweep of the target heap utilisation."]
+    lines += utilization_lines(doc)
     return "\n".join(lines) + "\n"
 
 
