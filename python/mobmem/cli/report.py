@@ -101,7 +101,8 @@ def report(
     exps = [e for e in st.experiments if not only or e.id in only]
     if out is not None:
         check_out_dir(out)
-    total = len(exps) * len(systems) * len(seed_list)
+    # An experiment may run a subset of the study's systems.
+    total = sum(len(e.systems_of(systems)) for e in exps) * len(seed_list)
     bar = RunsProgress(f"study {study}", total, wanted(as_json))
 
     def progress(exp: str, system: str, sd: int, res: dict, reused: bool) -> None:

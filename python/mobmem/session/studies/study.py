@@ -34,6 +34,10 @@ class Experiment:
     #: Only these of the study's systems (in the study's order; empty: all of them).
     systems: tuple[str, ...] = ()
 
+    def systems_of(self, systems: list[str]) -> list[str]:
+        """The systems this experiment runs, of the study's ``systems``."""
+        return [s for s in systems if not self.systems or s in self.systems]
+
 
 @dataclass
 class Study:
@@ -125,7 +129,7 @@ def run(
     for e in exps:
         scenario = session.resolve_scenario(e.scenario)
         settings = [*e.settings, *extra]
-        exp_systems = [s for s in systems if not e.systems or s in e.systems]
+        exp_systems = e.systems_of(systems)
         res = run_matrix(
             scenario,
             exp_systems,
