@@ -309,3 +309,22 @@ fn file_io_steps_measure_throughput_and_check_their_fields() {
         assert!(e.contains("badio.toml:") && e.contains(msg), "{e}");
     }
 }
+
+/// The GC service and the concurrency policies keep every invariant (debug assertions on) and
+/// every launch's breakdown still covers its TTID.
+#[test]
+fn gc_service_and_concurrency_policies_keep_the_invariants() {
+    let text = two_passes(&APPS[..3]);
+    for set in [&[("system.gc_service", "true")][..], &[("runtime.gc_concurrency", "fg")], &[("runtime.gc_concurrency", "pin"), ("runtime.gc_pin_mhz", "826")]]
+    {
+        let v = run("gc-policies", &text, set);
+        breakdowns_sum_to_ttid(&v);
+        let causes: Vec<&str> = v["gcs"].as_array().unwrap().iter().map(|g| g["cause"].as_str().unwrap()).collect();
+        if set[0].0 == "system.gc_service" {
+            assert!(v["gc_service"]["periods"].as_u64().unwrap() > 0);
+            assert!(!causes.contains(&"Background"), "{causes:?}");
+        } else if set[0].1 == "fg" {
+            assert!(!causes.contains(&"Background") && causes.contains(&"Alloc"), "{causes:?}");
+        }
+    }
+}
