@@ -160,10 +160,11 @@ class Result:
     @property
     def mmu(self):
         """Minimum mutator utilisation per app: ``app, window_ms, mmu`` for windows of 1 ms … 1 s
-        (:mod:`mobmem.session.mmu`)."""
+        (:mod:`mobmem.session.mmu`; a run records them, older runs' are computed from their
+        mutator stops)."""
         from mobmem.session.mmu import mmu_rows
 
-        return self._get("mmu", lambda: _frame(mmu_rows(self.raw), ["app", "window_ms", "mmu"]))
+        return self._get("mmu", lambda: _frame(self.raw.get("mmu") or mmu_rows(self.raw), ["app", "window_ms", "mmu"]))
 
     @property
     def apps(self):

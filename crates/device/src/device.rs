@@ -104,13 +104,6 @@ pub struct DeviceProfile {
 }
 
 impl DeviceProfile {
-    /// Per-core speeds, big cores first (for the simulated CPU set).
-    pub fn core_speeds(&self) -> Vec<f64> {
-        let mut v: Vec<f64> = self.device.cpu.iter().flat_map(|c| std::iter::repeat_n(c.speed, c.cores as usize)).collect();
-        v.sort_by(|a, b| b.partial_cmp(a).unwrap_or(std::cmp::Ordering::Equal));
-        v
-    }
-
     /// The `[kernel]` table as `kernel.key=value` settings (sub-tables flattened).
     pub fn kernel_settings(&self) -> Vec<(String, String)> {
         let mut out = Vec::new();

@@ -54,7 +54,8 @@ fn device_profiles_load_and_configure_the_kernel() {
     assert!(devices.len() >= 4, "{devices:?}");
     for d in &devices {
         let p = mobmem_device::device::load(data().join("devices").join(format!("{d}.toml")).to_str().unwrap()).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(p.core_speeds().len(), p.kernel_settings().iter().find(|(k, _)| k == "kernel.cores").map(|(_, v)| v.parse::<usize>().unwrap()).unwrap_or(8));
+        let cores: usize = p.device.cpu.iter().map(|c| c.spec().unwrap_or_else(|e| panic!("{d}: {e}")).cores).sum();
+        assert_eq!(cores, p.kernel_settings().iter().find(|(k, _)| k == "kernel.cores").map(|(_, v)| v.parse::<usize>().unwrap()).unwrap_or(8));
         let mut cfg = mobmem_kernel::KernelConfig::default();
         for (k, v) in p.kernel_settings() {
             cfg.set(&k, &v).unwrap_or_else(|e| panic!("{d}: {e}"));

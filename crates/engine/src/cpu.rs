@@ -155,11 +155,6 @@ impl CpuSet {
         Slot { core: best, start, end, wait: start - ready, stretch }
     }
 
-    /// Threads and their accounting, by id.
-    pub fn threads(&self) -> impl Iterator<Item = (ThreadId, &ThreadStats)> {
-        self.threads.iter().map(|(&id, t)| (id, t))
-    }
-
     fn thread_mut(&mut self, id: ThreadId) -> &mut ThreadStats {
         self.threads.entry(id).or_default()
     }

@@ -78,6 +78,12 @@ impl ClusterSpec {
         self.opps.iter().position(|o| o.mhz as f64 >= mhz).unwrap_or(self.top())
     }
 
+    /// Index of the OPP whose frequency is closest to `mhz` (the lower one on a tie):
+    /// `CPUFREQ_RELATION_C`.
+    pub fn closest(&self, mhz: f64) -> usize {
+        (0..self.opps.len()).min_by(|&a, &b| (self.opps[a].mhz as f64 - mhz).abs().total_cmp(&(self.opps[b].mhz as f64 - mhz).abs())).unwrap_or(0)
+    }
+
     /// Index of the highest OPP whose frequency is at most `mhz` (the lowest one if none is):
     /// `CPUFREQ_RELATION_H`.
     pub fn at_most(&self, mhz: f64) -> usize {
@@ -86,6 +92,7 @@ impl ClusterSpec {
 }
 
 /// Kinds of work, for the memory-bound share and the energy categories.
+/// (Its discriminant indexes the memory-bound shares.)
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Class {
     /// An app's threads (the mutator); kernel work done on their behalf is [`Category::Kernel`].
@@ -99,7 +106,7 @@ pub enum Class {
     System,
 }
 
-/// Where energy goes.
+/// Where energy goes (in the order of [`Category::ALL`]; the discriminant indexes the account).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Category {
     Mutator,
@@ -139,7 +146,6 @@ pub struct Sample<'a> {
     pub util: f64,
     /// Start of the period being decided.
     pub now: Nanos,
-    pub period: Nanos,
 }
 
 /// A cpufreq governor of one cluster.
@@ -203,19 +209,6 @@ pub struct Run {
     pub mhz: u32,
 }
 
-fn class_index(c: Class) -> usize {
-    match c {
-        Class::App => 0,
-        Class::Gc => 1,
-        Class::Kswapd => 2,
-        Class::System => 3,
-    }
-}
-
-fn category_index(c: Category) -> usize {
-    Category::ALL.iter().position(|&x| x == c).unwrap_or(0)
-}
-
 impl Dvfs {
     /// `clusters` in the CPU set's core order (faster first) with one governor each.
     /// `membound`: memory-bound share of App, Gc, Kswapd and System work.
@@ -232,10 +225,6 @@ impl Dvfs {
             domains.push(Domain { residency_ns: vec![0; spec.opps.len()], spec, gov, first_core, history, busy: vec![0; RING * n], tag: vec![u64::MAX; RING] });
         }
         Self { domains, core_domain, period: period.max(1), decided: 0, membound, energy_pj: [0; 6], has_power }
-    }
-
-    pub fn cores(&self) -> usize {
-        self.core_domain.len()
     }
 
     /// Operating points (MHz) of `core`'s cluster.
@@ -266,7 +255,7 @@ impl Dvfs {
                     let load = (busiest as f64 / p as f64).min(1.0);
                     (load, load * d.spec.opps[cur].mhz as f64 / d.spec.opps[d.spec.top()].mhz as f64)
                 };
-                let s = Sample { cluster: &d.spec, cur, load, util, now: w * p, period: p };
+                let s = Sample { cluster: &d.spec, cur, load, util, now: w * p };
                 let next = d.gov.target(&s).min(d.spec.top());
                 if next != cur {
                     d.history.push_back((w * p, next));
@@ -320,7 +309,7 @@ impl Dvfs {
         let dur = if opp == top {
             ((work as f64) / spec.speed).ceil() as Nanos
         } else {
-            let b = self.membound[class_index(class)];
+            let b = self.membound[class as usize];
             let scale = (1.0 - b) * spec.opps[top].mhz as f64 / spec.opps[opp].mhz as f64 + b;
             ((work as f64) * scale / spec.speed).ceil() as Nanos
         };
@@ -335,8 +324,8 @@ impl Dvfs {
             Class::System => Category::System,
         };
         let kernel_pj = if class == Class::App && work > 0 { ((energy_pj as u128 * kernel.min(work) as u128) / work as u128) as u64 } else { 0 };
-        self.energy_pj[category_index(Category::Kernel)] += kernel_pj;
-        self.energy_pj[category_index(own)] += energy_pj - kernel_pj;
+        self.energy_pj[Category::Kernel as usize] += kernel_pj;
+        self.energy_pj[own as usize] += energy_pj - kernel_pj;
         self.account_busy(core, start, start + dur);
         Run { dur, stretch: dur.saturating_sub(work), energy_pj, mhz }
     }
@@ -348,26 +337,28 @@ impl Dvfs {
         if self.has_power {
             for (core, &busy) in busy_ns.iter().enumerate() {
                 let d = &self.domains[self.core_domain[core]];
-                e[category_index(Category::Idle)] += (d.spec.idle_mw * end.saturating_sub(busy) as f64).round() as u64;
+                e[Category::Idle as usize] += (d.spec.idle_mw * end.saturating_sub(busy) as f64).round() as u64;
             }
         }
-        Category::ALL.iter().map(|&c| (c, e[category_index(c)])).collect()
+        Category::ALL.iter().map(|&c| (c, e[c as usize])).collect()
     }
 
-    /// Time spent at each OPP per cluster up to `end`: (cluster, MHz, ns). Periods no slice
-    /// started in (an idle cluster) are at the last chosen OPP.
+    /// Time at each OPP of domain `d` up to `end`, ns. Periods no slice started in (an idle
+    /// cluster) are at the last chosen OPP.
+    fn domain_residency(&self, d: &Domain, end: Nanos) -> Vec<Nanos> {
+        let cur = d.history.back().map(|x| x.1).unwrap_or(0);
+        let mut ns = d.residency_ns.clone();
+        // A period is counted when the next one is decided; the last decided one, and any after
+        // it, count up to `end`.
+        ns[cur] += end.saturating_sub(self.decided.saturating_sub(1) * self.period);
+        ns
+    }
+
+    /// Time spent at each OPP per cluster up to `end`: (cluster, MHz, ns).
     pub fn residency(&self, end: Nanos) -> Vec<(String, u32, Nanos)> {
-        let p = self.period;
         let mut out = Vec::new();
         for d in &self.domains {
-            let cur = d.history.back().map(|x| x.1).unwrap_or(0);
-            for (i, o) in d.spec.opps.iter().enumerate() {
-                // A period is counted when the next one is decided; the last decided one, and
-                // any after it, count up to `end`.
-                let mut ns = d.residency_ns[i];
-                if i == cur {
-                    ns += end.saturating_sub(self.decided.saturating_sub(1) * p);
-                }
+            for (o, ns) in d.spec.opps.iter().zip(self.domain_residency(d, end)) {
                 out.push((d.spec.name.clone(), o.mhz, ns));
             }
         }
@@ -376,13 +367,12 @@ impl Dvfs {
 
     /// Mean frequency of each cluster up to `end`, weighted by time, in MHz.
     pub fn mean_mhz(&self, end: Nanos) -> Vec<(String, f64)> {
-        let r = self.residency(end);
         self.domains
             .iter()
             .map(|d| {
-                let rows: Vec<_> = r.iter().filter(|x| x.0 == d.spec.name).collect();
-                let t: Nanos = rows.iter().map(|x| x.2).sum();
-                let f = if t > 0 { rows.iter().map(|x| x.1 as f64 * x.2 as f64).sum::<f64>() / t as f64 } else { 0.0 };
+                let ns = self.domain_residency(d, end);
+                let t: Nanos = ns.iter().sum();
+                let f = if t > 0 { d.spec.opps.iter().zip(&ns).map(|(o, &x)| o.mhz as f64 * x as f64).sum::<f64>() / t as f64 } else { 0.0 };
                 (d.spec.name.clone(), f)
             })
             .collect()

@@ -47,13 +47,14 @@ fn energy(s: &Session) -> Value {
     let Some(d) = cpus.dvfs.as_ref() else { return Value::Null };
     let by = cpus.energy_pj(end);
     let j = |pj: u64| pj as f64 / 1e12;
+    let total_j = by.as_ref().map(|v| j(v.iter().map(|x| x.1).sum()));
     let residency: Vec<Value> = d.residency(end).into_iter().map(|(c, mhz, ns)| json!({"cluster": c, "mhz": mhz, "s": ns as f64 / 1e9})).collect();
     let mean: serde_json::Map<String, Value> = d.mean_mhz(end).into_iter().map(|(c, f)| (c, json!(f))).collect();
     json!({
         "governor": s.k.cfg.cpufreq.governor,
-        "total_j": by.as_ref().map(|v| j(v.iter().map(|x| x.1).sum())),
+        "total_j": total_j,
         "by_category_j": by.as_ref().map(|v| v.iter().map(|(c, e)| (c.name().to_string(), json!(j(*e)))).collect::<serde_json::Map<_, _>>()),
-        "mean_power_mw": by.as_ref().map(|v| if end > 0 { j(v.iter().map(|x| x.1).sum()) / (end as f64 / 1e9) * 1e3 } else { 0.0 }),
+        "mean_power_mw": total_j.map(|t| if end > 0 { t / (end as f64 / 1e9) * 1e3 } else { 0.0 }),
         "mean_mhz": mean,
         "residency": residency,
     })

@@ -330,8 +330,8 @@ impl Session {
         }
         let mut live: Vec<&mut Live> = self.apps.iter_mut().filter_map(|a| a.live.as_mut()).filter(|l| l.alive(&self.k)).collect();
         let cpu = svc.tick(&mut self.k, &mut live, now);
-        if let Some(ss) = self.sys.iter_mut().find(|s| s.spec.name == "system_server") {
-            ss.task.cpu(cpu);
+        if let Some(ss) = self.system_server() {
+            self.sys[ss].task.cpu(cpu);
         }
     }
 

@@ -19,12 +19,7 @@ pub struct GcAware {
 
 impl GcAware {
     pub fn new(c: &Cpufreq, cluster: &ClusterSpec) -> Self {
-        let cap_mhz = if c.gc_cap_mhz > 0 {
-            c.gc_cap_mhz
-        } else {
-            let half = cluster.opps[cluster.top()].mhz as f64 / 2.0;
-            cluster.opps.iter().map(|o| o.mhz).min_by(|a, b| (*a as f64 - half).abs().total_cmp(&(*b as f64 - half).abs())).unwrap_or(0)
-        };
+        let cap_mhz = if c.gc_cap_mhz > 0 { c.gc_cap_mhz } else { cluster.opps[cluster.closest(cluster.opps[cluster.top()].mhz as f64 / 2.0)].mhz };
         Self { base: Interactive::new(c), cap_mhz }
     }
 }

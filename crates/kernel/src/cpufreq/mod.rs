@@ -92,7 +92,7 @@ mod tests {
 
     pub(super) fn sample(c: &ClusterSpec, cur: usize, load: f64) -> Sample<'_> {
         let util = load * c.opps[cur].mhz as f64 / c.opps[c.top()].mhz as f64;
-        Sample { cluster: c, cur, load, util, now: 1_000_000_000, period: 50_000_000 }
+        Sample { cluster: c, cur, load, util, now: 1_000_000_000 }
     }
 
     #[test]

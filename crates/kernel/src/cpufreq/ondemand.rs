@@ -17,8 +17,7 @@ impl Governor for Ondemand {
             return c.top();
         }
         let (lo, hi) = (c.opps[0].mhz as f64, c.opps[c.top()].mhz as f64);
-        let want = lo + s.load * (hi - lo);
-        (0..c.opps.len()).min_by(|&a, &b| (c.opps[a].mhz as f64 - want).abs().total_cmp(&(c.opps[b].mhz as f64 - want).abs())).unwrap_or(0)
+        c.closest(lo + s.load * (hi - lo))
     }
 }
 

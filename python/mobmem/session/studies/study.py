@@ -66,6 +66,12 @@ def fps(frames: int, missed_vsyncs: int) -> float | None:
     return 60.0 * frames / (frames + missed_vsyncs) if frames else None
 
 
+def run_fps(res: dict) -> float | None:
+    """The FPS of a run's frames (those of the foreground app; a row function)."""
+    fr = res.get("frames", {})
+    return fps(fr.get("total", 0), fr.get("missed_vsyncs", 0))
+
+
 def plan(study: Study, quick: bool, seeds: int, seed: int | None) -> tuple[list[str], list[int], list[str]]:
     """Systems, seeds and extra settings of a run of the study."""
     from mobmem import session

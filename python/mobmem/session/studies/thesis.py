@@ -25,7 +25,7 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
-from mobmem.session.studies.study import Experiment, Row, Study, experiment_lines, fps, header_lines
+from mobmem.session.studies.study import Experiment, Row, Study, experiment_lines, header_lines, overall, run_fps
 
 #: MMU window lengths reported, ms.
 MMU_WINDOWS = (10.0, 100.0, 1000.0)
@@ -33,12 +33,8 @@ MMU_WINDOWS = (10.0, 100.0, 1000.0)
 PIN_MHZ = 1190
 
 
-def _energy(key: str | None):
-    def f(res: dict) -> float | None:
-        e = res.get("energy") or {}
-        return e.get("total_j") if key is None else (e.get("by_category_j") or {}).get(key)
-
-    return f
+def _mutator_energy(res: dict) -> float | None:
+    return ((res.get("energy") or {}).get("by_category_j") or {}).get("mutator")
 
 
 def _ttid_mean(res: dict) -> float | None:
@@ -46,18 +42,9 @@ def _ttid_mean(res: dict) -> float | None:
     return statistics.fmean(l["ttid_ms"] for l in ls) if ls else None
 
 
-def _fps(res: dict) -> float | None:
-    fr = res.get("frames", {})
-    return fps(fr.get("total", 0), fr.get("missed_vsyncs", 0))
-
-
 def _pause_per_gc(res: dict) -> float | None:
     g = res.get("gc", {})
     return g["pause_total_ms"] / g["count"] if g.get("count") else None
-
-
-def _app_kills(res: dict) -> float:
-    return float(sum(1 for k in res.get("kills", []) if k.get("is_app")))
 
 
 def _per_app_sum(key: str):
@@ -83,36 +70,44 @@ FOOTPRINT = (
     Row("java_heap_max", "… largest, MiB", lambda r: (r.get("java_heap") or {}).get("max_mib"), "{:,.1f}"),
 )
 
+# Rows that both tables have.
+ENERGY = Row("energy", "CPU energy, J", overall("energy_j"), "{:,.1f}")
+GC_ENERGY = Row("gc_energy", "… of GC threads, J", overall("gc_energy_j"), "{:,.2f}")
+TTID = Row("ttid", "launch time (TTID), mean of all launches, ms", _ttid_mean)
+GCS = Row("gcs", "collections", overall("gc_count"), "{:,.0f}")
+GC_CPU = Row("gc_cpu", "GC-thread CPU time, ms", lambda r: r.get("gc", {}).get("gc_cpu_ms"), "{:,.0f}")
+PAUSE_MAX = Row("pause_max", "longest GC pause, ms", lambda r: r.get("gc", {}).get("pause_max_ms"), "{:,.1f}")
+
 ROWS = (
-    Row("energy", "CPU energy, J", _energy(None), "{:,.1f}"),
-    Row("gc_energy", "… of GC threads, J", _energy("gc"), "{:,.2f}"),
-    Row("mutator_energy", "… of app threads' own work, J", _energy("mutator"), "{:,.1f}"),
+    ENERGY,
+    GC_ENERGY,
+    Row("mutator_energy", "… of app threads' own work, J", _mutator_energy, "{:,.1f}"),
     Row("power", "mean CPU power, mW", lambda r: (r.get("energy") or {}).get("mean_power_mw"), "{:,.0f}"),
     Row("mhz", "mean frequency, MHz", lambda r: statistics.fmean((r.get("energy") or {}).get("mean_mhz", {}).values() or [0.0]), "{:,.0f}"),
-    Row("ttid", "launch time (TTID), mean of all launches, ms", _ttid_mean),
-    Row("fps", "frames per second delivered (60 Hz vsync)", _fps, "{:.2f}"),
-    Row("jank", "jank ratio", lambda r: r.get("frames", {}).get("jank_ratio"), "{:.4f}"),
-    Row("gcs", "collections", lambda r: r.get("gc", {}).get("count"), "{:,.0f}"),
-    Row("gc_cpu", "GC-thread CPU time, ms", lambda r: r.get("gc", {}).get("gc_cpu_ms"), "{:,.0f}"),
+    TTID,
+    Row("fps", "frames per second delivered (60 Hz vsync)", run_fps, "{:.2f}"),
+    Row("jank", "jank ratio", overall("jank_ratio"), "{:.4f}"),
+    GCS,
+    GC_CPU,
     Row("pause_mean", "GC pause time per collection, ms", _pause_per_gc, "{:,.2f}"),
-    Row("pause_max", "longest GC pause, ms", lambda r: r.get("gc", {}).get("pause_max_ms"), "{:,.1f}"),
+    PAUSE_MAX,
     *(Row(f"mmu_{int(w)}", f"MMU at {w:g} ms (worst app)", _mmu(w), "{:.3f}") for w in MMU_WINDOWS),
     *FOOTPRINT,
 )
 
 MANY_APP_ROWS = (
-    Row("app_kills", "app kills", _app_kills, "{:,.1f}"),
-    Row("relaunches", "cold launches of killed apps (relaunches)", lambda r: float(sum(1 for l in r.get("launches", []) if l.get("relaunch"))), "{:,.1f}"),
-    Row("cached_mean", "apps cached, mean", lambda r: r.get("cached_apps", {}).get("mean"), "{:.2f}"),
-    Row("gcs", "collections", lambda r: r.get("gc", {}).get("count"), "{:,.0f}"),
+    Row("app_kills", "app kills", overall("app_kills"), "{:,.1f}"),
+    Row("relaunches", "cold launches of killed apps (relaunches)", overall("relaunches"), "{:,.1f}"),
+    Row("cached_mean", "apps cached, mean", overall("cached_mean"), "{:.2f}"),
+    GCS,
     Row("service_gcs", "… started by the GC service (compactions included)", lambda r: _service("collections")(r) + _service("compactions")(r), "{:,.0f}"),
     Row("trims", "heap trims", _per_app_sum("trims"), "{:,.0f}"),
-    Row("gc_cpu", "GC-thread CPU time, ms", lambda r: r.get("gc", {}).get("gc_cpu_ms"), "{:,.0f}"),
+    GC_CPU,
     Row("service_cpu", "GC service CPU time, ms", _service("cpu_ms"), "{:,.1f}"),
-    Row("energy", "CPU energy, J", _energy(None), "{:,.1f}"),
-    Row("gc_energy", "… of GC threads, J", _energy("gc"), "{:,.2f}"),
-    Row("ttid", "launch time (TTID), mean of all launches, ms", _ttid_mean),
-    Row("pause_max", "longest GC pause, ms", lambda r: r.get("gc", {}).get("pause_max_ms"), "{:,.1f}"),
+    ENERGY,
+    GC_ENERGY,
+    TTID,
+    PAUSE_MAX,
     *FOOTPRINT,
 )
 
