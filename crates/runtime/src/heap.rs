@@ -297,9 +297,13 @@ impl Heap {
         let fresh = std::mem::take(&mut self.fresh);
         for &(u, gen) in &fresh {
             let h = self.objs.cells.unit[u as usize];
-            if h.gen != gen || !h.fresh || h.live == 0 {
+            if h.gen != gen || !h.fresh {
                 continue;
             }
+            // Even a unit with no object yet (a collection started by its root's allocation)
+            // stops being fresh: it leaves this list now, and a fresh unit outside it would
+            // never be linked — yet a copy links its objects, and its death would then free
+            // records still on card chains.
             self.objs.cells.unit[u as usize].fresh = false;
             for i in h.first..h.first + h.n as u32 {
                 let c = self.objs.cells.obj[i as usize];
@@ -971,7 +975,13 @@ impl Heap {
             let mut n = 0;
             for o in self.card_objects(c) {
                 if !self.objs.is_live(o) || self.objs.space(o) as usize != sp || self.cards.index(sp, self.objs.addr(o)) != c {
-                    return Err(format!("card {c} lists object {o}, which does not start on it"));
+                    let live = self.objs.is_live(o);
+                    let at = if live {
+                        format!("space {} card {}", self.objs.space(o), self.cards.index(self.objs.space(o) as usize, self.objs.addr(o)))
+                    } else {
+                        "dead".into()
+                    };
+                    return Err(format!("card {c} (space {sp}) lists object {o}, which does not start on it ({at})"));
                 }
                 n += 1;
                 if n > 64 {
