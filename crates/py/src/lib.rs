@@ -124,13 +124,14 @@ fn standalone_settings(data_dir: &str, device: Option<&str>, settings: &Pairs) -
     mobmem_device::standalone::settings(std::path::Path::new(data_dir), device, settings).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
-/// Run one app's runtime on the device model for `seconds` after its start-up. `data_dir` holds
+/// Run one app's runtime on the device model for `seconds` after its start-up (or until it has
+/// allocated `alloc`, a size such as "2g": a fixed amount of work). `data_dir` holds
 /// devices/, apps/ and the calibration file; `device` names a device profile (none: the model's
 /// defaults); `settings` are the user's (key, value) pairs (`kernel.*`, `app.*`, the rest
 /// runtime); `app` is a profile name of `data_dir` or a `synthetic:…` spec. Returns the JSON
 /// result (keys `gcs`, `summary`, `oom`, `log`, …); bad input raises ValueError.
 #[pyfunction]
-#[pyo3(signature = (data_dir, app, device=None, settings=Vec::new(), seconds=10.0, state="fg".to_string(), policies=Vec::new()))]
+#[pyo3(signature = (data_dir, app, device=None, settings=Vec::new(), seconds=10.0, state="fg".to_string(), policies=Vec::new(), alloc=None))]
 #[allow(clippy::too_many_arguments)] // the Python signature
 fn runtime_run(
     py: Python<'_>,
@@ -141,7 +142,15 @@ fn runtime_run(
     seconds: f64,
     state: String,
     policies: Vec<String>,
+    alloc: Option<String>,
 ) -> PyResult<String> {
+    let alloc_bytes = match alloc.as_deref() {
+        None => None,
+        Some(a) => match mobmem_engine::settings::parse_size(a) {
+            Some(b) if b > 0 => Some(b),
+            _ => return Err(PyValueError::new_err(format!("alloc: expected a positive size such as 512m or 2g, got {a:?}"))),
+        },
+    };
     let st = mobmem_runtime::AppState::parse(&state).ok_or_else(|| PyValueError::new_err(format!("state must be fg or bg, got {state:?}")))?;
     let s = standalone_settings(&data_dir, device.as_deref(), &settings)?;
     let w = mobmem_device::standalone::app_workload(std::path::Path::new(&data_dir), &app, &s.app).map_err(|e| PyValueError::new_err(e.to_string()))?;
@@ -151,6 +160,7 @@ fn runtime_run(
             runtime: &s.runtime,
             app: &w,
             seconds,
+            alloc_bytes,
             state: st,
             policies: &policies,
         })

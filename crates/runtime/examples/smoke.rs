@@ -39,7 +39,7 @@ fn main() {
     let app = if spec.starts_with("synthetic") { mobmem_runtime::workload::AppProfile::synthetic(&spec).unwrap() } else { Default::default() };
     let secs: f64 = args.get(4).map(|s| s.parse().unwrap()).unwrap_or(10.0);
     let state = if args.get(5).map(|s| s == "bg").unwrap_or(false) { AppState::Background } else { AppState::Foreground };
-    let v = run_app(&RunOptions { kernel: &[], runtime: &rt, app: &app, seconds: secs, state, policies: &[] }).unwrap();
+    let v = run_app(&RunOptions { kernel: &[], runtime: &rt, app: &app, seconds: secs, alloc_bytes: None, state, policies: &[] }).unwrap();
     for l in v["log"].as_array().unwrap().iter().take(12) {
         println!("{}", l);
     }

@@ -21,6 +21,7 @@ pub mod card_table;
 pub mod cell;
 pub mod config;
 pub mod costs;
+pub mod frames;
 pub mod gc;
 pub mod gcbench;
 pub mod heap;

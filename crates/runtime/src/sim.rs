@@ -128,11 +128,14 @@ pub struct RunOptions<'a> {
     /// The app's workload (a profile mapped by the device layer, or [`AppProfile::synthetic`]).
     pub app: &'a AppProfile,
     pub seconds: f64,
+    /// Run until the app has allocated this many bytes after its start-up (a fixed amount of
+    /// work) instead of for `seconds`.
+    pub alloc_bytes: Option<u64>,
     pub state: AppState,
     pub policies: &'a [String],
 }
 
-/// Run one app for `seconds` of simulated time after its start-up.
+/// Run one app for `seconds` of simulated time (or `alloc_bytes` of allocation) after its start-up.
 pub fn run_app(o: &RunOptions) -> Result<Value, String> {
     let kcfg = kernel_config(o.kernel)?;
     let profile = o.app.clone();
@@ -155,8 +158,10 @@ pub fn run_app(o: &RunOptions) -> Result<Value, String> {
             w.set_state(&mut rt, AppState::Background);
             let _ = k.set_adj(rt.proc_idx, 900, rt.mutator.now);
         }
-        let until = started + (o.seconds * 1e9) as Nanos;
-        ok = w.run_until(&mut rt, &mut k, until);
+        ok = match o.alloc_bytes {
+            Some(b) => w.run_allocating(&mut rt, &mut k, b),
+            None => w.run_until(&mut rt, &mut k, started + (o.seconds * 1e9) as Nanos),
+        };
     }
     rt.finish(&mut k);
     let wall_s = wall.elapsed().as_secs_f64();
@@ -171,6 +176,7 @@ pub fn run_app(o: &RunOptions) -> Result<Value, String> {
         "summary": summarize(&rt, &k, sim),
         "log": rt.log,
         "workload": w.stats,
+        "frames": w.frames.summary(),
         "footprint": footprint_json(&rt),
         "vmstat": vmstat_json(&k),
         "config": rt.cfg,

@@ -30,6 +30,7 @@
 //! object is garbage is for the collector to find out. Draws come from seeded streams.
 
 use crate::config::RuntimeConfig;
+use crate::frames::FrameTimes;
 use crate::object::{AppState, ObjId, SpaceId, NULL};
 use crate::runtime::Runtime;
 use mobmem_engine::rng::{stream, Rng, Stream};
@@ -959,6 +960,8 @@ pub struct Workload {
     /// them; a hot launch reads a leading share of them, use touches pages inside them.
     launch_runs: Vec<(u32, u32)>,
     pub stats: WorkloadStats,
+    /// Frame times of the units of work [`Workload::run_until`] runs in the foreground.
+    pub frames: FrameTimes,
     pub built: bool,
     pub oom: bool,
 }
@@ -1001,6 +1004,7 @@ impl Workload {
             file_pages: 0,
             launch_runs: Vec::new(),
             stats: WorkloadStats::default(),
+            frames: FrameTimes::default(),
             built: false,
             oom: false,
             p,
@@ -1570,25 +1574,55 @@ impl Workload {
     /// and kernel events in between). Returns false if the app ran out of memory.
     pub fn run_until(&mut self, rt: &mut Runtime, k: &mut Kernel, until: Nanos) -> bool {
         while self.next_unit_at < until {
-            if !k.procs[rt.proc_idx as usize].alive {
-                return true;
+            match self.step(rt, k) {
+                Some(true) => {}
+                Some(false) => return false,
+                None => return true,
             }
-            let at = self.next_unit_at.max(rt.mutator.now);
-            rt.mutator_idle_until(at);
-            k.advance_to(rt.mutator.now);
-            rt.poll(k);
-            k.advance_to(rt.mutator.now);
-            if !self.unit_of_work(rt, k) {
-                return false;
-            }
-            rt.poll(k);
-            let period = if rt.state == AppState::Background { self.p.bg_period_ns } else { self.p.frame_ns };
-            self.next_unit_at += period;
         }
         rt.mutator_idle_until(until);
         k.advance_to(until);
         rt.poll(k);
         true
+    }
+
+    /// Run the app until it has allocated `bytes` more (a fixed amount of work, whatever the
+    /// collector and heap make it cost in time). Returns false if the app ran out of memory.
+    pub fn run_allocating(&mut self, rt: &mut Runtime, k: &mut Kernel, bytes: u64) -> bool {
+        let target = rt.heap.alloc_clock.saturating_add(bytes);
+        while rt.heap.alloc_clock < target {
+            match self.step(rt, k) {
+                Some(true) => {}
+                Some(false) => return false,
+                None => return true,
+            }
+        }
+        true
+    }
+
+    /// One unit of work at its period (a frame in the foreground, its time recorded). `None`:
+    /// the process is dead; `Some(false)`: the app ran out of memory.
+    fn step(&mut self, rt: &mut Runtime, k: &mut Kernel) -> Option<bool> {
+        if !k.procs[rt.proc_idx as usize].alive {
+            return None;
+        }
+        let vsync = self.next_unit_at;
+        let at = vsync.max(rt.mutator.now);
+        rt.mutator_idle_until(at);
+        k.advance_to(rt.mutator.now);
+        rt.poll(k);
+        k.advance_to(rt.mutator.now);
+        if !self.unit_of_work(rt, k) {
+            return Some(false);
+        }
+        rt.poll(k);
+        let fg = rt.state != AppState::Background;
+        let period = if fg { self.p.frame_ns } else { self.p.bg_period_ns };
+        if fg {
+            self.frames.record(rt.mutator.now - vsync, period);
+        }
+        self.next_unit_at += period;
+        Some(true)
     }
 
     /// The app goes to background or foreground (runtime state + the foreground-young set).

@@ -296,6 +296,7 @@ fn runs_are_deterministic() {
             runtime: &[("collector".into(), "cc".into())],
             app: &mobmem_runtime::workload::AppProfile::synthetic("synthetic:footprint=8m,objsize=256").unwrap(),
             seconds: 3.0,
+            alloc_bytes: None,
             state: AppState::Foreground,
             policies: &[],
         })
@@ -314,6 +315,7 @@ fn attribution_separates_stop_the_world_from_everything_else() {
         runtime: &[("collector".into(), "cc".into())],
         app: &mobmem_runtime::workload::AppProfile::synthetic("synthetic:footprint=8m,objsize=128,rate=8m").unwrap(),
         seconds: 3.0,
+        alloc_bytes: None,
         state: AppState::Foreground,
         policies: &[],
     })
@@ -339,4 +341,38 @@ fn attribution_separates_stop_the_world_from_everything_else() {
         assert!(g["gc_cpu_ns"].as_u64().unwrap() >= g["gc_cpu_pause_ns"].as_u64().unwrap());
         assert!(g["log"].as_str().unwrap().contains("concurrent copying GC freed"));
     }
+}
+
+/// A run by allocation volume is a fixed amount of work: the same frames and allocation whatever
+/// the collector and the (fixed) heap size; a smaller heap only makes it cost more collections.
+/// (cc at 16m also has collections start inside a unit's root allocation: in debug builds the
+/// heap's card chains are checked after every collection.)
+#[test]
+fn a_run_by_allocation_volume_is_fixed_work() {
+    let run = |collector: &str, heap: &str| {
+        mobmem_runtime::sim::run_app(&mobmem_runtime::sim::RunOptions {
+            kernel: &[],
+            runtime: &[("collector".into(), collector.into()), ("heap_sizing".into(), "fixed".into()), ("heap".into(), heap.into())],
+            app: &mobmem_runtime::workload::AppProfile::synthetic("synthetic:footprint=8m,objsize=128,rate=8m").unwrap(),
+            seconds: 0.0,
+            alloc_bytes: Some(48 << 20),
+            state: AppState::Foreground,
+            policies: &[],
+        })
+        .unwrap()
+    };
+    let runs = [run("cc", "16m"), run("cc", "24m"), run("ss", "16m"), run("nogc", "256m")];
+    let units = |v: &serde_json::Value| v["workload"]["units_of_work"].as_u64().unwrap();
+    let gcs = |v: &serde_json::Value| v["summary"]["gc_count"].as_u64().unwrap();
+    for v in &runs {
+        assert!(!v["oom"].as_bool().unwrap(), "{}", v["summary"]);
+        assert_eq!(units(v), units(&runs[0]));
+        // Every unit of work in the foreground is a frame, and each has its time.
+        assert_eq!(v["frames"]["frames"].as_u64().unwrap(), units(v));
+        assert!(v["frames"]["p50_ms"].as_f64().unwrap() > 0.0);
+    }
+    assert!(gcs(&runs[0]) > gcs(&runs[1]) && gcs(&runs[1]) > 0, "{} {}", gcs(&runs[0]), gcs(&runs[1]));
+    assert_eq!(gcs(&runs[3]), 0);
+    // Collections stall frames: the small heap's frames are no faster at the tail.
+    assert!(runs[0]["frames"]["p99_ms"].as_f64().unwrap() >= runs[3]["frames"]["p99_ms"].as_f64().unwrap());
 }

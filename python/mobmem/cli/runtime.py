@@ -66,6 +66,10 @@ def _print_result(res: dict, title: str) -> None:
         "mutator faults minor / major",
         f"{f.get('mutator_minor', 0):,} / {f.get('mutator_major_zram', 0) + f.get('mutator_major_flash', 0) + f.get('mutator_major_file', 0):,}",
     )
+    fr = res.get("frames") or {}
+    if fr.get("frames"):
+        t.add_row("frames (janky %)", f"{fr['frames']:,} ({100 * fr['jank_ratio']:.1f} %)")
+        t.add_row("frame time p50 / p90 / p99 ms", f"{fr['p50_ms']:.1f} / {fr['p90_ms']:.1f} / {fr['p99_ms']:.1f}")
     console.print(t)
     console.print(
         f"simulated {s['sim_time_ms'] / 1000:.2f} s; out of memory: {'yes' if res.get('oom') else 'no'}; wall {res.get('wall', {}).get('seconds', 0):.2f} s",
@@ -89,6 +93,9 @@ def run(
     ),
     heap: Optional[str] = typer.Option(None, "--heap", help="Per-app heap size override (growth limit and capacity), e.g. 256m."),
     seconds: float = typer.Option(10.0, "--seconds", help="Simulated seconds after the app's start-up."),
+    alloc: Optional[str] = typer.Option(
+        None, "--alloc", help="Instead of --seconds: run until the app has allocated this much (e.g. 2g), a fixed amount of work."
+    ),
     state: str = typer.Option("fg", "--state", help="fg or bg: the app's state after start-up."),
     device: Optional[str] = typer.Option(None, "--device", help="Device profile (kernel and dalvik.vm.heap* settings)."),
     set_: List[str] = typer.Option([], "--set", help="runtime KEY=VALUE, kernel.KEY=VALUE or app.KEY=VALUE (repeatable)."),
@@ -98,7 +105,7 @@ def run(
     """Run one app's runtime on the device model: ART-style GC log lines and a summary."""
     from mobmem import runtime as rtm
 
-    res = rtm.run(app_, collector=collector, heap=heap, seconds=seconds, state=state, device=device, settings=set_, policies=policy)
+    res = rtm.run(app_, collector=collector, heap=heap, seconds=seconds, state=state, device=device, settings=set_, policies=policy, alloc=alloc)
     if as_json:
         _json_out(res)
     else:

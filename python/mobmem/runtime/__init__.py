@@ -44,8 +44,11 @@ def run(
     device: str | None = None,
     settings: list[str] | None = None,
     policies: list[str] | None = None,
+    alloc: str | None = None,
 ) -> dict:
-    """Run one app's runtime and return the result dict (keys ``gcs``, ``summary``, ``oom``, ``log``…)."""
+    """Run one app's runtime and return the result dict (keys ``gcs``, ``summary``, ``oom``, ``log``,
+    ``frames``…): for ``seconds`` of simulated time, or with ``alloc`` (a size such as ``"2g"``) until
+    the app has allocated that much — a fixed amount of work whatever the collector and heap."""
     from mobmem import _core
 
     if state not in ("fg", "bg"):
@@ -53,7 +56,7 @@ def run(
     if not (0 <= seconds <= 86400):
         raise MobmemError(f"--seconds must be within [0, 86400], got {seconds}")
     s = _settings(collector, heap, settings)
-    return _call(_core.runtime_run, str(DATA), app, device or None, s, float(seconds), state, list(policies or []))
+    return _call(_core.runtime_run, str(DATA), app, device or None, s, float(seconds), state, list(policies or []), alloc)
 
 
 def gcbench(
