@@ -25,14 +25,21 @@ fn settings_json(prefixes: &[&str], info: Vec<Info>) -> Value {
     json!({ "prefixes": prefixes, "keys": list })
 }
 
-/// The catalogue as JSON: `{collectors: [{name, aliases, help}], runtime_policies: [{name, help}],
+/// The catalogue as JSON: `{collectors: [{name, aliases, help, reads_cards}], runtime_policies: [{name, help}],
 /// lmkd: [{name, help}], madvise: {advice, hints}, lru_modes, kernel_semantics, settings: {kernel,
 /// runtime, app, session: {prefixes, keys: [{key, aliases, type, default, unit, range, help,
 /// source}]}}, devices, apps, scenarios, systems}`. The last four list `data_dir` (empty lists
 /// without one); a file that does not load is an error naming it.
 pub fn catalog(data_dir: Option<&Path>) -> Result<Value, InputError> {
-    let collectors: Vec<Value> =
-        mobmem_runtime::CollectorKind::all().into_iter().map(|k| k.info()).map(|c| json!({ "name": c.name, "aliases": c.aliases, "help": c.help })).collect();
+    let collectors: Vec<Value> = mobmem_runtime::CollectorKind::all()
+        .into_iter()
+        .map(|k| {
+            let c = k.info();
+            // Whether it needs the write barrier (`runtime.write_barrier = false` is refused then).
+            let reads_cards = mobmem_runtime::gc::registry::create(k).reads_cards();
+            json!({ "name": c.name, "aliases": c.aliases, "help": c.help, "reads_cards": reads_cards })
+        })
+        .collect();
     let policies: Vec<Value> = mobmem_runtime::policies::POLICIES.iter().map(|(n, h, _)| json!({ "name": n, "help": h })).collect();
     let lmkd: Vec<Value> = mobmem_kernel::lmkd::POLICIES.iter().map(|(n, h, _)| json!({ "name": n, "help": h })).collect();
     let mut c = json!({

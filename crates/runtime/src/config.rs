@@ -382,6 +382,14 @@ pub struct RuntimeConfig {
     /// Release (DONTNEED) freed regions' pages at the end of each collection (ART's
     /// ClearFromSpace does); false defers to the heap trim.
     pub release_regions_at_gc: bool,
+    /// The write barrier (card marking on reference stores). False is the LBO baselines' "NW"
+    /// option: no barrier cost, no card marks — allowed only with collectors that never read the
+    /// card table (semi-space, no-GC).
+    pub write_barrier: bool,
+    /// The LBO baselines' "NE" option: the collector zeroes the memory of freed regions itself and
+    /// keeps their pages resident instead of returning them to the kernel (at a collection or a
+    /// heap trim), so the next use of that memory takes no page fault.
+    pub keep_free_pages: bool,
     pub trace_order: TraceOrder,
     pub gc_concurrency: GcConcurrency,
     /// With `gc_concurrency = pin`: the pinned core's frequency cap in MHz (0: none).
@@ -419,6 +427,8 @@ impl Default for RuntimeConfig {
             use_los: true,
             evacuate_live_percent: 75,
             release_regions_at_gc: true,
+            write_barrier: true,
+            keep_free_pages: false,
             trace_order: TraceOrder::DepthFirst,
             gc_concurrency: GcConcurrency::Bg,
             gc_pin_mhz: 0,
@@ -755,6 +765,32 @@ static ENTRIES: &[Setting<RuntimeConfig>] = &[
         get: |c| c.release_regions_at_gc.to_string(),
         set: |c, v| {
             c.release_regions_at_gc = v.bool();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "write_barrier",
+        aliases: &[],
+        kind: Kind::Bool,
+        unit: "",
+        help: "card-marking write barrier on reference stores; false (LBO's NW baselines) only with ss or nogc",
+        source: "ART WriteBarrier::ForFieldWrite; NW: the LBO methodology's no-write-barrier baseline option",
+        get: |c| c.write_barrier.to_string(),
+        set: |c, v| {
+            c.write_barrier = v.bool();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "keep_free_pages",
+        aliases: &[],
+        kind: Kind::Bool,
+        unit: "",
+        help: "zero freed regions in the collector and keep their pages resident instead of returning them to the kernel (LBO's NE baselines)",
+        source: "NE: the LBO methodology's no-page-release baseline option; zeroing at cost.init_per_kib_ns",
+        get: |c| c.keep_free_pages.to_string(),
+        set: |c, v| {
+            c.keep_free_pages = v.bool();
             Ok(())
         },
     },

@@ -113,6 +113,10 @@ pub struct Heap {
     /// outside tests (it breaks sticky collections, which is what the tests check).
     #[doc(hidden)]
     pub fault_skip_card_marks: bool,
+    /// `RuntimeConfig::write_barrier`: reference stores mark cards.
+    pub write_barrier: bool,
+    /// `RuntimeConfig::keep_free_pages`: freed regions are zeroed and kept, never released.
+    pub keep_free_pages: bool,
     pub tlab: Tlab,
     /// Current evacuation region per class.
     pub evac_region: Vec<u32>,
@@ -257,6 +261,8 @@ impl Heap {
             card_vma,
             card_cache: TouchCache::NONE,
             fault_skip_card_marks: false,
+            write_barrier: cfg.write_barrier,
+            keep_free_pages: cfg.keep_free_pages,
             tlab: Tlab::default(),
             evac_region: vec![NO_REGION],
             classes: vec![AllocClass { name: "default".into(), tags: 0 }],
@@ -767,12 +773,21 @@ impl Heap {
                     *e = NO_REGION;
                 }
             }
+            let used = self.regions.top[q as usize];
             self.regions.free_region(q);
+            if self.keep_free_pages {
+                // NE: zero what was used, keep the pages (the next allocation there takes no fault).
+                if used > 0 {
+                    self.gc_touch_range(k, t, 0, RegionSpace::region_start(q), used, true);
+                    t.cpu(self.costs.init_ns(used));
+                }
+                self.regions.dirty[q as usize] = false;
+            }
             // Its objects are gone (freed or moved): forget its cards and their object chains.
             let (lo, hi) = (self.cards.index(0, RegionSpace::region_start(q)), self.cards.index(0, RegionSpace::region_start(q + 1)));
             self.cards.clear_range(lo, hi);
             self.card_first[lo..hi].fill(0);
-            if release_pages {
+            if release_pages && !self.keep_free_pages {
                 self.drop_touch_caches();
                 self.regions.dirty[q as usize] = false;
                 let _ = k.madvise(t, self.vma[0], q * REGION_PAGES, REGION_PAGES, Advice::DontNeed);
@@ -784,6 +799,9 @@ impl Heap {
     /// Heap trim: release the pages of free regions not yet released and of empty free-list runs.
     /// Returns pages released.
     pub fn trim(&mut self, k: &mut Kernel, t: &mut Task) -> u64 {
+        if self.keep_free_pages {
+            return 0; // NE: free memory stays with the heap
+        }
         self.drop_touch_caches();
         let mut pages = 0u64;
         for r in 0..self.regions.num_regions {
@@ -814,7 +832,7 @@ impl Heap {
     pub fn store_ref(&mut self, o: ObjId, field: u32, v: ObjId) -> Option<usize> {
         self.objs.set_ref(o, field, v);
         let sp = self.objs.space(o) as usize;
-        if v == NULL || sp >= SpaceId::Zygote as usize || self.fault_skip_card_marks {
+        if v == NULL || sp >= SpaceId::Zygote as usize || self.fault_skip_card_marks || !self.write_barrier {
             return None;
         }
         let c = self.cards.index(sp, self.objs.addr(o));

@@ -146,6 +146,16 @@ impl Runtime {
         if cfg.bg_collector.uses_regions() != kind.uses_regions() {
             return Err(format!("collectors {} (foreground) and {} (background) need different heap layouts", kind.short(), cfg.bg_collector.short()));
         }
+        if !cfg.write_barrier {
+            for c in [kind, cfg.bg_collector] {
+                if gc::registry::create(c).reads_cards() {
+                    return Err(format!(
+                        "write_barrier = false: collector {} reads the card table the barrier maintains (only ss and nogc run without it)",
+                        c.short()
+                    ));
+                }
+            }
+        }
         let mutator = Task::new(k.thread_of(proc_idx), proc_idx, now);
         let gc_task = Task::new(k.new_thread(), proc_idx, now);
         k.cpus.set_class(gc_task.thread, mobmem_engine::cpufreq::Class::Gc);
@@ -446,8 +456,10 @@ impl Runtime {
             self.barrier(k, v);
         }
         self.heap.touch_object(k, &mut self.mutator, o, true);
-        self.mutator.cpu(self.heap.costs.write_barrier_ns);
-        self.stats.write_barriers += 1;
+        if self.heap.write_barrier {
+            self.mutator.cpu(self.heap.costs.write_barrier_ns);
+            self.stats.write_barriers += 1;
+        }
         if let Some(b) = self.hooks.barrier.as_mut() {
             b.on_write(&self.heap, o, field, v, self.mutator.now);
         }

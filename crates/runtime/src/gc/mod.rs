@@ -146,4 +146,9 @@ pub trait Collector: Send {
     fn mark_stack_prefetch(&self) -> bool {
         false
     }
+    /// Whether any of its collections reads the card table (sticky collections, concurrent
+    /// marking's re-scan): such a collector needs the write barrier.
+    fn reads_cards(&self) -> bool {
+        true
+    }
 }

@@ -13,6 +13,9 @@ impl Collector for NoGc {
     fn supports_sticky(&self) -> bool {
         false
     }
+    fn reads_cards(&self) -> bool {
+        false
+    }
     fn plan(&self, _: GcType) -> Vec<PhaseId> {
         Vec::new()
     }

@@ -15,6 +15,9 @@ impl Collector for SemiSpace {
     fn supports_sticky(&self) -> bool {
         false
     }
+    fn reads_cards(&self) -> bool {
+        false // one pause traces everything from the roots
+    }
     fn plan(&self, _: GcType) -> Vec<PhaseId> {
         vec![PhaseId::StopTheWorld]
     }
