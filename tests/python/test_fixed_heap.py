@@ -52,3 +52,31 @@ def test_gc_count_and_cpu_fall_strictly_as_the_fixed_heap_grows(collector):
     # ART's own sizing grows the heap from the live size: the same heap limits give the same work.
     art = [gcbench(collector, round(m * k), "art") for k in (2.0, 4.0)]
     assert art[0]["gcs"] == art[1]["gcs"], art
+
+
+def test_an_app_profiles_gc_cost_falls_strictly_as_the_fixed_heap_grows():
+    """The same on a shipped app profile, run by the LBO back end for a fixed allocation volume
+    (heap sizes are multiples of the minimum heap found with cc, as in an LBO study)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from mobmem.harness.implementation import Parameters, RunContext
+    from mobmem.lbo.backends.sim import SimBackend
+    from mobmem.lbo.heaps import find_min_heap
+
+    be = SimBackend()
+    (wl,), _ = be.check(["app:telegram@400m"], ["cc"])
+    m = find_min_heap(lambda h: be.probe_heap(wl, "cc", h), start_mb=be.start_heap_mb(wl)).min_heap_mb
+    for collector in ("ss", "cc"):
+
+        def run(k, collector=collector):
+            o = be.implementation().run(Parameters(workload=wl, collector=collector, heap_mb=round(m * k), invocation=0), RunContext(0, "measure", "."))
+            assert o.status == "ok", o.error
+            return o.metrics
+
+        with ThreadPoolExecutor(2) as ex:
+            runs = list(ex.map(run, (1.5, 2.0, 3.0, 4.0)))
+        for a, b in zip(runs, runs[1:]):
+            assert b["gc_count"] < a["gc_count"] and b["task_clock_gc_s"] < a["task_clock_gc_s"], (collector, m, runs)
+        # Fixed work: the same frames at every heap size (late frames delay, never drop, work).
+        walls = [r["wall_s"] for r in runs]
+        assert max(walls) - min(walls) < 0.01 * min(walls), walls

@@ -64,8 +64,9 @@ def test_sim_backend_rejects_unknown_names():
     assert r.returncode == 2 and "unknown simulator collector 'G1'" in r.stderr and "Traceback" not in r.stderr
 
 
-# a small app: a 12 MiB heap re-creating 2 MiB/s (the LBO backend takes any `app:SPEC`)
-APP = "app:synthetic:footprint=12m,objsize=256,rate=2m"
+# a small app: a 12 MiB heap re-creating 2 MiB/s, run until it allocated 20 MiB (the LBO backend
+# takes any `app:SPEC[@SIZE]`)
+APP = "app:synthetic:footprint=12m,objsize=256,rate=2m@20m"
 
 
 def test_sim_app_workload_is_fixed_work_and_seeded():
@@ -140,7 +141,10 @@ def test_app_all_stands_for_every_app_profile():
     from mobmem.lbo.backends.sim import SimBackend
 
     ws, _ = SimBackend().check(["app:all", "gcbench-small"], ["cc"])
-    assert ws == [f"app:{a}" for a in catalog.names("apps")] + ["gcbench-small"]
+    assert ws == [f"app:{a}@1g" for a in catalog.names("apps")] + ["gcbench-small"]
+    # The run length is part of the workload's name: --app-alloc sets it where the name does not.
+    ws, _ = SimBackend(app_alloc="256M").check(["app:all", "app:twitter@2g"], ["cc"])
+    assert ws[0] == f"app:{catalog.names('apps')[0]}@256m" and ws[-1] == "app:twitter@2g"
 
 
 def test_parallel_invocations_give_the_sequential_study(tmp_path):
@@ -166,3 +170,70 @@ def test_parallel_invocations_give_the_sequential_study(tmp_path):
         [sys.executable, "-m", "mobmem", "lbo", "--backend", "jvm", "--jobs", "2", "--out", str(tmp_path / "jvm")], capture_output=True, text=True
     )
     assert r.returncode == 2 and "one at a time" in r.stderr
+
+
+def test_sim_app_study_reports_frames_and_runs_baseline_options(tmp_path):
+    """An app study with the methodology's baseline options: the no-write-barrier baselines are
+    tighter (every LBO stays ≥ 1, and the plain no-GC baseline pays for its barrier), the report
+    has the frame tables, and the workload's name carries its allocation volume."""
+    out = tmp_path / "lbo"
+    r = subprocess.run(
+        sim_lbo(
+            "--workloads",
+            "app:telegram",
+            "--app-alloc",
+            "96m",
+            "--collectors",
+            "cc,ss,ss+nw,ss+ne,nogc,nogc+nw",
+            "--heaps",
+            "2",
+            "--range",
+            "3",
+            "--invocations",
+            "2",
+            "--jobs",
+            "2",
+            "--out",
+            str(out),
+            "--json",
+            "-q",
+        ),
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert r.returncode == 0, r.stderr[-2000:]
+    data = json.loads((out / "lbo.json").read_text())
+    assert data["workloads"] == ["app:telegram@96m"] and data["settings"]["allocation per app invocation"] == "96m"
+    cells = [c for c in data["cells"] if c["metric"] == "task_clock_s"]
+    assert cells and all(c["lbo"] >= 1.0 - 1e-12 for c in cells), cells
+    lbo = {(c["collector"], c["multiple"]): c["lbo"] for c in cells}
+    m = max(data["multiples"])
+    assert lbo[("nogc", m)] > lbo[("nogc+nw", m)] and lbo[("ss", m)] > lbo[("ss+nw", m)], lbo
+    # Frames: a jank ratio and frame-time percentiles per collector and heap multiple.
+    side = {(x["metric"], x["collector"]): x["mean"] for x in data["side"]}
+    assert ("jank_ratio", "cc") in side and ("frame_p99_ms", "nogc+nw") in side
+    # Collections per invocation: fewer at the larger heap, none without a collector.
+    small, large = min(data["multiples"]), max(data["multiples"])
+    gcs = {(x["collector"], x["multiple"]): x["mean"] for x in data["side"] if x["metric"] == "gc_count"}
+    assert gcs[("cc", small)] > gcs[("cc", large)] and gcs[("nogc", None)] == 0, gcs
+    report = (out / "report.md").read_text()
+    assert "Janky-frame ratio (%)" in report and "P99 frame time (ms)" in report and "Collections per invocation" in report
+
+
+def test_sim_lbo_bad_options_get_one_line_errors():
+    for args, msg in (
+        (["--collectors", "cc+nw"], "+nw (no write barrier) needs a collector that never reads the card table"),
+        (["--collectors", "ss+xx"], "unknown option +xx"),
+        (["--app-alloc", "-1"], "--app-alloc: expected a positive size"),
+        (["--workloads", "app:telegram@lots"], "expected a positive size"),
+    ):
+        base = ["--workloads", "app:telegram", "--collectors", "cc", "--heaps", "2"]
+        for i in range(0, len(args), 2):
+            j = base.index(args[i]) if args[i] in base else None
+            if j is None:
+                base += args[i : i + 2]
+            else:
+                base[j + 1] = args[i + 1]
+        r = subprocess.run(sim_lbo(*base), capture_output=True, text=True, cwd=ROOT)
+        assert r.returncode == 2 and msg in r.stderr and "Traceback" not in r.stderr, (args, r.stderr)

@@ -3,7 +3,8 @@
 ``mobmem lbo --backend jvm|sim --workloads … --collectors … --heaps N [--range R] [--invocations K]
 [--out DIR] [--json]`` runs a whole study (minimum heaps, sweep, analysis, tables, plots, report);
 re-running with the same ``--out`` resumes it. ``mobmem lbo minheap …`` runs only the minimum-heap
-search. ``--backend sim`` runs the runtime model's collectors on the simulated GCBench.
+search. ``--backend sim`` runs the runtime model's collectors on the simulated GCBench and on app
+profiles; ``--quick`` scales a study down to minutes.
 """
 
 from __future__ import annotations
@@ -58,9 +59,11 @@ def _parse_min_heaps(s: Optional[str]) -> dict[str, int]:
     return out
 
 
-def _backend(name, jdk, measure, log, warmup, timeout):
+def _backend(name, jdk, measure, log, warmup, timeout, app_alloc=None):
     from mobmem.lbo.backends import get_backend
 
+    if app_alloc is not None and name.strip().lower() != "sim":
+        raise MobmemError("--app-alloc applies to the sim back end only")
     if name.strip().lower() == "jvm":
         wu = None
         if warmup is not None:
@@ -70,24 +73,36 @@ def _backend(name, jdk, measure, log, warmup, timeout):
 
             wu = {w: warmup for w in WORKLOADS}
         return get_backend("jvm", jdk=jdk, measure=measure, log=log, warmup=wu, timeout_s=timeout)
-    return get_backend(name)
+    return get_backend(name, **({"app_alloc": app_alloc} if app_alloc is not None else {}))
 
 
 @app.callback()
 @handle_errors
 def main(
     ctx: typer.Context,
-    backend: str = typer.Option("jvm", "--backend", help="jvm (real JVMs on this host) or sim (the simulator: simulated GCBench on the runtime model)."),
-    workloads: str = typer.Option("gcbench", "--workloads", help="Comma-separated: gcbench, lusearch, xalan, pmd."),
+    backend: str = typer.Option("jvm", "--backend", help="jvm (real JVMs on this host) or sim (the simulator: GCBench and app profiles on the runtime model)."),
+    workloads: str = typer.Option(
+        "gcbench",
+        "--workloads",
+        help="Comma-separated. jvm: gcbench, lusearch, xalan, pmd; sim: gcbench, gcbench-small, app:NAME[@SIZE] (an app profile run until it allocated SIZE), app:all.",
+    ),
     collectors: Optional[str] = typer.Option(
         None,
         "--collectors",
         help="Comma-separated collectors (default: the back end's: Serial, Parallel, G1, ZGC, Shenandoah, Epsilon on the JVM; all of the simulator's).",
     ),
-    heaps: int = typer.Option(9, "--heaps", help="Number of heap sizes (N)."),
+    heaps: Optional[int] = typer.Option(None, "--heaps", help="Number of heap sizes (N; default 9, 3 with --quick)."),
     range_: float = typer.Option(6.0, "--range", help="Largest heap as a multiple of the minimum heap (R)."),
     spacing: float = typer.Option(1.0, "--spacing", help="running-ng spread factor sf (0: evenly spaced)."),
-    invocations: int = typer.Option(5, "--invocations", help="Invocations (JVM launches) per configuration (K)."),
+    invocations: Optional[int] = typer.Option(
+        None, "--invocations", help="Invocations (JVM launches, simulator seeds) per configuration (K; default 5, 2 with --quick)."
+    ),
+    app_alloc: Optional[str] = typer.Option(
+        None,
+        "--app-alloc",
+        help="sim back end: how much each app invocation allocates (its fixed work), e.g. 2g (default 1g, 128m with --quick).",
+    ),
+    quick: bool = typer.Option(False, "--quick", help="A scaled-down study that finishes in minutes: 3 heap sizes, 2 invocations, short app runs."),
     out: str = typer.Option("mobmem-lbo", "--out", help="Output directory; an existing one is resumed."),
     json_flag: bool = typer.Option(False, "--json", help="Print lbo.json on stdout instead of tables."),
     jdk: Optional[str] = typer.Option(None, "--jdk", help="JDK major version (17, 25) or home; default: java on PATH."),
@@ -112,6 +127,10 @@ def main(
     from mobmem.lbo import analysis, report, sweep
     from mobmem.lbo.heaps import heap_multiples
 
+    heaps = heaps if heaps is not None else (3 if quick else 9)
+    invocations = invocations if invocations is not None else (2 if quick else 5)
+    if app_alloc is None and quick and backend.strip().lower() == "sim":
+        app_alloc = "128m"
     if heaps < 1:
         raise MobmemError(f"--heaps must be ≥ 1, got {heaps}")
     if invocations < 1:
@@ -123,7 +142,7 @@ def main(
 
     jobs = check_executor(jobs_, executor)
     log = _log(quiet or json_flag)
-    be = _backend(backend, jdk, measure, log, warmup, timeout)
+    be = _backend(backend, jdk, measure, log, warmup, timeout, app_alloc)
     sweep.check_parallel(be, jobs, executor)  # before the minimum-heap search
     ws, cs = be.check(_list(workloads, "workloads"), _list(collectors, "collectors") if collectors is not None else list(be.default_collectors))
     ref = be.check(ws[:1], [reference or be.reference_collector])[1][0]
@@ -135,7 +154,7 @@ def main(
         raise MobmemError(f"--report-only: no results.jsonl in {out}")
     if not report_only:
         be.prepare(ws, log)
-    mh = sweep.min_heaps(be, ws, ref, out, given, log)
+    mh = sweep.min_heaps(be, ws, ref, out, given, log, jobs=jobs)
     configs = sweep.plan(be, ws, cs, mh, heaps, range_, spacing)
     cmd = ["mobmem", "lbo", *sys.argv[2:]] if len(sys.argv) > 1 and sys.argv[1] == "lbo" else ["mobmem", "lbo", *sys.argv[1:]]
     if report_only:
@@ -144,6 +163,8 @@ def main(
         log(f"{len(configs)} configurations × {invocations} invocations, interleaved (seed {seed}) → {out}")
         records, meta = sweep.run_sweep(be, configs, invocations, out, seed=seed, command=cmd, log=log, jobs=jobs, executor=executor, address=address)
     res = analysis.compute(records, be.metric_pairs)
+    res["side_metrics"] = be.side_metrics
+    res["side"] = analysis.side_means(records, be.side_metrics)
     files = report.plots(res, out) if res["cells"] else []
     settings = {
         "backend": be.name,
@@ -156,6 +177,7 @@ def main(
         "invocations (K)": invocations,
         "shuffle seed": seed,
         "minimum-heap reference collector": ref,
+        **({"allocation per app invocation": be.app_alloc} if getattr(be, "app_alloc", None) and any(w.startswith("app:") for w in ws) else {}),
     }
     rpath = report.write_report(
         res,
@@ -189,7 +211,7 @@ def minheap_cmd(ctx: typer.Context):
 
     o = ctx.obj or {}
     log = _log(o.get("quiet") or o.get("json_flag"))
-    be = _backend(o.get("backend", "jvm"), o.get("jdk"), o.get("measure", "auto"), log, o.get("warmup"), o.get("timeout"))
+    be = _backend(o.get("backend", "jvm"), o.get("jdk"), o.get("measure", "auto"), log, o.get("warmup"), o.get("timeout"), o.get("app_alloc"))
     ws, _ = be.check(_list(o.get("workloads", "gcbench"), "workloads"), [o.get("reference") or be.reference_collector])
     ref = be.check(ws[:1], [o.get("reference") or be.reference_collector])[1][0]
     if be.is_nogc(ref):

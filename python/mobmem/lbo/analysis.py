@@ -184,6 +184,24 @@ def geomeans(cells: list[Cell], confidence: float = 0.95) -> list[dict[str, Any]
     return out
 
 
+def side_means(records: list[dict], side_metrics: list[tuple[str, str, str]]) -> list[dict[str, Any]]:
+    """A back end's side metrics (not LBOs: collections, frame statistics) per (metric, collector,
+    multiple): the mean over workloads of each workload's mean over its successful invocations. A
+    no-GC baseline's rows have ``multiple`` None (it serves every heap size). Workloads without
+    the metric (GCBench has no frames) are left out."""
+    g = _group(records)
+    out = []
+    for key, _, _ in side_metrics:
+        per: dict[tuple, list[float]] = defaultdict(list)
+        for (_, c, m), rs in g.items():
+            xs = [r["metrics"][key] for r in rs if r["status"] == "ok" and key in (r.get("metrics") or {})]
+            if xs:
+                per[(c, m)].append(float(np.mean(xs)))
+        for (c, m), ws in per.items():
+            out.append({"metric": key, "collector": c, "multiple": m, "mean": float(np.mean(ws)), "n_workloads": len(ws)})
+    return out
+
+
 def fmt_lbo(lbo: float | None, lo: float | None, hi: float | None) -> str:
     """'1.169 ±2.58 %' (half-width of the CI relative to the LBO); '—' when there is no value."""
     if lbo is None or not math.isfinite(lbo):

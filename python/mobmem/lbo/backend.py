@@ -20,6 +20,10 @@ class Backend(ABC):
     name = "backend"
     #: (total metric, GC-cost metric, label) — distilled cost = total − the GC-cost metric
     metric_pairs: list[tuple[str, str, str]] = []
+    #: (metric, label, unit) of what the back end reports besides its costs — how many collections
+    #: ran, frame statistics — tabulated as means per collector and heap multiple, not as LBOs;
+    #: unit "%" for ratios.
+    side_metrics: list[tuple[str, str, str]] = []
     #: What the GC-cost metrics subtract, for reports.
     distillation: str = "the cost of all threads during stop-the-world pauses"
 

@@ -48,6 +48,30 @@ def tables(res: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
                 rows.append(row)
             title = f"LBO ({label}) — {w}" + ("" if w == "geomean" else _heap_note(res, w, total_m))
             out.append((title, header, rows))
+    return out + side_tables(res)
+
+
+def side_tables(res: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
+    """One table per side metric: its mean over the workloads that report it per collector × heap
+    multiple (a no-GC baseline's value in every column)."""
+    out = []
+    mults = res["multiples"]
+    header = ["collector"] + [f"{m:.2f}×" for m in mults]
+    for key, label, unit in res.get("side_metrics", []):
+        rows_ = [x for x in res.get("side", []) if x["metric"] == key]
+        if not rows_:
+            continue
+        n = max(x["n_workloads"] for x in rows_)
+        scale = 100.0 if unit == "%" else 1.0
+        rows = []
+        for col in res["collectors"]:
+            row = [col]
+            for m in mults:
+                x = next((x for x in rows_ if x["collector"] == col and x["multiple"] in (m, None)), None)
+                row.append("" if x is None else f"{x['mean'] * scale:.2f}" + (" %" if unit == "%" else ""))
+            rows.append(row)
+        what = f"{label.capitalize()}" + ("" if unit == "count" else f" ({unit})")
+        out.append((f"{what}, mean over {n} workload{'s' if n != 1 else ''}", header, rows))
     return out
 
 
@@ -105,8 +129,10 @@ def plots(res: dict[str, Any], out_dir: str) -> list[str]:
                         continue
                     xs.append(m)
                     ys.append(v)
-                    lo.append(v - a if a is not None and math.isfinite(a) else 0)
-                    hi.append(b - v if b is not None and math.isfinite(b) else 0)
+                    # A percentile-bootstrap interval of a ratio need not contain the ratio of the
+                    # means (a skewed replicate distribution): the bar then ends at the point.
+                    lo.append(max(0.0, v - a) if a is not None and math.isfinite(a) else 0)
+                    hi.append(max(0.0, b - v) if b is not None and math.isfinite(b) else 0)
                 if xs:
                     style = "--" if col in res["nogc"] else "-"
                     ax.errorbar(xs, ys, yerr=[lo, hi], label=col, marker="o", ms=3, capsize=2, linestyle=style)
@@ -139,6 +165,7 @@ def to_json(res: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
         "metrics": [m[0] for m in res["metrics"]],
         "cells": [c.to_dict() for c in res["cells"]],
         "geomean": res["geomean"],
+        "side": res.get("side", []),
     }
 
 
@@ -178,6 +205,15 @@ def write_report(
         "timeout, crashed). Epsilon runs with its own fixed heap and serves every heap size.",
         "",
     ]
+    if res.get("side"):
+        lines += [
+            "The tables after the LBOs are not LBOs: each is the mean over the workloads that report it of each "
+            "workload's mean over its invocations. Collections per invocation show where a heap filled: a heap size "
+            "at which no collection ran measures nothing but the allocator. A frame's time (app workloads) runs from "
+            "its vsync to the end of its work (collector pauses, waits for the collector and fault stalls included); "
+            "a frame is janky when that exceeds one frame period.",
+            "",
+        ]
     for title, header, rows in tables(res):
         lines += [f"### {title}", "", markdown_table(header, rows), ""]
     if plot_files:

@@ -34,8 +34,17 @@ from mobmem.lbo.heaps import find_min_heap, heap_multiples, heap_sizes_mb
 
 
 def min_heaps(
-    backend: Backend, workloads: list[str], reference: str, out_dir: str | None, given: dict[str, int] | None = None, log: Callable[[str], None] = print
+    backend: Backend,
+    workloads: list[str],
+    reference: str,
+    out_dir: str | None,
+    given: dict[str, int] | None = None,
+    log: Callable[[str], None] = print,
+    jobs: int = 1,
 ) -> dict[str, dict]:
+    """The minimum heap of each workload (given, cached in ``minheap.json``, or bisected). A
+    deterministic back end searches up to ``jobs`` workloads at a time (on threads: its runs
+    release the GIL); the cache is written after each search, so an interrupted study keeps them."""
     path = os.path.join(out_dir, "minheap.json") if out_dir else None
     cached: dict[str, dict] = {}
     if path and os.path.exists(path):
@@ -48,7 +57,8 @@ def min_heaps(
             raise MobmemError(f"{path}: cannot read: {e}") from None
         if not isinstance(cached, dict) or not all(isinstance(v, dict) and isinstance(v.get("min_heap_mb"), int) for v in cached.values()):
             raise MobmemError(f'{path}: not a minimum-heap record (expected {{"WORKLOAD/COLLECTOR": {{"min_heap_mb": N, …}}}}); delete it to search again')
-    out = {}
+    out: dict[str, dict] = {}
+    todo = []
     for w in workloads:
         key = f"{w}/{reference}"
         if given and w in given:
@@ -56,16 +66,57 @@ def min_heaps(
         elif key in cached:
             out[w] = cached[key]
         else:
-            t0 = time.monotonic()
-            log(f"minimum heap of {w} with {reference}: bisecting…")
-            r = find_min_heap(lambda h, w=w: backend.probe_heap(w, reference, h), start_mb=backend.start_heap_mb(w))
-            out[w] = {**r.to_dict(), "reference": reference, "source": "bisection", "seconds": round(time.monotonic() - t0, 1)}
-            log(f"minimum heap of {w} with {reference}: {r.min_heap_mb} MB ({len(r.probes)} probes)")
-            cached[key] = out[w]
-            if path:
-                os.makedirs(out_dir, exist_ok=True)
-                atomic_write(Path(path), json.dumps(cached, indent=2))
-    return out
+            todo.append(w)
+
+    def search(w: str) -> dict:
+        t0 = time.monotonic()
+        log(f"minimum heap of {w} with {reference}: bisecting…")
+        r = find_min_heap(lambda h: backend.probe_heap(w, reference, h), start_mb=backend.start_heap_mb(w))
+        log(f"minimum heap of {w} with {reference}: {r.min_heap_mb} MB ({len(r.probes)} probes)")
+        return {**r.to_dict(), "reference": reference, "source": "bisection", "seconds": round(time.monotonic() - t0, 1)}
+
+    parallel = jobs > 1 and backend.deterministic and len(todo) > 1
+    for w, found in _threaded(search, todo, jobs) if parallel else ((w, search(w)) for w in todo):
+        out[w] = cached[f"{w}/{reference}"] = found
+        if path:
+            os.makedirs(out_dir, exist_ok=True)
+            atomic_write(Path(path), json.dumps(cached, indent=2))
+    return {w: out[w] for w in workloads}
+
+
+def _threaded(fn: Callable, items: list, jobs: int):
+    """Yield (item, fn(item)) as they finish, ``jobs`` at a time on daemon threads (so Ctrl-C in
+    the waiting main thread ends the command at once instead of waiting for them)."""
+    import queue
+    import threading
+
+    pending, done = queue.Queue(), queue.Queue()
+    for x in items:
+        pending.put(x)
+
+    def worker() -> None:
+        while True:
+            try:
+                x = pending.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                done.put((x, fn(x), None))
+            except BaseException as e:  # re-raised in the main thread
+                done.put((x, None, e))
+
+    for _ in range(min(jobs, len(items))):
+        threading.Thread(target=worker, daemon=True).start()
+    for _ in items:
+        while True:
+            try:
+                x, r, err = done.get(timeout=0.2)
+                break
+            except queue.Empty:
+                continue
+        if err is not None:
+            raise err
+        yield x, r
 
 
 def plan(backend: Backend, workloads: list[str], collectors: list[str], minheap: dict[str, dict], n: int, r: float, sf: float = 1.0) -> list[Configuration]:

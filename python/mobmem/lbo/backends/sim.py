@@ -10,12 +10,24 @@ that size (``runtime.heap_sizing = fixed``: collections trigger relative to it, 
 live size), so a larger heap means fewer collections — ART's own sizing would make the heap size no
 input at all.
 
-Workloads: the simulated GCBench (binary trees as in design/evaluation.md), and `app:SPEC` — an
-app profile of the runtime or a `synthetic:…` spec used in the foreground for `APP_SECONDS`;
-``app:all`` stands for every app profile. An
-app's run is a fixed amount of work: one unit of work per frame period, each with a fixed
-allocation volume, reads and CPU, and a late frame does not drop work. Its wall time includes the
-idle time between frames, so for apps the CPU metric is the informative one.
+Workloads: the simulated GCBench (binary trees as in design/evaluation.md), and
+``app:SPEC[@SIZE]`` — an app profile of the runtime or a ``synthetic:…`` spec used in the foreground
+until it has allocated SIZE after its start-up (default ``APP_ALLOC``; ``--app-alloc`` changes it,
+and the size is part of the workload's name, so studies of different lengths never mix);
+``app:all`` stands for every app profile. An app's run is a fixed amount of work: one unit of work
+per frame period, each with a fixed allocation volume, reads and CPU, and a late frame delays the
+next instead of dropping work, so every collector and heap size runs the same frames. The run is
+long by allocation volume, not by time, so that even the largest heap of a sweep fills several
+times: a run shorter than that measures whether a collection happened at all, not its cost. Its
+wall time includes the idle time between frames, so for apps the CPU metric is the informative
+one. App runs also report their frames (janky-frame ratio; p50/p90/p99 frame time from vsync to
+the end of the frame's work), tabulated per collector and heap multiple.
+
+Collectors are the runtime's, optionally with the methodology's baseline options as suffixes:
+``+nw`` (no write barrier: no card marks and no barrier cost; only for ss and nogc, which never read
+the card table) and ``+ne`` (freed regions zeroed by the collector and kept resident instead of
+returned to the kernel, so reusing them takes no page fault). ``ss+nw`` and ``nogc+nw`` are tighter
+baselines: their distilled costs lack costs every collector with a barrier pays.
 
 The simulator is deterministic: each invocation uses its own runtime seed, so repeated invocations
 are independent draws of the model's randomness (an app's object graph; GCBench draws none, so its
@@ -25,6 +37,7 @@ invocations agree exactly — a zero-width CI there is the truth, not a measurem
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable
 
 from mobmem.errors import MobmemError
@@ -42,42 +55,77 @@ WORKLOADS: dict[str, tuple[dict[str, int], str]] = {
 }
 
 NOGC_HEAP_MB = 4096
-APP_SECONDS = 10.0
+#: Allocation per app invocation unless --app-alloc says otherwise: about 100 s of a social app's
+#: foreground use, several fills of a 6× heap of the shipped profiles.
+APP_ALLOC = "1g"
+
+_SIZE = re.compile(r"^[0-9]+(\.[0-9]+)?[kmg]?$", re.IGNORECASE)
 
 
 def is_app(workload: str) -> bool:
     return workload.startswith("app:")
 
 
+def check_size(size: str, what: str) -> str:
+    """A positive allocation size such as 512m or 2g (lower-cased), or a one-line error."""
+    t = size.strip().lower()
+    if not _SIZE.match(t) or float(t.rstrip("kmg")) <= 0:
+        raise MobmemError(f"{what}: expected a positive size such as 512m or 2g, got {size!r}")
+    return t
+
+
+#: Baseline options a collector name may carry as ``+OPTION`` suffixes (``ss+nw``, ``nogc+nw+ne``):
+#: the LBO methodology's ways of making a baseline's unavoidable costs smaller, so the minimum
+#: distilled cost is tighter. Each is a runtime setting.
+OPTIONS: dict[str, tuple[str, str]] = {
+    "nw": ("write_barrier=false", "no write barrier (no card marks, no barrier cost; ss and nogc only)"),
+    "ne": ("keep_free_pages=true", "freed memory zeroed by the collector and kept, never returned to the kernel"),
+}
+
+
+def collector_parts(name: str) -> tuple[str, list[str]]:
+    """``BASE[+OPTION…]`` → (BASE, the options' runtime settings)."""
+    base, *opts = name.split("+")
+    return base, [OPTIONS[o][0] for o in opts]
+
+
+def app_parts(workload: str) -> tuple[str, str | None]:
+    """``app:SPEC[@SIZE]`` → (SPEC, SIZE or None)."""
+    spec, at, size = workload[4:].partition("@")
+    return spec, (size if at else None)
+
+
 class SimRun(Implementation):
     name = "sim"
 
-    def __init__(self, device: str | None = None, app_seconds: float = APP_SECONDS) -> None:
+    def __init__(self, device: str | None = None) -> None:
         self.device = device
-        self.app_seconds = app_seconds
 
     def run(self, params: Parameters, ctx: RunContext) -> RunOutcome:
         from mobmem import runtime as rtm
 
         wl = params["workload"]
-        collector = params["collector"]
+        collector, options = collector_parts(params["collector"])
         heap_mb = NOGC_HEAP_MB if collector == "nogc" else int(params["heap_mb"])
         seed = int(params.get("invocation", ctx.index)) + 1
         try:
             if is_app(wl):
                 # The app's object graph comes from the workload's own seeded stream (app.seed).
+                spec, alloc = app_parts(wl)
                 res = rtm.run(
-                    wl[4:],
+                    spec,
                     collector=collector,
                     heap=f"{heap_mb}m",
-                    seconds=self.app_seconds,
+                    alloc=alloc or APP_ALLOC,
                     state="fg",
                     device=self.device,
-                    settings=[f"seed={seed}", f"app.seed={seed}", "heap_sizing=fixed"],
+                    settings=[f"seed={seed}", f"app.seed={seed}", "heap_sizing=fixed", *options],
                 )
             else:
                 gparams, _ = WORKLOADS[wl]
-                res = rtm.gcbench(collector=collector, heap=f"{heap_mb}m", device=self.device, settings=[f"seed={seed}", "heap_sizing=fixed"], params=gparams)
+                res = rtm.gcbench(
+                    collector=collector, heap=f"{heap_mb}m", device=self.device, settings=[f"seed={seed}", "heap_sizing=fixed", *options], params=gparams
+                )
         except MobmemError as e:
             return RunOutcome(status="failed", error=str(e), info={"failure": "error"})
         s = res["summary"]
@@ -95,6 +143,9 @@ class SimRun(Implementation):
             "task_clock_gc_s": (s["gc_cpu_ms"] + s["mutator_gc_work_ms"]) / 1e3,
             "gc_count": float(s["gc_count"]),
         }
+        fr = res.get("frames") or {}
+        if fr.get("frames"):
+            metrics.update(jank_ratio=fr["jank_ratio"], frame_p50_ms=fr["p50_ms"], frame_p90_ms=fr["p90_ms"], frame_p99_ms=fr["p99_ms"])
         return RunOutcome(status="ok", metrics=metrics, info={"collector": s["collector"], "heap_mb": heap_mb})
 
     def describe(self, params: Parameters) -> dict[str, Any]:
@@ -117,9 +168,20 @@ class SimBackend(Backend):
         " mutator's GC work (read-barrier slow paths, its copies)"
     )
 
-    def __init__(self, device: str | None = None, log: Callable[[str], None] | None = None, **_: Any) -> None:
+    #: Collections (a heap that never fills measures nothing: this table shows where) and the frame
+    #: metrics of app workloads, tabulated (means, not LBOs) per collector and heap multiple.
+    side_metrics = [
+        ("gc_count", "collections per invocation", "count"),
+        ("jank_ratio", "janky-frame ratio", "%"),
+        ("frame_p50_ms", "p50 frame time", "ms"),
+        ("frame_p90_ms", "p90 frame time", "ms"),
+        ("frame_p99_ms", "p99 frame time", "ms"),
+    ]
+
+    def __init__(self, device: str | None = None, log: Callable[[str], None] | None = None, app_alloc: str = APP_ALLOC, **_: Any) -> None:
         self.impl = SimRun(device)
         self.log = log
+        self.app_alloc = check_size(app_alloc, "--app-alloc")
 
     def collectors(self) -> list[str]:
         from mobmem import catalog
@@ -135,15 +197,32 @@ class SimBackend(Backend):
         apps = catalog.names("apps")
         # app:all: every app profile of the data directory.
         workloads = [x for w in workloads for x in (["app:" + a for a in apps] if w == "app:all" else [w])]
+        canonical = []
         for w in workloads:
             if is_app(w):
-                spec = w[4:]
+                spec, size = app_parts(w)
                 if not spec.startswith("synthetic:") and spec not in apps:
                     raise MobmemError(f"unknown simulated app {spec!r}; known: {', '.join(apps)} or synthetic:…")
+                # The run length is part of the workload: records and minimum heaps of different
+                # lengths never mix.
+                w = f"app:{spec}@{check_size(size, f'workload {w!r}') if size is not None else self.app_alloc}"
             elif w not in WORKLOADS:
-                raise MobmemError(f"unknown simulator workload {w!r}; expected one of {', '.join(WORKLOADS)} or app:SPEC")
-
-        collectors = [catalog.collector(c, "simulator collector") for c in collectors]
+                raise MobmemError(f"unknown simulator workload {w!r}; expected one of {', '.join(WORKLOADS)} or app:SPEC[@SIZE]")
+            canonical.append(w)
+        workloads = canonical
+        names = []
+        for c in collectors:
+            base, *opts = c.strip().split("+")
+            opts = [o.strip().lower() for o in opts]
+            for o in opts:
+                if o not in OPTIONS:
+                    raise MobmemError(f"collector {c!r}: unknown option +{o}; known: {', '.join('+' + k for k in OPTIONS)}")
+            base = catalog.collector(base, "simulator collector")
+            if "nw" in opts and next(e for e in catalog.catalog()["collectors"] if e["name"] == base)["reads_cards"]:
+                free = ", ".join(e["name"] for e in catalog.catalog()["collectors"] if not e["reads_cards"])
+                raise MobmemError(f"collector {c!r}: +nw (no write barrier) needs a collector that never reads the card table ({free})")
+            names.append("+".join([base, *dict.fromkeys(opts)]))
+        collectors = names
         if not workloads or not collectors:
             raise MobmemError("no workloads or no collectors given")
         return list(dict.fromkeys(workloads)), list(dict.fromkeys(collectors))
@@ -155,7 +234,7 @@ class SimBackend(Backend):
         return self.impl
 
     def is_nogc(self, collector):
-        return collector == "nogc"
+        return collector_parts(collector)[0] == "nogc"
 
     def start_heap_mb(self, workload):
         return 64
@@ -174,5 +253,5 @@ class SimBackend(Backend):
             "device": self.impl.device,
             "debug_build": _core.debug_build(),
             "workloads": {n: d for n, (_, d) in WORKLOADS.items()},
-            "app_workloads": f"app:SPEC, {self.impl.app_seconds:g} s in the foreground (fixed work: one unit per frame); app:all for every app profile",
+            "app_workloads": "app:SPEC@SIZE: the app in the foreground until it has allocated SIZE after its start-up (fixed work: one unit per frame); app:all for every app profile",
         }
