@@ -15,31 +15,16 @@ def sim_lbo(*args: str) -> list[str]:
     return [sys.executable, "-m", "mobmem", "lbo", "--backend", "sim", *args]
 
 
+def run_study(out, *args: str) -> dict:
+    """Run a simulator LBO study into ``out`` (quiet, JSON); its lbo.json."""
+    r = subprocess.run(sim_lbo(*args, "--out", str(out), "--json", "-q"), capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr[-2000:]
+    return json.loads((out / "lbo.json").read_text())
+
+
 def test_sim_lbo_small_study(tmp_path):
     out = tmp_path / "lbo"
-    r = subprocess.run(
-        sim_lbo(
-            "--workloads",
-            "gcbench-small",
-            "--collectors",
-            "ss,cc,nogc",
-            "--heaps",
-            "2",
-            "--range",
-            "4",
-            "--invocations",
-            "2",
-            "--out",
-            str(out),
-            "--json",
-            "-q",
-        ),
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    )
-    assert r.returncode == 0, r.stderr[-2000:]
-    data = json.loads((out / "lbo.json").read_text())
+    data = run_study(out, "--workloads", "gcbench-small", "--collectors", "ss,cc,nogc", "--heaps", "2", "--range", "4", "--invocations", "2")
     text = json.dumps(data)
     assert "gcbench-small" in text
     # Records: every invocation ran and succeeded.
@@ -177,33 +162,8 @@ def test_sim_app_study_reports_frames_and_runs_baseline_options(tmp_path):
     tighter (every LBO stays ≥ 1, and the plain no-GC baseline pays for its barrier), the report
     has the frame tables, and the workload's name carries its allocation volume."""
     out = tmp_path / "lbo"
-    r = subprocess.run(
-        sim_lbo(
-            "--workloads",
-            "app:telegram",
-            "--app-alloc",
-            "96m",
-            "--collectors",
-            "cc,ss,ss+nw,ss+ne,nogc,nogc+nw",
-            "--heaps",
-            "2",
-            "--range",
-            "3",
-            "--invocations",
-            "2",
-            "--jobs",
-            "2",
-            "--out",
-            str(out),
-            "--json",
-            "-q",
-        ),
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-    )
-    assert r.returncode == 0, r.stderr[-2000:]
-    data = json.loads((out / "lbo.json").read_text())
+    args = ["--workloads", "app:telegram", "--app-alloc", "96m", "--collectors", "cc,ss,ss+nw,ss+ne,nogc,nogc+nw"]
+    data = run_study(out, *args, "--heaps", "2", "--range", "3", "--invocations", "2", "--jobs", "2")
     assert data["workloads"] == ["app:telegram@96m"] and data["settings"]["allocation per app invocation"] == "96m"
     cells = [c for c in data["cells"] if c["metric"] == "task_clock_s"]
     assert cells and all(c["lbo"] >= 1.0 - 1e-12 for c in cells), cells
