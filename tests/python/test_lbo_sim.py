@@ -126,7 +126,7 @@ def test_app_all_stands_for_every_app_profile():
     from mobmem.lbo.backends.sim import SimBackend
 
     ws, _ = SimBackend().check(["app:all", "gcbench-small"], ["cc"])
-    assert ws == [f"app:{a}@1g" for a in catalog.names("apps")] + ["gcbench-small"]
+    assert ws == [f"app:{a}@12x" for a in catalog.names("apps")] + ["gcbench-small"]
     # The run length is part of the workload's name: --app-alloc sets it where the name does not.
     ws, _ = SimBackend(app_alloc="256M").check(["app:all", "app:twitter@2g"], ["cc"])
     assert ws[0] == f"app:{catalog.names('apps')[0]}@256m" and ws[-1] == "app:twitter@2g"
@@ -187,6 +187,7 @@ def test_sim_lbo_bad_options_get_one_line_errors():
         (["--collectors", "ss+xx"], "unknown option +xx"),
         (["--app-alloc", "-1"], "--app-alloc: expected a positive size"),
         (["--workloads", "app:telegram@lots"], "expected a positive size"),
+        (["--workloads", "app:telegram@0x"], "or a multiple of the app's live heap such as 12x"),
     ):
         base = ["--workloads", "app:telegram", "--collectors", "cc", "--heaps", "2"]
         for i in range(0, len(args), 2):

@@ -100,9 +100,11 @@ def main(
     app_alloc: Optional[str] = typer.Option(
         None,
         "--app-alloc",
-        help="sim back end: how much each app invocation allocates (its fixed work), e.g. 2g (default 1g, 128m with --quick).",
+        help="sim back end: how much each app invocation allocates (its fixed work): a size (2g) or a multiple of the app's live heap (default 12x, 3x with --quick).",
     ),
-    quick: bool = typer.Option(False, "--quick", help="A scaled-down study that finishes in minutes: 3 heap sizes, 2 invocations, short app runs."),
+    quick: bool = typer.Option(
+        False, "--quick", help="A scaled-down study that finishes in minutes: 3 heap sizes, 2 invocations, app runs of 3x their live heap."
+    ),
     out: str = typer.Option("mobmem-lbo", "--out", help="Output directory; an existing one is resumed."),
     json_flag: bool = typer.Option(False, "--json", help="Print lbo.json on stdout instead of tables."),
     jdk: Optional[str] = typer.Option(None, "--jdk", help="JDK major version (17, 25) or home; default: java on PATH."),
@@ -130,7 +132,7 @@ def main(
     heaps = heaps if heaps is not None else (3 if quick else 9)
     invocations = invocations if invocations is not None else (2 if quick else 5)
     if app_alloc is None and quick and backend.strip().lower() == "sim":
-        app_alloc = "128m"
+        app_alloc = "3x"
     if heaps < 1:
         raise MobmemError(f"--heaps must be ≥ 1, got {heaps}")
     if invocations < 1:

@@ -94,7 +94,9 @@ def run(
     heap: Optional[str] = typer.Option(None, "--heap", help="Per-app heap size override (growth limit and capacity), e.g. 256m."),
     seconds: float = typer.Option(10.0, "--seconds", help="Simulated seconds after the app's start-up."),
     alloc: Optional[str] = typer.Option(
-        None, "--alloc", help="Instead of --seconds: run until the app has allocated this much (e.g. 2g), a fixed amount of work."
+        None,
+        "--alloc",
+        help="Instead of --seconds: run until the app has allocated this much (2g, or 12x: twelve times its live heap), a fixed amount of work.",
     ),
     state: str = typer.Option("fg", "--state", help="fg or bg: the app's state after start-up."),
     device: Optional[str] = typer.Option(None, "--device", help="Device profile (kernel and dalvik.vm.heap* settings)."),

@@ -47,8 +47,9 @@ def run(
     alloc: str | None = None,
 ) -> dict:
     """Run one app's runtime and return the result dict (keys ``gcs``, ``summary``, ``oom``, ``log``,
-    ``frames``…): for ``seconds`` of simulated time, or with ``alloc`` (a size such as ``"2g"``) until
-    the app has allocated that much — a fixed amount of work whatever the collector and heap."""
+    ``frames``…): for ``seconds`` of simulated time, or with ``alloc`` (a size such as ``"2g"``, or
+    ``"12x"``: twelve times the app's foreground live heap) until the app has allocated that much — a
+    fixed amount of work whatever the collector and heap."""
     from mobmem import _core
 
     if state not in ("fg", "bg"):

@@ -12,7 +12,8 @@ input at all.
 
 Workloads: the simulated GCBench (binary trees as in design/evaluation.md), and
 ``app:SPEC[@SIZE]`` — an app profile of the runtime or a ``synthetic:…`` spec used in the foreground
-until it has allocated SIZE after its start-up (default ``APP_ALLOC``; ``--app-alloc`` changes it,
+until it has allocated SIZE after its start-up (``2g``, or ``12x``: twelve times the app's foreground
+live heap; default ``APP_ALLOC``; ``--app-alloc`` changes it,
 and the size is part of the workload's name, so studies of different lengths never mix);
 ``app:all`` stands for every app profile. An app's run is a fixed amount of work: one unit of work
 per frame period, each with a fixed allocation volume, reads and CPU, and a late frame delays the
@@ -55,11 +56,13 @@ WORKLOADS: dict[str, tuple[dict[str, int], str]] = {
 }
 
 NOGC_HEAP_MB = 4096
-#: Allocation per app invocation unless --app-alloc says otherwise: about 100 s of a social app's
-#: foreground use, several fills of a 6× heap of the shipped profiles.
-APP_ALLOC = "1g"
+#: Allocation per app invocation unless --app-alloc says otherwise: twelve times the app's
+#: foreground live heap, so a heap of 6× the minimum (≈ 1.2× the live heap) fills about twice in
+#: every app, small or large (a fixed size would give a game allocating 1.5 MiB/s ten minutes of
+#: use and a social app one). Roughly 1–2 minutes of foreground use of the shipped profiles.
+APP_ALLOC = "12x"
 
-_SIZE = re.compile(r"^[0-9]+(\.[0-9]+)?[kmg]?$", re.IGNORECASE)
+_SIZE = re.compile(r"^[0-9]+(\.[0-9]+)?([kmg]?|x)$", re.IGNORECASE)
 
 
 def is_app(workload: str) -> bool:
@@ -67,10 +70,11 @@ def is_app(workload: str) -> bool:
 
 
 def check_size(size: str, what: str) -> str:
-    """A positive allocation size such as 512m or 2g (lower-cased), or a one-line error."""
+    """A positive allocation size such as 512m or 2g, or a multiple of the app's live heap such as
+    12x (lower-cased), or a one-line error."""
     t = size.strip().lower()
-    if not _SIZE.match(t) or float(t.rstrip("kmg")) <= 0:
-        raise MobmemError(f"{what}: expected a positive size such as 512m or 2g, got {size!r}")
+    if not _SIZE.match(t) or float(t.rstrip("kmgx")) <= 0:
+        raise MobmemError(f"{what}: expected a positive size such as 512m or 2g, or a multiple of the app's live heap such as 12x, got {size!r}")
     return t
 
 
