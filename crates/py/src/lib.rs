@@ -148,24 +148,9 @@ fn runtime_run(
     let st = mobmem_runtime::AppState::parse(&state).ok_or_else(|| PyValueError::new_err(format!("state must be fg or bg, got {state:?}")))?;
     let s = standalone_settings(&data_dir, device.as_deref(), &settings)?;
     let w = mobmem_device::standalone::app_workload(std::path::Path::new(&data_dir), &app, &s.app).map_err(|e| PyValueError::new_err(e.to_string()))?;
-    // A size, or a multiple of the app's foreground live heap ("12x"): the same number of heap
-    // fills for a small app as for a large one.
     let alloc_bytes = match alloc.as_deref() {
         None => None,
-        Some(a) => {
-            let b = match a.trim().strip_suffix(['x', 'X']) {
-                Some(n) => n.trim().parse::<f64>().ok().filter(|v| v.is_finite() && *v > 0.0).map(|v| (v * w.live_heap as f64) as u64),
-                None => mobmem_engine::settings::parse_size(a),
-            };
-            match b {
-                Some(b) if b > 0 => Some(b),
-                _ => {
-                    return Err(PyValueError::new_err(format!(
-                        "alloc: expected a positive size such as 512m or 2g, or a multiple of the app's live heap such as 12x, got {a:?}"
-                    )))
-                }
-            }
-        }
+        Some(a) => Some(mobmem_runtime::sim::alloc_bytes(a, &w).map_err(PyValueError::new_err)?),
     };
     let r = interruptible(py, move || {
         mobmem_runtime::sim::run_app(&mobmem_runtime::sim::RunOptions {

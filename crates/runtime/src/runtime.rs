@@ -149,9 +149,11 @@ impl Runtime {
         if !cfg.write_barrier {
             for c in [kind, cfg.bg_collector] {
                 if gc::registry::create(c).reads_cards() {
+                    let free: Vec<_> = CollectorKind::all().into_iter().filter(|&k| !gc::registry::create(k).reads_cards()).map(|k| k.short()).collect();
                     return Err(format!(
-                        "write_barrier = false: collector {} reads the card table the barrier maintains (only ss and nogc run without it)",
-                        c.short()
+                        "write_barrier = false: collector {} reads the card table the barrier maintains (only {} run without it)",
+                        c.short(),
+                        free.join(", ")
                     ));
                 }
             }

@@ -135,6 +135,20 @@ pub struct RunOptions<'a> {
     pub policies: &'a [String],
 }
 
+/// An allocation volume for [`RunOptions::alloc_bytes`]: a size ("512m", "2g") or a multiple of
+/// the app's foreground live heap ("12x" — the same number of heap fills for a small app as for a
+/// large one).
+pub fn alloc_bytes(spec: &str, app: &AppProfile) -> Result<u64, String> {
+    let b = match spec.trim().strip_suffix(['x', 'X']) {
+        Some(n) => n.trim().parse::<f64>().ok().filter(|v| v.is_finite() && *v > 0.0).map(|v| (v * app.live_heap as f64) as u64),
+        None => mobmem_engine::settings::parse_size(spec),
+    };
+    match b {
+        Some(b) if b > 0 => Ok(b),
+        _ => Err(format!("alloc: expected a positive size such as 512m or 2g, or a multiple of the app's live heap such as 12x, got {spec:?}")),
+    }
+}
+
 /// Run one app for `seconds` of simulated time (or `alloc_bytes` of allocation) after its start-up.
 pub fn run_app(o: &RunOptions) -> Result<Value, String> {
     let kcfg = kernel_config(o.kernel)?;
@@ -206,4 +220,19 @@ pub fn run_gcbench(kernel: &Settings, runtime: &Settings, params: &GcBenchParams
         "config": rt.cfg,
         "wall": { "seconds": wall_s, "nodes_per_s": r.nodes_allocated as f64 / wall_s.max(1e-9) },
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn alloc_volume_is_a_size_or_a_multiple_of_the_live_heap() {
+        let app = AppProfile::synthetic("synthetic:footprint=8m,objsize=128").unwrap();
+        assert_eq!(alloc_bytes("2g", &app), Ok(2 << 30));
+        assert_eq!(alloc_bytes("1.5X", &app), Ok(app.live_heap * 3 / 2));
+        for bad in ["0", "0x", "-1x", "lots", "nanx", ""] {
+            assert!(alloc_bytes(bad, &app).unwrap_err().contains("multiple of the app's live heap"), "{bad}");
+        }
+    }
 }

@@ -82,7 +82,7 @@ def check_size(size: str, what: str) -> str:
 #: the LBO methodology's ways of making a baseline's unavoidable costs smaller, so the minimum
 #: distilled cost is tighter. Each is a runtime setting.
 OPTIONS: dict[str, tuple[str, str]] = {
-    "nw": ("write_barrier=false", "no write barrier (no card marks, no barrier cost; ss and nogc only)"),
+    "nw": ("write_barrier=false", "no write barrier: no card marks, no barrier cost; only collectors that never read the card table"),
     "ne": ("keep_free_pages=true", "freed memory zeroed by the collector and kept, never returned to the kernel"),
 }
 
@@ -214,16 +214,18 @@ class SimBackend(Backend):
                 raise MobmemError(f"unknown simulator workload {w!r}; expected one of {', '.join(WORKLOADS)} or app:SPEC[@SIZE]")
             canonical.append(w)
         workloads = canonical
+        entries = {e["name"]: e for e in catalog.catalog()["collectors"]}
         names = []
         for c in collectors:
             base, *opts = c.strip().split("+")
             opts = [o.strip().lower() for o in opts]
             for o in opts:
                 if o not in OPTIONS:
-                    raise MobmemError(f"collector {c!r}: unknown option +{o}; known: {', '.join('+' + k for k in OPTIONS)}")
+                    known = "; ".join(f"+{k} ({help_})" for k, (_, help_) in OPTIONS.items())
+                    raise MobmemError(f"collector {c!r}: unknown option +{o}; known: {known}")
             base = catalog.collector(base, "simulator collector")
-            if "nw" in opts and next(e for e in catalog.catalog()["collectors"] if e["name"] == base)["reads_cards"]:
-                free = ", ".join(e["name"] for e in catalog.catalog()["collectors"] if not e["reads_cards"])
+            if "nw" in opts and entries[base]["reads_cards"]:
+                free = ", ".join(n for n, e in entries.items() if not e["reads_cards"])
                 raise MobmemError(f"collector {c!r}: +nw (no write barrier) needs a collector that never reads the card table ({free})")
             names.append("+".join([base, *dict.fromkeys(opts)]))
         collectors = names
