@@ -8,6 +8,11 @@
 //! late too, as a backlog of input would on a phone. Times are kept in a histogram of
 //! [`BUCKET_NS`] buckets (percentiles to that resolution), so recording allocates nothing.
 //!
+//! [`GcFreePacing`] replays the same units of work as they would have been paced had no
+//! collection stopped the mutator: the wall time a run's collections cost is how much later its
+//! last unit ended than in that replay. A pause inside a frame that still ends before the next
+//! vsync costs nothing; one that makes frames late costs the backlog it creates.
+//!
 //! Left out: RenderThread and the GPU (a frame is its UI-thread work), triple buffering.
 
 use mobmem_engine::Nanos;
@@ -90,9 +95,70 @@ impl FrameTimes {
     }
 }
 
+/// The units of work of a run (frames in the foreground, periodic units in the background)
+/// paced again without the time collections stopped the mutator. A unit is due at its vsync and
+/// starts then or when the previous one ended, whichever is later; without its GC stall it would
+/// have taken its elapsed time minus the stall, and started when the GC-free previous unit ended.
+/// Everything else (CPU, faults, barrier and other mutator GC work) stays as it was.
+#[derive(Clone, Debug, Default)]
+pub struct GcFreePacing {
+    /// When the last unit would have ended without GC stalls.
+    end_ns: Nanos,
+    /// When the last unit ended.
+    real_end_ns: Nanos,
+    /// The GC stall inside the paced units (pauses while the mutator ran, waits for collections).
+    pub stall_ns: Nanos,
+    pub units: u64,
+}
+
+impl GcFreePacing {
+    /// A unit due at `vsync` that started at `start` and ended at `end`, of which the mutator
+    /// spent `stall` stopped by collections.
+    pub fn record(&mut self, vsync: Nanos, start: Nanos, end: Nanos, stall: Nanos) {
+        let work = end.saturating_sub(start).saturating_sub(stall);
+        self.end_ns = vsync.max(self.end_ns) + work;
+        self.real_end_ns = end;
+        self.stall_ns += stall;
+        self.units += 1;
+    }
+
+    /// The wall time the stalls cost: how much later the last unit ended than it would have
+    /// without them (never negative: a stall cannot make work end sooner). In a run of a fixed
+    /// amount of work this is the wall time its collections cost; in a run of fixed length they
+    /// cost units of work instead, which this does not measure.
+    pub fn delay_ns(&self) -> Nanos {
+        self.real_end_ns.saturating_sub(self.end_ns)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gc_free_pacing_charges_only_the_delay_a_stall_causes() {
+        const P: Nanos = 16_000_000;
+        // Frame 0: 4 ms of work + a 5 ms pause, ends at 9 ms, before the next vsync: free.
+        let mut p = GcFreePacing::default();
+        p.record(0, 0, 9_000_000, 5_000_000);
+        assert_eq!(p.delay_ns(), 5_000_000, "the last unit itself ends 5 ms later");
+        // Frame 1 at 16 ms: 4 ms of work, no stall; the earlier pause no longer shows.
+        p.record(P, P, P + 4_000_000, 0);
+        assert_eq!(p.delay_ns(), 0);
+        // Frame 2 at 32 ms: 4 ms of work + a 30 ms pause: ends at 66 ms, past two vsyncs, and
+        // frame 3 (due at 48 ms) starts late at 66 ms and ends at 70 ms. Without the pause frame
+        // 2 ends at 36 ms and frame 3 runs 48–52 ms: 18 ms of delay.
+        p.record(2 * P, 2 * P, 2 * P + 34_000_000, 30_000_000);
+        p.record(3 * P, 66_000_000, 70_000_000, 0);
+        assert_eq!(p.delay_ns(), 18_000_000);
+        assert_eq!((p.units, p.stall_ns), (4, 35_000_000));
+        // The backlog drains: frame 4 (due 64 ms) started at 70 ms in the real run.
+        p.record(4 * P, 70_000_000, 74_000_000, 0);
+        assert_eq!(p.delay_ns(), 74_000_000 - (4 * P + 4_000_000));
+        p.record(5 * P, 5 * P, 5 * P + 4_000_000, 0);
+        assert_eq!(p.delay_ns(), 0, "once frames are on time again, the delay is gone");
+        assert_eq!(GcFreePacing::default().delay_ns(), 0);
+    }
 
     #[test]
     fn quantiles_follow_the_recorded_frames() {

@@ -191,6 +191,14 @@ pub fn run_app(o: &RunOptions) -> Result<Value, String> {
         "log": rt.log,
         "workload": w.stats,
         "frames": w.frames.summary(),
+        // Wall time the collections cost the paced units of work (see frames::GcFreePacing),
+        // and the stall inside those units (the rest of `mutator_wait_ms` fell outside them:
+        // start-up, the end of the run).
+        "pacing": {
+            "units": w.pacing.units,
+            "gc_stall_ms": w.pacing.stall_ns as f64 / 1e6,
+            "gc_delay_ms": w.pacing.delay_ns() as f64 / 1e6,
+        },
         "footprint": footprint_json(&rt),
         "vmstat": vmstat_json(&k),
         "config": rt.cfg,

@@ -30,7 +30,7 @@
 //! object is garbage is for the collector to find out. Draws come from seeded streams.
 
 use crate::config::RuntimeConfig;
-use crate::frames::FrameTimes;
+use crate::frames::{FrameTimes, GcFreePacing};
 use crate::object::{AppState, ObjId, SpaceId, NULL};
 use crate::runtime::Runtime;
 use mobmem_engine::rng::{stream, Rng, Stream};
@@ -962,6 +962,8 @@ pub struct Workload {
     pub stats: WorkloadStats,
     /// Frame times of the units of work [`Workload::run_until`] runs in the foreground.
     pub frames: FrameTimes,
+    /// The same units of work paced without GC stalls: what collections cost in wall time.
+    pub pacing: GcFreePacing,
     pub built: bool,
     pub oom: bool,
 }
@@ -1005,6 +1007,7 @@ impl Workload {
             launch_runs: Vec::new(),
             stats: WorkloadStats::default(),
             frames: FrameTimes::default(),
+            pacing: GcFreePacing::default(),
             built: false,
             oom: false,
             p,
@@ -1608,6 +1611,7 @@ impl Workload {
         }
         let vsync = self.next_unit_at;
         let at = vsync.max(rt.mutator.now);
+        let wait0 = rt.stats.mutator_wait_ns;
         rt.mutator_idle_until(at);
         k.advance_to(rt.mutator.now);
         rt.poll(k);
@@ -1621,6 +1625,7 @@ impl Workload {
         if fg {
             self.frames.record(rt.mutator.now - vsync, period);
         }
+        self.pacing.record(vsync, at, rt.mutator.now, rt.stats.mutator_wait_ns - wait0);
         self.next_unit_at += period;
         Some(true)
     }
