@@ -204,3 +204,32 @@ def test_sim_lbo_bad_options_get_one_line_errors():
                 base[j + 1] = args[i + 1]
         r = subprocess.run(sim_lbo(*base), capture_output=True, text=True, cwd=ROOT)
         assert r.returncode == 2 and msg in r.stderr and "Traceback" not in r.stderr, (args, r.stderr)
+
+
+def test_resumed_study_reuses_only_results_of_the_same_code(tmp_path, monkeypatch):
+    """Re-running a study into the same directory resumes it; after the simulator changed, its
+    records and cached minimum heap are not reused (a study never mixes two models' results)."""
+    import mobmem.lbo.backends.sim as sim
+    from mobmem.lbo import sweep
+
+    def study(logs: list[str]) -> list[dict]:
+        be = sim.SimBackend()
+        ws, cs = be.check(["gcbench-small"], ["ss", "nogc"])
+        mh = sweep.min_heaps(be, ws, "ss", str(tmp_path), None, logs.append)
+        configs = sweep.plan(be, ws, cs, mh, 1, 2.0)
+        records, _ = sweep.run_sweep(be, configs, 1, str(tmp_path), log=logs.append)
+        return records
+
+    first: list[str] = []
+    a = study(first)
+    assert len(a) == 2 and any("bisecting" in m for m in first)
+    again: list[str] = []
+    b = study(again)
+    assert [r["run_id"] for r in b] == [r["run_id"] for r in a]
+    assert not any("bisecting" in m for m in again) and any("resuming: 2 invocations" in m for m in again), again
+    monkeypatch.setattr(sim, "code_version", lambda: "another-model")
+    changed: list[str] = []
+    c = study(changed)
+    assert len(c) == 2 and not {r["run_id"] for r in c} & {r["run_id"] for r in a}
+    assert any("found with other code" in m for m in changed) and any("2 invocations" in m and "other code" in m for m in changed), changed
+    assert not any(m.startswith("resuming") for m in changed)

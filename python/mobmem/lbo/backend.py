@@ -68,3 +68,9 @@ class Backend(ABC):
 
     def environment(self) -> dict[str, Any]:
         return {}
+
+    def code_version(self) -> str | None:
+        """What this back end's results depend on besides their parameters (a simulator's code and
+        data), or None. Records and cached minimum heaps made by other code are not resumed: a study
+        resumed after the code changed runs again instead of mixing results of two models."""
+        return None

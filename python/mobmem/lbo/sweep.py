@@ -59,13 +59,16 @@ def min_heaps(
             raise MobmemError(f'{path}: not a minimum-heap record (expected {{"WORKLOAD/COLLECTOR": {{"min_heap_mb": N, …}}}}); delete it to search again')
     out: dict[str, dict] = {}
     todo = []
+    code = backend.code_version()
     for w in workloads:
         key = f"{w}/{reference}"
         if given and w in given:
             out[w] = {"min_heap_mb": given[w], "source": "given"}
-        elif key in cached:
+        elif key in cached and cached[key].get("code") == code:
             out[w] = cached[key]
         else:
+            if key in cached:
+                log(f"minimum heap of {w} with {reference}: the cached one was found with other code; searching again")
             todo.append(w)
 
     def search(w: str) -> dict:
@@ -73,7 +76,8 @@ def min_heaps(
         log(f"minimum heap of {w} with {reference}: bisecting…")
         r = find_min_heap(lambda h: backend.probe_heap(w, reference, h), start_mb=backend.start_heap_mb(w))
         log(f"minimum heap of {w} with {reference}: {r.min_heap_mb} MB ({len(r.probes)} probes)")
-        return {**r.to_dict(), "reference": reference, "source": "bisection", "seconds": round(time.monotonic() - t0, 1)}
+        found = {**r.to_dict(), "reference": reference, "source": "bisection", "seconds": round(time.monotonic() - t0, 1)}
+        return {**found, "code": code} if code else found
 
     parallel = jobs > 1 and backend.deterministic and len(todo) > 1
     for w, found in _threaded(search, todo, jobs) if parallel else ((w, search(w)) for w in todo):
@@ -186,13 +190,20 @@ def run_sweep(
     env = environment.collect(command, extra={"backend": backend.name, **backend.environment(), **(extra_env or {})})
     for w in env["warnings"]:
         log(f"warning: {w}")
-    done_before = len([r for r in store.runs() if r.get("phase") == "measure"]) if store.exists() else 0
+    recorded = [r for r in store.runs() if r.get("phase") == "measure"] if store.exists() else []
+    keys = {c.key for c in configs}
+    done_before = sum(r["config_key"] in keys for r in recorded)
     if done_before:
         log(f"resuming: {done_before} invocations already recorded in {store.path}")
+    if len(recorded) > done_before:
+        log(
+            f"note: {len(recorded) - done_before} invocations in {store.path} are of other configurations"
+            + (" or of other code (a changed simulator runs again)" if backend.code_version() else "")
+            + "; they stay in the file and are not used"
+        )
     if parallel:
         result = _run_parallel(configs, invocations, store, env, seed, log, jobs, executor, address)
         recs = [r for r in ResultStore(store.path).runs() if r.get("phase") == "measure"]
-        keys = {c.key for c in configs}
         # In the order the sequential runner would have run them (the store has arrival order).
         pos = {(c.key, i): n for n, (c, i) in enumerate(_sequential_order(configs, invocations, seed))}
         recs = sorted((r for r in recs if r["config_key"] in keys), key=lambda r: pos.get((r["config_key"], int(r["index"])), len(pos)))
@@ -210,7 +221,6 @@ def run_sweep(
     )
     result = runner.run()
     recs = [r for r in ResultStore(store.path).runs() if r.get("phase") == "measure"]
-    keys = {c.key for c in configs}
     return [r for r in recs if r["config_key"] in keys], {"environment": env, "warnings": result["warnings"]}
 
 

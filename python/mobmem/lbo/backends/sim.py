@@ -41,7 +41,10 @@ invocations agree exactly — a zero-width CI there is the truth, not a measurem
 
 from __future__ import annotations
 
+import hashlib
 import re
+from functools import lru_cache
+from pathlib import Path
 from typing import Any, Callable
 
 from mobmem.errors import MobmemError
@@ -162,7 +165,20 @@ class SimRun(Implementation):
         return RunOutcome(status="ok", metrics=metrics, info={"collector": s["collector"], "heap_mb": heap_mb})
 
     def describe(self, params: Parameters) -> dict[str, Any]:
-        return {"implementation": "sim", "device": self.device}
+        # The code is part of a configuration's identity (its key): runs of another model are
+        # not resumed into this study.
+        return {"implementation": "sim", "device": self.device, "code": code_version()}
+
+
+@lru_cache(maxsize=1)
+def code_version() -> str:
+    """The simulator's code and data (as for sessions) and this module, which turns a run into
+    the study's metrics."""
+    from mobmem.session.sweep import code_version as simulator_version
+
+    h = hashlib.sha256(simulator_version().encode())
+    h.update(Path(__file__).read_bytes())
+    return h.hexdigest()[:16]
 
 
 class SimBackend(Backend):
@@ -260,6 +276,9 @@ class SimBackend(Backend):
         if o.status == "ok":
             return "ok"
         return "oom" if o.info.get("failure") == "oom" else "crash"
+
+    def code_version(self) -> str | None:
+        return code_version()
 
     def environment(self) -> dict[str, Any]:
         from mobmem import _core
