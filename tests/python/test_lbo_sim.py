@@ -7,6 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+from mobmem.errors import MobmemError
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -233,3 +236,16 @@ def test_resumed_study_reuses_only_results_of_the_same_code(tmp_path, monkeypatc
     assert len(c) == 2 and not {r["run_id"] for r in c} & {r["run_id"] for r in a}
     assert any("found with other code" in m for m in changed) and any("2 invocations" in m and "other code" in m for m in changed), changed
     assert not any(m.startswith("resuming") for m in changed)
+    # Re-analysing (--report-only) runs nothing and reads this code's runs; with newer code it
+    # reads the runs of the one version that made them, and refuses to mix two versions.
+    be = sim.SimBackend()
+    ws, cs = be.check(["gcbench-small"], ["ss", "nogc"])
+    logs: list[str] = []
+    mh = sweep.min_heaps(be, ws, "ss", str(tmp_path), None, logs.append, any_code=True)
+    assert not any("bisecting" in m for m in logs)
+    configs = sweep.plan(be, ws, cs, mh, 1, 2.0)
+    assert {r["run_id"] for r in sweep.load_sweep(be, configs, str(tmp_path))[0]} == {r["run_id"] for r in c}
+    monkeypatch.setattr(sim, "code_version", lambda: "a-third-model")
+    configs = sweep.plan(be, ws, cs, mh, 1, 2.0)
+    with pytest.raises(MobmemError, match="different versions of the code"):
+        sweep.load_sweep(be, configs, str(tmp_path))

@@ -156,7 +156,7 @@ def main(
         raise MobmemError(f"--report-only: no results.jsonl in {out}")
     if not report_only:
         be.prepare(ws, log)
-    mh = sweep.min_heaps(be, ws, ref, out, given, log, jobs=jobs)
+    mh = sweep.min_heaps(be, ws, ref, out, given, log, jobs=jobs, any_code=report_only)
     configs = sweep.plan(be, ws, cs, mh, heaps, range_, spacing)
     cmd = ["mobmem", "lbo", *sys.argv[2:]] if len(sys.argv) > 1 and sys.argv[1] == "lbo" else ["mobmem", "lbo", *sys.argv[1:]]
     if report_only:

@@ -41,10 +41,13 @@ def min_heaps(
     given: dict[str, int] | None = None,
     log: Callable[[str], None] = print,
     jobs: int = 1,
+    any_code: bool = False,
 ) -> dict[str, dict]:
     """The minimum heap of each workload (given, cached in ``minheap.json``, or bisected). A
     deterministic back end searches up to ``jobs`` workloads at a time (on threads: its runs
-    release the GIL); the cache is written after each search, so an interrupted study keeps them."""
+    release the GIL); the cache is written after each search, so an interrupted study keeps them.
+    A cached minimum found by other code is searched again unless ``any_code`` (re-analysing a
+    finished study runs nothing)."""
     path = os.path.join(out_dir, "minheap.json") if out_dir else None
     cached: dict[str, dict] = {}
     if path and os.path.exists(path):
@@ -64,7 +67,7 @@ def min_heaps(
         key = f"{w}/{reference}"
         if given and w in given:
             out[w] = {"min_heap_mb": given[w], "source": "given"}
-        elif key in cached and cached[key].get("code") == code:
+        elif key in cached and (any_code or cached[key].get("code") == code):
             out[w] = cached[key]
         else:
             if key in cached:
@@ -228,8 +231,23 @@ def load_sweep(backend: Backend, configs: list[Configuration], out_dir: str, com
     """The invocations already recorded for ``configs`` (for a report on a partial or finished sweep);
     the environment record is the one of the first session that ran them."""
     store = ResultStore(os.path.join(out_dir, "results.jsonl"))
-    keys = {c.key for c in configs}
-    recs = [r for r in store.runs() if r.get("phase") == "measure" and r["config_key"] in keys]
+    by_name: dict[str, dict[str, list[dict]]] = {}
+    for r in store.runs():
+        if r.get("phase") == "measure":
+            by_name.setdefault(r["config"], {}).setdefault(r["config_key"], []).append(r)
+    recs = []
+    for c in configs:
+        # This code's runs of the configuration; else the runs an earlier revision made of it
+        # (re-analysing a finished study), as long as one version of the code made them all.
+        made = by_name.get(c.name, {})
+        if c.key in made:
+            recs += made[c.key]
+        elif len(made) == 1:
+            recs += next(iter(made.values()))
+        elif made:
+            raise MobmemError(
+                f"{store.path}: the runs of {c.name} were made by {len(made)} different versions of the code; run the study again into a new directory"
+            )
     metas = store.metas()
     env = metas[0]["env"] if metas else environment.collect(command)
     warnings = sorted({w for m in metas for w in m["env"].get("warnings", [])})
