@@ -168,6 +168,9 @@ pub struct AppProfile {
     pub pinned_share: f64,
     pub native_anon: u64,
     pub native_touch_fg: u32,
+    /// Share of the native heap (its leading pages) that units of work touch; the rest is
+    /// written once at start-up and never again.
+    pub native_hot_share: f64,
     pub file_bytes: u64,
     pub file_touch_fg: u32,
     /// Share of the file pages read at start-up (a cold launch).
@@ -220,6 +223,7 @@ impl Default for AppProfile {
             pinned_share: 0.02,
             native_anon: 32 << 20,
             native_touch_fg: 64,
+            native_hot_share: 1.0 / 3.0,
             file_bytes: 48 << 20,
             file_touch_fg: 16,
             launch_file_share: 0.3,
@@ -595,6 +599,19 @@ static ENTRIES: &[Setting<AppProfile>] = &[
         get: |c| c.native_touch_fg.to_string(),
         set: |c, v| {
             c.native_touch_fg = v.float() as u32;
+            Ok(())
+        },
+    },
+    Setting {
+        key: "native_hot_share",
+        aliases: &[],
+        kind: Kind::Float { min: 0.0, max: 1.0 },
+        unit: "",
+        help: "share of the native heap that units of work touch (the rest is written once at start-up)",
+        source: "estimate (runtime.md mutator model): allocator arenas hold start-up data the app never reads again; no published measure of the share",
+        get: |c| c.native_hot_share.to_string(),
+        set: |c, v| {
+            c.native_hot_share = v.float();
             Ok(())
         },
     },
@@ -1522,7 +1539,8 @@ impl Workload {
         // Native memory and file pages.
         let (nt, ft) = if bg { (self.p.native_touch_fg / 16, self.p.file_touch_fg / 16) } else { (self.p.native_touch_fg, self.p.file_touch_fg) };
         if let Some(v) = self.native_vma {
-            let hot = (self.native_pages / 3).max(1);
+            // (+1e-9: a share of 1/3 gives exactly native_pages / 3, as integer division would.)
+            let hot = ((self.native_pages as f64 * self.p.native_hot_share + 1e-9).floor() as u32).clamp(1, self.native_pages.max(1));
             for _ in 0..nt {
                 let pg = self.rng.gen_range(0..hot);
                 k.touch(&mut rt.mutator, v, pg, self.rng.gen::<bool>());
