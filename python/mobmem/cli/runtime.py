@@ -70,6 +70,11 @@ def _print_result(res: dict, title: str) -> None:
     if fr.get("frames"):
         t.add_row("frames (janky %)", f"{fr['frames']:,} ({100 * fr['jank_ratio']:.1f} %)")
         t.add_row("frame time p50 / p90 / p99 ms", f"{fr['p50_ms']:.1f} / {fr['p90_ms']:.1f} / {fr['p99_ms']:.1f}")
+    pc = res.get("pacing") or {}
+    if pc.get("units"):
+        # How much later the run ended because of GC: stops inside frames that still met their
+        # deadline cost none of it.
+        t.add_row("GC stops in units of work / run delayed by ms", f"{pc['gc_stall_ms']:.1f} / {pc['gc_delay_ms']:.1f}")
     console.print(t)
     console.print(
         f"simulated {s['sim_time_ms'] / 1000:.2f} s; out of memory: {'yes' if res.get('oom') else 'no'}; wall {res.get('wall', {}).get('seconds', 0):.2f} s",
