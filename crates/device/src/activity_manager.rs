@@ -5,9 +5,14 @@
 //! app 700, home 600, cached apps 900–999 by recency (the most recently used cached app gets the
 //! lowest value). Cached apps are spread over the range in steps of `CACHED_ADJ_STEP` (AOSP
 //! spreads them over slots whose width depends on how many there are; a fixed step is a
-//! simplification). Beyond `max_cached_processes` cached apps, the oldest are killed
-//! (`trimApplications`, reason "too many cached"). Persistent system processes are negative.
-//! Left out: services and bound-process importance, empty vs cached distinction, the freezer.
+//! simplification). The device's `max_cached_processes` (`CUR_MAX_CACHED_PROCESSES`) is shared,
+//! as in AOSP's `OomAdjuster.updateOomAdjLocked`, between empty processes
+//! (`CUR_MAX_EMPTY_PROCESSES` = half of it, `ProcessList.computeEmptyProcessLimit`) and cached
+//! processes with activities, which get the rest: beyond that many cached apps the oldest are
+//! killed (reason "too many cached"). The foreground and previous apps are not cached.
+//! Persistent system processes are negative. Left out: services and bound-process importance,
+//! empty processes (an app here is one process with an activity), connection groups, the
+//! freezer.
 
 use mobmem_engine::Nanos;
 use mobmem_kernel::Kernel;
@@ -52,15 +57,23 @@ pub struct AmKill {
     pub reason: String,
 }
 
+/// `ProcessList.computeEmptyProcessLimit`: half of the process limit is for empty processes.
+pub fn empty_process_limit(max_cached_processes: u32) -> u32 {
+    max_cached_processes / 2
+}
+
 #[derive(Clone, Debug)]
 pub struct ActivityManager {
+    /// Cached processes with activities kept before the oldest is killed: the device's process
+    /// limit minus the empty-process limit (half of it).
     pub max_cached: u32,
     pub procs: Vec<AmProc>,
 }
 
 impl ActivityManager {
-    pub fn new(max_cached: u32) -> Self {
-        Self { max_cached, procs: Vec::new() }
+    /// An activity manager with the device's process limit (`CUR_MAX_CACHED_PROCESSES`).
+    pub fn new(max_cached_processes: u32) -> Self {
+        Self { max_cached: max_cached_processes - empty_process_limit(max_cached_processes), procs: Vec::new() }
     }
 
     pub fn add(&mut self, proc_idx: u32, state: ProcState, now: Nanos) {
@@ -194,7 +207,10 @@ mod tests {
     #[test]
     fn cached_limit_kills_oldest_first() {
         let mut k = kernel_with(6);
-        let mut am = ActivityManager::new(2);
+        // A process limit of 4: 2 for empty processes, 2 for cached apps.
+        let mut am = ActivityManager::new(4);
+        assert_eq!(am.max_cached, 2);
+        assert_eq!(ActivityManager::new(32).max_cached, 16, "Android's default: 16 cached apps with activities");
         for i in 0..6 {
             am.add(i, ProcState::Cached, 0);
             am.move_to_foreground(i, 1000 * (i as u64 + 1));
