@@ -102,6 +102,8 @@ pub struct SessionOptions {
     pub gc_service_period_ns: Nanos,
     pub gc_service_plenty_mib: u64,
     pub gc_service_scarce_mib: u64,
+    /// ActivityManager's process limit instead of the device's (0: the device's).
+    pub max_cached_processes: u32,
 }
 
 impl Default for SessionOptions {
@@ -123,6 +125,7 @@ impl Default for SessionOptions {
             gc_service_period_ns: 100_000_000,
             gc_service_plenty_mib: 1024,
             gc_service_scarce_mib: 512,
+            max_cached_processes: 0,
         }
     }
 }
@@ -264,6 +267,19 @@ static SESSION_ENTRIES: &[Setting<SessionOptions>] = &[
         get: |c| c.cached_app_work.to_string(),
         set: |c, v| {
             c.cached_app_work = v.bool();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "system.max_cached_processes",
+        aliases: &[],
+        kind: Kind::Int { min: 0, max: 1024 },
+        unit: "processes",
+        help: "ActivityManager's process limit (CUR_MAX_CACHED_PROCESSES; half of it for empty processes, the rest for cached apps); 0: the device profile's",
+        source: "AOSP ActivityManagerConstants: max_cached_processes, settable with `device_config put activity_manager max_cached_processes N` (Android 10+)",
+        get: |c| c.max_cached_processes.to_string(),
+        set: |c, v| {
+            c.max_cached_processes = v.int() as u32;
             Ok(())
         },
     },

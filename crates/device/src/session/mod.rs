@@ -110,7 +110,11 @@ impl Session {
             sys.push(SysProc::start(&mut k, spec, next_pid, inp.seed, 0)?);
             next_pid += 1;
         }
-        let mut am = ActivityManager::new(inp.device.device.max_cached_processes);
+        let limit = match inp.options.max_cached_processes {
+            0 => inp.device.device.max_cached_processes,
+            n => n,
+        };
+        let mut am = ActivityManager::new(limit);
         for s in &sys {
             let st = if s.spec.home { ProcState::Home } else { ProcState::System };
             am.add(s.proc_idx, st, 0);
