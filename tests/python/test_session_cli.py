@@ -212,8 +212,6 @@ def test_bad_input_is_one_line_exit_2_and_keeps_existing_files(tmp_path):
         ([TINY, "--set", "kernel.min_free_kbytes=100000000000"], ["kernel.min_free_kbytes"]),
         ([TINY, "--set", "kernel.min_free_kbytes=3100000"], ["kernel.min_free_kbytes", "min watermark"]),
         ([TINY, "--set", "heapsize=100000g"], ["--set", "heapsize", "4g"]),
-        ([TINY, "--set", "app.native_hot_share=2"], ["--set", "app.native_hot_share", "2"]),
-        ([TINY, "--set", "app.nosuch=1"], ["--set", "app.nosuch"]),
         ([TINY, "--set", "system.max_cached_processes=-1"], ["--set", "system.max_cached_processes"]),
     ]
     for args, needles in cases:
@@ -496,12 +494,3 @@ def test_gc_service_decides_collections_and_trims():
     assert off["gc_service"] is None and "Background" in {g["cause"] for g in off["gcs"]}
     p = run("run", TINY, "--set", "system.gc_service_period_ms=0", *fast)
     assert p.returncode == 2 and "system.gc_service_period_ms" in p.stderr and p.stderr.count("\n") == 1, p.stderr
-
-
-def test_app_workload_settings_apply_to_every_app_of_a_session():
-    """`--set app.KEY=VALUE` (the workload settings of `mobmem runtime run`) changes every app."""
-    base = jrun("run", TINY)["per_app"]
-    small = jrun("run", TINY, "--set", "app.live_heap=4m")["per_app"]
-    assert len(base) == 2 and base.keys() == small.keys()
-    for a in base:
-        assert small[a]["objects_allocated"] < base[a]["objects_allocated"] and small[a]["gc_objects_marked"] < base[a]["gc_objects_marked"], a

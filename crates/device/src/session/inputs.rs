@@ -463,12 +463,6 @@ pub fn load(scenario_path: &str, data: &Path, overrides: &Settings, seed: Option
             SETTINGS.set(&mut options, k, v).map_err(|e| plain("--set", e.to_string()))?;
         } else if k.starts_with("kernel.") {
             kernel.push((k.clone(), v.clone()));
-        } else if mobmem_runtime::workload::SETTINGS.prefixes.iter().any(|p| k.starts_with(p)) {
-            // An app workload setting (`app.KEY`, as for `mobmem runtime run`): every app of the
-            // scenario, after its profile.
-            for a in &mut apps {
-                a.workload.set(k, v).map_err(|e| plain("--set", e))?;
-            }
         } else if k.starts_with("session.") || k.starts_with("system.") {
             return Err(plain("--set", format!("unknown setting {k:?}; session/system keys: {}", SETTINGS.keys().join(", "))));
         } else {
