@@ -10,12 +10,14 @@
 //! - [`cpufreq`]: frequency domains, their governors' mechanism and the CPU energy model.
 //! - [`settings`]: the tables of `key=value` settings every layer accepts.
 //! - [`text`]: reading input text files (positions, UTF-8 errors at their byte).
+//! - [`host_alloc`]: the binaries' allocator for the large host tables (host memory, not model).
 //!
 //! What is left out: preemption inside a booked slice (slices are short: one reclaim batch, one
 //! chunk of mutator work), priorities and CFS fairness.
 
 pub mod cpu;
 pub mod cpufreq;
+pub mod host_alloc;
 pub mod queue;
 pub mod rng;
 pub mod settings;

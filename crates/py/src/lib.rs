@@ -16,6 +16,10 @@ use std::time::{Duration, Instant};
 
 type Pairs = Vec<(String, String)>;
 
+/// Large tables get their own (huge-page) mappings and grow by `mremap`: see `host_alloc`.
+#[global_allocator]
+static ALLOC: mobmem_engine::host_alloc::HostAlloc = mobmem_engine::host_alloc::HostAlloc;
+
 /// How often a long run looks at Python (pending signals, the progress callback), in wall time.
 const POLL: Duration = Duration::from_millis(100);
 

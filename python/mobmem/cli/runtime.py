@@ -142,7 +142,9 @@ def gcbench(
     else:
         _print_result(res, f"GCBench · {res['summary']['collector']}")
         r = res["result"]
-        console.print(f"{r['nodes_allocated']:,} nodes, {r['trees_built']:,} trees; simulated {r['sim_time_ns'] / 1e9:.3f} s", highlight=False)
+        wall = res.get("wall", {}).get("seconds", 0)
+        rate = f"; {r['nodes_allocated'] / wall / 1e6:.1f} M nodes per wall second" if wall > 0 else ""
+        console.print(f"{r['nodes_allocated']:,} nodes, {r['trees_built']:,} trees; simulated {r['sim_time_ns'] / 1e9:.3f} s{rate}", highlight=False)
 
 
 @app.command()
