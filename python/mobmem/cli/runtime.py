@@ -4,6 +4,8 @@
   --seconds N [--state fg|bg] [--device NAME] [--json]`` — one app's runtime on the device model:
   ART-style GC log lines and a summary; ``--json`` gives ``gcs``, ``summary`` and ``oom`` (and more).
 - ``mobmem runtime gcbench --collector … --heap SIZE [--json]`` — the simulated GCBench.
+- ``mobmem runtime gclog FILE [--process P] [--window A-B …] [--json]`` — a phone's ART GC log
+  (logcat) read back: live heap, footprint and allocation rate, the inputs of an app profile.
 - ``mobmem runtime apps`` / ``mobmem runtime keys`` — app profiles, setting names and policies.
 - ``mobmem bench runtime`` — the model's tracing and allocation throughput.
 """
@@ -145,6 +147,51 @@ def gcbench(
         wall = res.get("wall", {}).get("seconds", 0)
         rate = f"; {r['nodes_allocated'] / wall / 1e6:.1f} M nodes per wall second" if wall > 0 else ""
         console.print(f"{r['nodes_allocated']:,} nodes, {r['trees_built']:,} trees; simulated {r['sim_time_ns'] / 1e9:.3f} s{rate}", highlight=False)
+
+
+@app.command()
+def gclog(
+    path: str = typer.Argument(..., help="A logcat capture (`adb logcat -v threadtime`, the default format, or `-v time`) or bare ART GC lines."),
+    process: Optional[str] = typer.Option(None, "--process", help="The process: its id, or a part of its logcat tag (needed when the log has several)."),
+    window: List[str] = typer.Option(
+        [], "--window", help="START-END seconds from the first collection (repeatable; e.g. 0-180 for the first 3 minutes, 220- to the end)."
+    ),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Read ART's GC log of an app: live heap and footprint after collections, allocation rate.
+
+    The allocation between two logged collections is what the later ones freed (AllocSpace and
+    LOS) plus the growth of the heap; the rate needs timestamps and at least two collections in a
+    window. These are the measured inputs of an app profile's [java_heap] (live_fg_mib,
+    alloc_fg_mib_s, alloc_bg_mib_s)."""
+    from mobmem.runtime import gclog as gl
+
+    specs = [gl.parse_window(w) for w in window]
+    cs = gl.read(path, process)
+    rows = [w.summary() for w in gl.windows(cs, specs)]
+    if as_json:
+        sys.stdout.write(json.dumps({"file": path, "process": cs[0].process, "collections": len(cs), "windows": rows}) + "\n")
+        return
+    t = Table(title=f"{path} · {cs[0].process or 'one process'} · {len(cs):,} logged collections", show_edge=False)
+    for col in ("window s", "GCs (young)", "span s", "heap after GC, MiB", "footprint MiB", "alloc MiB/s", "LOS of freed"):
+        t.add_column(col, justify="right")
+
+    def f(v, fmt):
+        return "—" if v is None else fmt.format(v)
+
+    for r in rows:
+        a, b = r["window_s"]
+        live = r["heap_after_gc_mib"]
+        t.add_row(
+            "all" if a is None and b is None else f"{f(a, '{:g}') if a is not None else ''}–{f(b, '{:g}') if b is not None else ''}",
+            f"{r['collections']:,} ({r['young_collections']:,})",
+            f(r["span_s"], "{:.0f}"),
+            "—" if live is None else f"{live['median']:.1f} ({live['min']:.1f}–{live['max']:.1f})",
+            f(r["footprint_mib_median"], "{:.1f}"),
+            f(r["alloc_mib_per_s"], "{:.2f}"),
+            f(r["los_share_of_freed"], "{:.0%}"),
+        )
+    console.print(t)
 
 
 @app.command()
