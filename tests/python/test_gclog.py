@@ -95,6 +95,9 @@ def test_art_lines_as_a_phone_prints_them():
             "11-29 01:35:10.000  3631  3644 I tch.android.ap: Explicit concurrent copying GC freed 5(512KB) AllocSpace objects, 0(0B) LOS objects, 60% free, 20MB/50MB, paused 2ms,1ms total 1.2s",
         ]
     )
+    assert gl.parse("Background concurrent sticky mark sweep GC freed 1(1KB) AllocSpace objects, 0(0B) LOS objects, 9% free, 9MB/10MB, paused 1ms total 5ms")[
+        0
+    ].young
     cs = gl.parse(text)
     assert [c.cause for c in cs] == ["Background", "Background", "Explicit"] and [c.young for c in cs] == [False, True, False]
     s = gl.windows(cs, [])[0].summary()

@@ -67,7 +67,8 @@ class Collection:
 
     @property
     def young(self) -> bool:
-        return self.name.startswith(("young ", "sticky "))
+        # "young concurrent copying" (CC), "concurrent sticky mark sweep" (CMS)
+        return any(w in ("young", "sticky") for w in self.name.split())
 
 
 @dataclass
