@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 type Pairs = Vec<(String, String)>;
 
-/// Large tables get their own (huge-page) mappings and grow by `mremap`: see `host_alloc`.
+/// Large tables get their own mappings and grow by `mremap`: see `host_alloc`.
 #[global_allocator]
 static ALLOC: mobmem_engine::host_alloc::HostAlloc = mobmem_engine::host_alloc::HostAlloc;
 

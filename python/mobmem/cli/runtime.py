@@ -183,7 +183,7 @@ def gclog(
         a, b = r["window_s"]
         live = r["heap_after_gc_mib"]
         t.add_row(
-            "all" if a is None and b is None else f"{f(a, '{:g}') if a is not None else ''}–{f(b, '{:g}') if b is not None else ''}",
+            "all" if a is None and b is None else f"{'' if a is None else f'{a:g}'}–{'' if b is None else f'{b:g}'}",
             f"{r['collections']:,} ({r['young_collections']:,})",
             f(r["span_s"], "{:.0f}"),
             "—" if live is None else f"{live['median']:.1f} ({live['min']:.1f}–{live['max']:.1f})",

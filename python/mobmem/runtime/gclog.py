@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import re
 import statistics
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -167,24 +168,22 @@ def read(path: str | Path, process: str | None = None) -> list[Collection]:
     cs = parse(text)
     if not cs:
         raise MobmemError(f"{p}: no ART GC summary lines ('… GC freed …(…) AllocSpace objects, …') in {len(text.splitlines()):,} lines")
-    procs: dict[str, int] = {}
-    for c in cs:
-        procs[c.process] = procs.get(c.process, 0) + 1
+    procs = Counter(c.process for c in cs)
     if process is not None:
         cs = [c for c in cs if c.process.split(" ", 1)[0] == process or (process and process in c.process.split(" ", 1)[-1])]
         if not cs:
             raise MobmemError(f"{p}: no GC lines of a process {process!r}; the log has {_describe(procs)}")
     elif len(procs) > 1:
         raise MobmemError(f"{p}: GC lines of {len(procs)} processes ({_describe(procs)}); choose one with --process PID or a part of its tag")
-    times = [c.t for c in cs if c.t is not None]
-    if any(b < a for a, b in zip(times, times[1:])):
-        bad = next(c for a, c in zip(cs, cs[1:]) if a.t is not None and c.t is not None and c.t < a.t)
+    # One process's lines all carry a timestamp or none do.
+    bad = next((c for a, c in zip(cs, cs[1:]) if a.t is not None and c.t is not None and c.t < a.t), None)
+    if bad is not None:
         raise MobmemError(f"{p}:{bad.line}: time goes backwards (a log spanning a year's end, or two captures joined?)")
     return cs
 
 
-def _describe(procs: dict[str, int]) -> str:
-    return ", ".join(f"{k or 'no logcat prefix'}: {v}" for k, v in sorted(procs.items(), key=lambda kv: -kv[1])[:6])
+def _describe(procs: Counter) -> str:
+    return ", ".join(f"{k or 'no logcat prefix'}: {v}" for k, v in procs.most_common(6))
 
 
 def windows(cs: list[Collection], specs: list[tuple[float | None, float | None]]) -> list[Window]:
