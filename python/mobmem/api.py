@@ -229,6 +229,7 @@ def load(run_dir: str | os.PathLike) -> Result:
         raise MobmemError(f"{d / 'summary.json'}: {e}") from None
     from mobmem.session.output import SERIES
 
+    raw.pop("code_version", None)  # which code wrote the file, not part of the result
     for key in SERIES:  # each series is its own CSV file
         p = d / f"{key}.csv"
         if p.is_file() and p.stat().st_size > 0:

@@ -265,10 +265,15 @@ def test_compare_two_systems_two_seeds(tmp_path):
     assert [strip_wall(r["summary"]) for r in a["runs"]] == [strip_wall(r["summary"]) for r in b["runs"]]
     assert a["aggregate"] == b["aggregate"]
 
-    # The human tables (finished runs reused from --out), with CI columns.
+    # The human tables (finished runs reused from --out), with CI columns. A run made by other
+    # simulator code is not reused: it runs again and its file records this code.
+    made = out / "runs" / "cmc" / "seed-2" / "summary.json"
+    this_code = json.loads(made.read_text())["code_version"]
+    made.write_text(json.dumps({**json.loads(made.read_text()), "code_version": "another-model"}))
     p = run("compare", TINY, "--systems", "stock,cmc", "--seeds", "2", "--out", str(out), "--resume")
     assert p.returncode == 0, p.stderr
-    assert p.stderr.count("reused") == 4
+    assert p.stderr.count("reused") == 3
+    assert json.loads(made.read_text())["code_version"] == this_code
     for needle in (
         "95% CI",
         "vs stock",

@@ -160,7 +160,8 @@ def run_dir(out: Path, system: str, seed: int) -> Path:
 
 
 def _reusable(out: Path | None, scenario: Path, system: str, seed: int, user: list, systems_file: Path | None = None) -> dict | None:
-    """A finished run's summary in ``out`` with the same scenario, system, seed and settings."""
+    """A finished run's summary in ``out`` with the same scenario, system, seed and settings,
+    made by the same simulator code and data (a run without that record is redone)."""
     if out is None:
         return None
     p = run_dir(out, system, seed) / "summary.json"
@@ -170,7 +171,10 @@ def _reusable(out: Path | None, scenario: Path, system: str, seed: int, user: li
         return None
     from mobmem import session
     from mobmem.session import systems as systems_mod
+    from mobmem.session.provenance import code_version
 
+    if s.pop("code_version", None) != code_version():  # (a record of the file, not of the run)
+        return None
     if s.get("system_name") != system or s.get("seed") != seed or s.get("scenario_file") != session._display(scenario):
         return None
     pairs = session.parse_settings(user)

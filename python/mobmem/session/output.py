@@ -150,7 +150,10 @@ def per_app_rows(res: dict) -> list[dict]:
 
 
 def write_outputs(res: dict, out: Path) -> list[Path]:
-    """Write the result's files into ``out`` (created if needed); returns the paths written."""
+    """Write the result's files into ``out`` (created if needed); returns the paths written.
+    ``summary.json`` also records the ``code_version`` of the simulator that made the run."""
+    from mobmem.session.provenance import code_version
+
     out = Path(out)
     files = {
         "launches.csv": csv_text(launch_rows(res)),
@@ -158,7 +161,8 @@ def write_outputs(res: dict, out: Path) -> list[Path]:
         "per_app.csv": csv_text(per_app_rows(res)),
         "gcs.csv": csv_text(res.get("gcs", []), GC_FIELDS),
         **{f"{k}.csv": csv_text(res.get(k, []), cols) for k, cols in SERIES.items()},
-        "summary.json": json.dumps(summary(res), indent=1) + "\n",
+        # The code that made the run, so that a resumed comparison never reuses another code's run.
+        "summary.json": json.dumps({**summary(res), "code_version": code_version()}, indent=1) + "\n",
     }
     written = []
     with deferred_interrupts():

@@ -23,11 +23,11 @@ import hashlib
 import itertools
 import json
 import os
-from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 from mobmem.errors import MobmemError
+from mobmem.session.provenance import code_version, file_hash
 
 #: Columns of every row before the grid keys and the metrics.
 ID_COLUMNS = ["scenario", "device", "system", "seed", "key"]
@@ -57,32 +57,10 @@ def points(grid: Mapping[str, Sequence[object]]) -> list[dict[str, str]]:
     return [dict(zip(keys, (str(v) for v in combo))) for combo in itertools.product(*(list(grid[k]) for k in keys))]
 
 
-def _file_hash(h, path: Path) -> None:
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-
-
-@lru_cache(maxsize=1)
-def code_version() -> str:
-    """A hash of the compiled core and of the package's data files (devices, apps, systems,
-    scenarios, calibration): results of other code or data never match it."""
-    from mobmem import _core
-    from mobmem.paths import DATA
-
-    h = hashlib.sha256()
-    _file_hash(h, Path(_core.__file__))
-    for p in sorted(Path(DATA).rglob("*")):
-        if p.is_file() and not p.name.endswith((".pyc", ".md")):
-            h.update(str(p.relative_to(DATA)).encode() + b"\0")
-            _file_hash(h, p)
-    return h.hexdigest()[:16]
-
-
 def run_key(scenario: Path, settings: Sequence[tuple[str, str]], system: str, seed: int) -> str:
     """The content hash that names a run (see the module docstring)."""
     h = hashlib.sha256()
-    _file_hash(h, scenario)
+    file_hash(h, scenario)
     h.update(json.dumps({"settings": [list(p) for p in settings], "system": system, "seed": int(seed), "code": code_version()}, sort_keys=True).encode())
     return h.hexdigest()[:20]
 

@@ -174,7 +174,7 @@ class SimRun(Implementation):
 def code_version() -> str:
     """The simulator's code and data (as for sessions) and this module, which turns a run into
     the study's metrics."""
-    from mobmem.session.sweep import code_version as simulator_version
+    from mobmem.session.provenance import code_version as simulator_version
 
     h = hashlib.sha256(simulator_version().encode())
     h.update(Path(__file__).read_bytes())

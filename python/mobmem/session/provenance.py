@@ -1,0 +1,34 @@
+"""Which code made a result: a hash of the simulator's compiled core and of the package's data
+files (devices, apps, systems, scenarios, calibration). Saved runs record it, so that a resumed
+comparison, sweep or study never takes a run made by other code or inputs as its own. Left out:
+the package's Python code (a change there that alters how a run's settings are assembled is not
+seen by the hash)."""
+
+from __future__ import annotations
+
+import hashlib
+from functools import lru_cache
+from pathlib import Path
+
+
+def file_hash(h, path: Path) -> None:
+    """Feed the bytes of ``path`` into the hash ``h``."""
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+
+
+@lru_cache(maxsize=1)
+def code_version() -> str:
+    """A hash of the compiled core and of the package's data files (devices, apps, systems,
+    scenarios, calibration): results of other code or data never match it."""
+    from mobmem import _core
+    from mobmem.paths import DATA
+
+    h = hashlib.sha256()
+    file_hash(h, Path(_core.__file__))
+    for p in sorted(Path(DATA).rglob("*")):
+        if p.is_file() and not p.name.endswith((".pyc", ".md")):
+            h.update(str(p.relative_to(DATA)).encode() + b"\0")
+            file_hash(h, p)
+    return h.hexdigest()[:16]
