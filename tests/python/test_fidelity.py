@@ -119,6 +119,7 @@ def test_bad_arguments_get_one_line_errors():
         (["--seeds", "-2"], "--seeds must be at least 1"),
         (["--time-scale", "0"], "--time-scale must be a positive number"),
         (["--jobs", "0"], "--jobs must be at least 1"),
+        (["--resume"], "--resume needs --out"),
     ]:
         r = _mobmem("fidelity", *args)
         assert r.returncode == 2, (args, r.stdout, r.stderr)
@@ -136,10 +137,15 @@ def test_list_names_every_fact():
 def test_a_short_run_reports_what_separate_sessions_measure(tmp_path):
     """The cheapest fact, --quick: the table's values are the metric of the same sessions run
     with `mobmem run`, and the report page carries the command and every value."""
-    report = tmp_path / "fidelity.md"
-    r = _mobmem("fidelity", "background-gc-objects", "--quick", "--json", "--report", str(report))
+    report, out = tmp_path / "fidelity.md", tmp_path / "runs"
+    r = _mobmem("fidelity", "background-gc-objects", "--quick", "--json", "--report", str(report), "--out", str(out))
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
+    # The runs were kept; resumed, the command reuses them all and says the same.
+    again = _mobmem("fidelity", "background-gc-objects", "--quick", "--json", "--out", str(out), "--resume")
+    assert again.returncode == 0, again.stderr
+    assert again.stderr.count("reused") == fid.QUICK_SEEDS, again.stderr
+    assert json.loads(again.stdout)["facts"] == doc["facts"]
     (row,) = doc["facts"]
     assert doc["seeds"] == fid.QUICK_SEEDS and doc["time_scale"] == fid.QUICK_TIME_SCALE
     fact = fid.select(fid.load(), ["background-gc-objects"])[0]
@@ -158,3 +164,26 @@ def test_a_short_run_reports_what_separate_sessions_measure(tmp_path):
     text = report.read_text()
     assert "mobmem fidelity background-gc-objects --quick --json --report" in text
     assert f"{row['mean']:,.0f}" in text and "shortened run" in text
+
+
+def test_interrupted_run_keeps_its_finished_runs_and_resumes(tmp_path):
+    """Ctrl-C after the first of the quick runs: exit 130, one line naming what was kept; the same
+    command with --resume reuses that run and does the other."""
+    import signal
+
+    out = tmp_path / "runs"
+    args = [*MOBMEM, "fidelity", "background-gc-objects", "--quick", "--jobs", "1", "--out", str(out)]
+    p = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        first = p.stderr.readline()
+        assert first.startswith(f"[1/{fid.QUICK_SEEDS}] "), first
+        p.send_signal(signal.SIGINT)
+        p.wait(timeout=20)
+        stderr = p.stderr.read()
+    finally:
+        p.kill()
+    assert p.returncode == 130 and "Traceback" not in stderr, stderr
+    assert f"interrupted: fidelity after 1 of {fid.QUICK_SEEDS} runs; the finished ones are in {out}/" in stderr, stderr
+    r = _mobmem(*args[len(MOBMEM) :], "--resume")
+    assert r.returncode == 0, r.stderr
+    assert r.stderr.count("reused") == 1, r.stderr

@@ -1,9 +1,11 @@
 """``mobmem fidelity``: the simulated stock phone against published stock-Android measurements.
 
-- ``mobmem fidelity [FACT…] [--seeds K] [--time-scale X] [--quick] [--jobs J] [--report FILE] [--json]``
-  runs the scenarios the facts need and prints, per fact, the published value and its source, the
-  model's mean with a 95 % CI across seeds and the relative error; ``--report`` writes the same as
-  a Markdown page (docs/fidelity.md is one), with the command that made it.
+- ``mobmem fidelity [FACT…] [--seeds K] [--time-scale X] [--quick] [--jobs J] [--report FILE] [--json]
+  [--out DIR [--resume]]`` runs the scenarios the facts need and prints, per fact, the published
+  value and its source, the model's mean with a 95 % CI across seeds and the relative error;
+  ``--report`` writes the same as a Markdown page (docs/fidelity.md is one), with the command that
+  made it; ``--out`` keeps every run as it finishes and ``--resume`` reuses them after an
+  interruption.
 - ``mobmem fidelity --list`` lists the facts.
 """
 
@@ -119,12 +121,14 @@ def fidelity(
     quick: bool = typer.Option(False, "--quick", help="A smoke run: 2 seeds, durations × 0.02 (numbers not comparable)."),
     jobs: int = typer.Option(2, "--jobs", help="Runs at a time, in worker processes (results do not depend on it)."),
     report: Optional[Path] = typer.Option(None, "--report", help="Write the Markdown report here (e.g. docs/fidelity.md)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Keep every run's files under DIR/SCENARIO/runs/SYSTEM/seed-N/, each as it finishes."),
+    resume: bool = typer.Option(False, "--resume", help="With --out: reuse the runs already there (same scenario, system, seed, settings and code)."),
     list_: bool = typer.Option(False, "--list", help="List the facts and exit."),
     as_json: bool = typer.Option(False, "--json", help="Print the result document as JSON."),
 ) -> None:
     """Check the simulated stock phone against published stock-Android measurements."""
     from mobmem.cli.progress import RunsProgress, wanted
-    from mobmem.errors import MobmemError
+    from mobmem.errors import Interrupted, MobmemError
     from mobmem.files import atomic_write
     from mobmem.session import fidelity as fid
 
@@ -135,18 +139,28 @@ def fidelity(
         return
     if quick:
         seeds, time_scale = fid.QUICK_SEEDS, fid.QUICK_TIME_SCALE
-    fid.check_arguments(seeds, time_scale, jobs)
+    fid.check_arguments(seeds, time_scale, jobs, out, resume)
     if report is not None and report.is_dir():
         raise MobmemError(f"--report {report}: is a directory; give a file name such as {report / 'fidelity.md'}")
     total = len(fid.runs_needed(chosen)) * seeds
     bar = RunsProgress("fidelity", total, wanted(as_json))
 
-    def progress(scenario: str, system: str, seed: int, res: dict) -> None:
+    def progress(scenario: str, system: str, seed: int, res: dict, reused: bool) -> None:
         bar.advance()
-        bar.log(f"[{bar.done}/{total}] {scenario} / {system} seed {seed}: {res.get('sim_seconds', 0):.0f} simulated s in {res.get('wall_seconds', 0):.1f} s")
+        what = "reused" if reused else f"{res.get('sim_seconds', 0):.0f} simulated s in {res.get('wall_seconds', 0):.1f} s"
+        bar.log(f"[{bar.done}/{total}] {scenario} / {system} seed {seed}: {what}")
 
-    with bar:
-        doc = fid.fidelity(chosen, seeds, time_scale, jobs, progress)
+    try:
+        with bar:
+            doc = fid.fidelity(chosen, seeds, time_scale, jobs, progress, out, resume)
+    except KeyboardInterrupt:
+        if out is None:
+            kept = " (no --out: nothing kept)"
+        elif bar.done:
+            kept = f"; the finished ones are in {out}/ (the same command with --resume runs the rest)"
+        else:
+            kept = f"; nothing written to {out}"
+        raise Interrupted(f"fidelity after {bar.done} of {total} runs{kept}") from None
     if report is not None:
         from mobmem.harness.environment import git_revision
 

@@ -174,13 +174,19 @@ def select(facts: list[Fact], ids: list[str]) -> list[Fact]:
     return [f for f in facts if not ids or f.id in ids]
 
 
-def check_arguments(seeds: int, time_scale: float, jobs: int) -> None:
+def check_arguments(seeds: int, time_scale: float, jobs: int, out: Path | None = None, resume: bool = False) -> None:
     if seeds < 1:
         raise MobmemError(f"--seeds must be at least 1, got {seeds}")
     if not (time_scale > 0 and math.isfinite(time_scale)):
         raise MobmemError(f"--time-scale must be a positive number, got {time_scale}")
     if jobs < 1:
         raise MobmemError(f"--jobs must be at least 1, got {jobs}")
+    if resume and out is None:
+        raise MobmemError("--resume needs --out (where the finished runs are)")
+    if out is not None:
+        from mobmem.session.output import check_out_dir
+
+        check_out_dir(out)
 
 
 def runs_needed(facts: list[Fact]) -> list[tuple[str, str]]:
@@ -197,27 +203,48 @@ def run(
     seeds: int,
     time_scale: float = 1.0,
     jobs: int = 1,
-    progress: Callable[[str, str, int, dict], None] | None = None,
+    progress: Callable[[str, str, int, dict, bool], None] | None = None,
+    out: Path | None = None,
+    resume: bool = False,
 ) -> dict[tuple[str, str, int], dict]:
     """Every run the facts need: (scenario, system, seed) → result, seeds = each scenario's own
-    seed + 0 … seeds−1. Ctrl-C stops the runs under way (KeyboardInterrupt propagates)."""
+    seed + 0 … seeds−1. With ``out``, each run's files are written as soon as it finishes
+    (``out/SCENARIO/runs/SYSTEM/seed-N/``, the layout of a comparison); with ``resume``, runs
+    already there (same scenario, system, seed, settings and simulator code) are not redone.
+    ``progress(scenario, system, seed, result, reused)`` after each. Ctrl-C stops the runs under
+    way (KeyboardInterrupt propagates); the finished ones are on disk."""
     from mobmem import session
+    from mobmem.files import deferred_interrupts
+    from mobmem.session.compare import _reusable, run_dir
+    from mobmem.session.output import write_outputs
     from mobmem.session.pool import run_all
 
-    check_arguments(seeds, time_scale, jobs)
+    check_arguments(seeds, time_scale, jobs, out, resume)
     user = [] if time_scale == 1.0 else [f"session.time_scale={time_scale!r}"]
+    results: dict[tuple[str, str, int], dict] = {}
     todo = []
     for scenario, system in runs_needed(facts):
         path = session.resolve_scenario(scenario)
         first = session.scenario_seed(path)
-        todo += [((scenario, system, first + k), (str(path), system, first + k, user, None)) for k in range(seeds)]
-    results: dict[tuple[str, str, int], dict] = {}
+        for k in range(seeds):
+            key = (scenario, system, first + k)
+            prev = _reusable(Path(out) / scenario, path, system, first + k, user) if resume and out is not None else None
+            if prev is not None:
+                results[key] = prev
+                if progress:
+                    progress(*key, prev, True)
+            else:
+                todo.append((key, (str(path), system, first + k, user, None)))
 
     def done(r: tuple[tuple[str, str, int], dict]) -> None:
         key, res = r
-        results[key] = res
-        if progress:
-            progress(*key, res)
+        # A run on disk is a run reported: Ctrl-C waits until both are done.
+        with deferred_interrupts():
+            if out is not None:
+                write_outputs(res, run_dir(Path(out) / key[0], key[1], key[2]))
+            results[key] = res
+            if progress:
+                progress(*key, res, False)
 
     run_all(_job, todo, jobs, done)
     return results
@@ -260,13 +287,18 @@ def evaluate(facts: list[Fact], results: dict[tuple[str, str, int], dict]) -> li
     return rows
 
 
-def fidelity(facts: list[Fact], seeds: int = 3, time_scale: float = 1.0, jobs: int = 1, progress=None) -> dict:
+def fidelity(facts: list[Fact], seeds: int = 3, time_scale: float = 1.0, jobs: int = 1, progress=None, out: Path | None = None, resume: bool = False) -> dict:
     """Run and evaluate ``facts`` (from :func:`load`, :func:`select`); the document the command
-    prints and writes: settings, per-fact rows, the count within tolerance, wall time."""
+    prints and writes: settings, per-fact rows, the count within tolerance, wall time. ``out``,
+    ``resume``: where the runs are kept and whether finished ones are reused (:func:`run`)."""
     import time
 
+    from mobmem.files import out_dir_lock
+
     t0 = time.monotonic()
-    results = run(facts, seeds, time_scale, jobs, progress)
+    check_arguments(seeds, time_scale, jobs, out, resume)
+    with out_dir_lock(out):
+        results = run(facts, seeds, time_scale, jobs, progress, out, resume)
     rows = evaluate(facts, results)
     return {
         "tolerance": TOLERANCE,
