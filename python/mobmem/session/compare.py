@@ -159,7 +159,7 @@ def run_dir(out: Path, system: str, seed: int) -> Path:
     return Path(out) / "runs" / system / f"seed-{seed}"
 
 
-def _reusable(out: Path | None, scenario: Path, system: str, seed: int, user: list, systems_file: Path | None = None) -> dict | None:
+def reusable_run(out: Path | None, scenario: Path, system: str, seed: int, user: list, systems_file: Path | None = None) -> dict | None:
     """A finished run's summary in ``out`` with the same scenario, system, seed and settings,
     made by the same simulator code and data (a run without that record is redone)."""
     if out is None:
@@ -211,7 +211,7 @@ def run_matrix(
     todo = []
     for seed in seeds:  # seeds outer, systems inner: a partial matrix still compares all systems
         for s in systems:
-            prev = _reusable(out, scenario, s, seed, user, systems_file) if resume else None
+            prev = reusable_run(out, scenario, s, seed, user, systems_file) if resume else None
             if prev is not None:
                 results[(s, seed)] = prev
                 if progress:

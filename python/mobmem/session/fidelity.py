@@ -215,7 +215,7 @@ def run(
     way (KeyboardInterrupt propagates); the finished ones are on disk."""
     from mobmem import session
     from mobmem.files import deferred_interrupts
-    from mobmem.session.compare import _reusable, run_dir
+    from mobmem.session.compare import reusable_run, run_dir
     from mobmem.session.output import write_outputs
     from mobmem.session.pool import run_all
 
@@ -228,7 +228,7 @@ def run(
         first = session.scenario_seed(path)
         for k in range(seeds):
             key = (scenario, system, first + k)
-            prev = _reusable(Path(out) / scenario, path, system, first + k, user) if resume and out is not None else None
+            prev = reusable_run(Path(out) / scenario, path, system, first + k, user) if resume else None
             if prev is not None:
                 results[key] = prev
                 if progress:
