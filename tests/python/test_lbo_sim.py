@@ -142,7 +142,7 @@ def test_parallel_invocations_give_the_sequential_study(tmp_path):
 
     args = ["--workloads", "gcbench-small", "--collectors", "ss,cc,nogc", "--heaps", "2", "--range", "4", "--invocations", "2", "-q", "--json"]
     docs = {}
-    variants = {"seq": [], "jobs2": ["--jobs", "2"]}
+    variants = {"seq": ["--jobs", "1"], "jobs2": ["--jobs", "2"]}
     if importlib.util.find_spec("ray") is not None:
         variants["ray"] = ["--executor", "ray"]
     for name, extra in variants.items():

@@ -118,7 +118,12 @@ def main(
     seed: int = typer.Option(1, "--seed", help="Seed of the per-round shuffle of configurations."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress messages."),
     report_only: bool = typer.Option(False, "--report-only", help="Run nothing: analyse the invocations already in --out."),
-    jobs_: str = options.jobs("1", "sim back end: invocations"),
+    jobs_: Optional[str] = typer.Option(
+        None,
+        "--jobs",
+        metavar="N|auto",
+        help="sim back end: invocations at a time on this machine, a number or 'auto' (from the CPUs and the free memory; the default — simulated runs give the same results in parallel). The jvm back end runs one at a time.",
+    ),
     executor: str = options.executor("sim back end: "),
     address: Optional[str] = options.address(),
 ):
@@ -142,9 +147,9 @@ def main(
     heap_multiples(heaps, range_, spacing)  # validates R and sf
     from mobmem.session.executor import check as check_executor
 
-    jobs = check_executor(jobs_, executor)
     log = _log(quiet or json_flag)
     be = _backend(backend, jdk, measure, log, warmup, timeout, app_alloc)
+    jobs = check_executor(jobs_ or ("auto" if be.deterministic else "1"), executor)
     sweep.check_parallel(be, jobs, executor)  # before the minimum-heap search
     ws, cs = be.check(_list(workloads, "workloads"), _list(collectors, "collectors") if collectors is not None else list(be.default_collectors))
     ref = be.check(ws[:1], [reference or be.reference_collector])[1][0]
