@@ -139,3 +139,15 @@ def test_a_torn_minheap_record_is_a_clear_error(tmp_path):
     (tmp_path / "minheap.json").write_text('{"gcbench/cc": 12}')
     r = CliRunner().invoke(lbo.app, ["--backend", "sim", "--workloads", "gcbench", "--collectors", "cc", "--out", str(tmp_path)])
     assert r.exit_code == 2 and "not a minimum-heap record" in r.output, r.output
+
+
+def test_lbo_at_a_multiple_is_measured_or_interpolated_in_log_log():
+    from mobmem.lbo.report import lbo_at
+
+    pts = [(1.37, 1.5), (1.0, 2.0), (4.0, 1.0), (6.0, 1.1)]
+    assert lbo_at(pts, 6.0) == (1.1, False)  # a measured multiple is its own value
+    # Between 1× (2.0) and 4× (1.0) a power law through both: 2.0 · (x/1)^(−1/2) — at 2×, √2.
+    v, approx = lbo_at([(1.0, 2.0), (4.0, 1.0)], 2.0)
+    assert approx and v == pytest.approx(math.sqrt(2.0))
+    assert lbo_at(pts, 7.0) == (None, False) and lbo_at(pts, 0.5) == (None, False)
+    assert lbo_at([(1.0, None), (2.0, float("nan"))], 1.5) == (None, False)

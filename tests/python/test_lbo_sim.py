@@ -188,6 +188,14 @@ def test_sim_app_study_reports_frames_and_runs_baseline_options(tmp_path):
     assert gcs[("cc", small)] > gcs[("cc", large)] and gcs[("nogc", None)] == 0, gcs
     report = (out / "report.md").read_text()
     assert "Janky-frame ratio (%)" in report and "P99 frame time (ms)" in report and "Collections per invocation" in report
+    # The summary at 2× and 6×: 2× lies between the two measured multiples (1.67×, 3×), so it is
+    # interpolated between their geometric means; 6× is beyond the study's range.
+    assert "Geometric-mean LBO at 2× and 6× the minimum heap" in report
+    row = next(ln for ln in report.splitlines() if ln.startswith("| cc | ≈ "))
+    wall2, wall6, cpu2, cpu6 = (c.strip() for c in row.strip("|").split("|")[1:])
+    geo = {(g["metric"], g["multiple"]): g["lbo"] for g in data["geomean"] if g["collector"] == "cc"}
+    lo, hi = sorted((geo[("task_clock_s", small)], geo[("task_clock_s", large)]))
+    assert lo - 5e-4 <= float(cpu2.removeprefix("≈ ")) <= hi + 5e-4 and wall6 == cpu6 == "—", row
 
 
 def test_sim_lbo_bad_options_get_one_line_errors():

@@ -25,9 +25,56 @@ def _cell_text(c: Cell | None) -> str:
     return s
 
 
+#: The heap multiples of the summary table (ISMM'24 quotes LBO at 2× and 6× the minimum heap).
+SUMMARY_MULTIPLES = (2.0, 6.0)
+
+
+def lbo_at(points: list[tuple[float, float]], x: float) -> tuple[float | None, bool]:
+    """The LBO at heap multiple ``x`` from measured (multiple, LBO) points: the measured value
+    where ``x`` is one of the multiples, else interpolated linearly in log(multiple) and log(LBO)
+    between the two measured multiples around it (``(value, True)``); ``(None, False)`` outside
+    the measured range."""
+    pts = sorted((m, v) for m, v in points if v is not None and math.isfinite(v) and v > 0)
+    for m, v in pts:
+        if math.isclose(m, x, rel_tol=1e-9):
+            return v, False
+    for (m0, v0), (m1, v1) in zip(pts, pts[1:]):
+        if m0 < x < m1:
+            f = (math.log(x) - math.log(m0)) / (math.log(m1) - math.log(m0))
+            return math.exp(math.log(v0) + f * (math.log(v1) - math.log(v0))), True
+    return None, False
+
+
+def summary_table(res: dict[str, Any], at: tuple[float, ...] = SUMMARY_MULTIPLES) -> tuple[str, list[str], list[list[str]]]:
+    """(title, header, rows): the geometric-mean LBO of every collector at the multiples ``at``
+    for each metric (wall time, CPU) — the paper's summary. A no-GC baseline has one value for
+    every heap size."""
+    header = ["collector"] + [f"{label}, {x:g}×" for _, _, label in res["metrics"] for x in at]
+    rows = []
+    for col in res["collectors"]:
+        row = [col]
+        for total_m, _, _ in res["metrics"]:
+            g = [x for x in res["geomean"] if x["metric"] == total_m and x["collector"] == col]
+            fixed = [x["lbo"] for x in g if x["multiple"] is None]
+            for x in at:
+                if fixed:
+                    v, approx = fixed[0], False
+                else:
+                    v, approx = lbo_at([(r["multiple"], r["lbo"]) for r in g], x)
+                row.append("—" if v is None else f"{'≈ ' if approx else ''}{v:.3f}")
+        rows.append(row)
+    measured = ", ".join(f"{m:.2f}×" for m in res["multiples"])
+    title = (
+        "Geometric-mean LBO at " + " and ".join(f"{x:g}×" for x in at) + " the minimum heap "
+        f"(≈: between two measured heap multiples, interpolated linearly in log multiple and log LBO; measured: {measured})"
+    )
+    return title, header, rows
+
+
 def tables(res: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]:
-    """[(title, header, rows)] — one table per metric × workload, plus a geometric-mean table."""
-    out = []
+    """[(title, header, rows)] — the summary at 2× and 6×, one table per metric × workload, a
+    geometric-mean table per metric, then the side metrics."""
+    out = [summary_table(res)]
     mults = res["multiples"]
     header = ["collector"] + [f"{m:.2f}×" for m in mults]
     for total_m, _, label in res["metrics"]:
