@@ -127,8 +127,8 @@ def fidelity(
     as_json: bool = typer.Option(False, "--json", help="Print the result document as JSON."),
 ) -> None:
     """Check the simulated stock phone against published stock-Android measurements."""
-    from mobmem.cli.progress import RunsProgress, wanted
-    from mobmem.errors import Interrupted, MobmemError
+    from mobmem.cli.progress import RunsProgress, runs_interrupted, wanted
+    from mobmem.errors import MobmemError
     from mobmem.files import atomic_write
     from mobmem.session import fidelity as fid
 
@@ -154,13 +154,7 @@ def fidelity(
         with bar:
             doc = fid.fidelity(chosen, seeds, time_scale, jobs, progress, out, resume)
     except KeyboardInterrupt:
-        if out is None:
-            kept = " (no --out: nothing kept)"
-        elif bar.done:
-            kept = f"; the finished ones are in {out}/ (the same command with --resume runs the rest)"
-        else:
-            kept = f"; nothing written to {out}"
-        raise Interrupted(f"fidelity after {bar.done} of {total} runs{kept}") from None
+        raise runs_interrupted("fidelity", bar.done, total, out, f"{out}/") from None
     if report is not None:
         from mobmem.harness.environment import git_revision
 

@@ -160,3 +160,15 @@ class RunsProgress:
         if self._progress is not None:
             self._progress.stop()
             self._progress = None
+
+
+def runs_interrupted(what: str, done: int, total: int, out, kept_in: str) -> Interrupted:
+    """The error for Ctrl-C during a set of runs: how far it got and what was kept (``kept_in``:
+    where under ``out`` the finished runs are), with the --resume hint."""
+    if out is None:
+        kept = " (no --out: nothing kept)"
+    elif done:
+        kept = f"; the finished ones are in {kept_in} (the same command with --resume runs the rest)"
+    else:
+        kept = f"; nothing written to {out}"
+    return Interrupted(f"{what} after {done} of {total} runs{kept}")

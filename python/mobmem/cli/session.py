@@ -470,7 +470,7 @@ def compare(
 ) -> None:
     """Run a scenario under several named systems and seeds; compare them with 95% confidence intervals."""
     from mobmem import session
-    from mobmem.cli.progress import RunsProgress, wanted
+    from mobmem.cli.progress import RunsProgress, runs_interrupted, wanted
     from mobmem.session import compare as cmp
     from mobmem.session import systems as systems_mod
     from mobmem.session.executor import check as check_executor
@@ -493,13 +493,7 @@ def compare(
         with bar:
             doc = cmp.compare(path, names, seeds, seed, list(set_), jobs=jobs, out=out, resume=resume, progress=progress, executor=executor, address=address)
     except KeyboardInterrupt:
-        if out is None:
-            kept = " (no --out: nothing kept)"
-        elif bar.done:
-            kept = f"; the finished ones are in {out}/runs/ (the same command with --resume runs the rest)"
-        else:
-            kept = f"; nothing written to {out}"
-        raise Interrupted(f"compare {path.stem} after {bar.done} of {total} runs{kept}") from None
+        raise runs_interrupted(f"compare {path.stem}", bar.done, total, out, f"{out}/runs/") from None
     agg, seed_list, first = doc["aggregate"], doc["seeds"], doc
     if as_json:
         sys.stdout.write(json.dumps(doc) + "\n")
