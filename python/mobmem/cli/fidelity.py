@@ -127,7 +127,7 @@ def fidelity(
     as_json: bool = typer.Option(False, "--json", help="Print the result document as JSON."),
 ) -> None:
     """Check the simulated stock phone against published stock-Android measurements."""
-    from mobmem.cli.progress import RunsProgress, runs_interrupted, wanted
+    from mobmem.cli.progress import RunsProgress, run_done, runs_interrupted, wanted
     from mobmem.errors import MobmemError
     from mobmem.files import atomic_write
     from mobmem.session import fidelity as fid
@@ -147,8 +147,7 @@ def fidelity(
 
     def progress(scenario: str, system: str, seed: int, res: dict, reused: bool) -> None:
         bar.advance()
-        what = "reused" if reused else f"{res.get('sim_seconds', 0):.0f} simulated s in {res.get('wall_seconds', 0):.1f} s"
-        bar.log(f"[{bar.done}/{total}] {scenario} / {system} seed {seed}: {what}")
+        bar.log(f"[{bar.done}/{total}] {scenario} / {system} seed {seed}: {run_done(res, reused)}")
 
     try:
         with bar:

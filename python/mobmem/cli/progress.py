@@ -172,3 +172,9 @@ def runs_interrupted(what: str, done: int, total: int, out, kept_in: str) -> Int
     else:
         kept = f"; nothing written to {out}"
     return Interrupted(f"{what} after {done} of {total} runs{kept}")
+
+
+def run_done(res: dict, reused: bool) -> str:
+    """How a run of a set ended, for its progress line: reused from --out, or its simulated and
+    wall seconds."""
+    return "reused" if reused else f"{res.get('sim_seconds', 0):.0f} simulated s in {res.get('wall_seconds', 0):.1f} s"

@@ -68,7 +68,7 @@ def report(
 ) -> None:
     """Run a study's experiments (a paper's, on the simulated phone) and write its report; or, for
     a run directory, write its HTML report."""
-    from mobmem.cli.progress import RunsProgress, wanted
+    from mobmem.cli.progress import RunsProgress, run_done, wanted
     from mobmem.errors import MobmemError
     from mobmem.files import atomic_write, check_out_dir, out_dir_lock
     from mobmem.session import studies
@@ -107,8 +107,7 @@ def report(
 
     def progress(exp: str, system: str, sd: int, res: dict, reused: bool) -> None:
         bar.advance()
-        how = "reused" if reused else f"{res.get('sim_seconds', 0):.0f} simulated s in {res.get('wall_seconds', 0):.1f} s"
-        bar.log(f"[{bar.done}/{total}] {exp} / {system} seed {sd}: {how}")
+        bar.log(f"[{bar.done}/{total}] {exp} / {system} seed {sd}: {run_done(res, reused)}")
 
     with out_dir_lock(out), bar:
         doc = studies.run(st, quick, seeds, seed, jobs, out, resume, list(only or []), progress, executor=executor, address=address)

@@ -470,7 +470,7 @@ def compare(
 ) -> None:
     """Run a scenario under several named systems and seeds; compare them with 95% confidence intervals."""
     from mobmem import session
-    from mobmem.cli.progress import RunsProgress, runs_interrupted, wanted
+    from mobmem.cli.progress import RunsProgress, run_done, runs_interrupted, wanted
     from mobmem.session import compare as cmp
     from mobmem.session import systems as systems_mod
     from mobmem.session.executor import check as check_executor
@@ -486,8 +486,7 @@ def compare(
 
     def progress(system: str, sd: int, res: dict, was_reused: bool) -> None:
         bar.advance()
-        what = "reused" if was_reused else f"{res.get('sim_seconds', 0):.0f} simulated s in {res.get('wall_seconds', 0):.1f} s"
-        bar.log(f"[{bar.done}/{total}] {system} seed {sd}: {what}")
+        bar.log(f"[{bar.done}/{total}] {system} seed {sd}: {run_done(res, was_reused)}")
 
     try:
         with bar:

@@ -47,20 +47,15 @@ def lbo_at(points: list[tuple[float, float]], x: float) -> tuple[float | None, b
 
 def summary_table(res: dict[str, Any], at: tuple[float, ...] = SUMMARY_MULTIPLES) -> tuple[str, list[str], list[list[str]]]:
     """(title, header, rows): the geometric-mean LBO of every collector at the multiples ``at``
-    for each metric (wall time, CPU) — the paper's summary. A no-GC baseline has one value for
-    every heap size."""
+    for each metric (wall time, CPU) — the paper's summary."""
     header = ["collector"] + [f"{label}, {x:g}×" for _, _, label in res["metrics"] for x in at]
     rows = []
     for col in res["collectors"]:
         row = [col]
         for total_m, _, _ in res["metrics"]:
-            g = [x for x in res["geomean"] if x["metric"] == total_m and x["collector"] == col]
-            fixed = [x["lbo"] for x in g if x["multiple"] is None]
+            pts = [(g["multiple"], g["lbo"]) for g in res["geomean"] if g["metric"] == total_m and g["collector"] == col]
             for x in at:
-                if fixed:
-                    v, approx = fixed[0], False
-                else:
-                    v, approx = lbo_at([(r["multiple"], r["lbo"]) for r in g], x)
+                v, approx = lbo_at(pts, x)
                 row.append("—" if v is None else f"{'≈ ' if approx else ''}{v:.3f}")
         rows.append(row)
     measured = ", ".join(f"{m:.2f}×" for m in res["multiples"])

@@ -213,13 +213,21 @@ def run(
     already there (same scenario, system, seed, settings and simulator code) are not redone.
     ``progress(scenario, system, seed, result, reused)`` after each. Ctrl-C stops the runs under
     way (KeyboardInterrupt propagates); the finished ones are on disk."""
+    from mobmem.files import out_dir_lock
+
+    check_arguments(seeds, time_scale, jobs, out, resume)
+    with out_dir_lock(out):
+        return _run(facts, seeds, time_scale, jobs, progress, out, resume)
+
+
+def _run(facts, seeds, time_scale, jobs, progress, out, resume) -> dict[tuple[str, str, int], dict]:
+    """:func:`run`'s runs, with its arguments checked and ``out`` locked."""
     from mobmem import session
     from mobmem.files import deferred_interrupts
     from mobmem.session.compare import reusable_run, run_dir
     from mobmem.session.output import write_outputs
     from mobmem.session.pool import run_all
 
-    check_arguments(seeds, time_scale, jobs, out, resume)
     user = [] if time_scale == 1.0 else [f"session.time_scale={time_scale!r}"]
     results: dict[tuple[str, str, int], dict] = {}
     todo = []
@@ -293,12 +301,8 @@ def fidelity(facts: list[Fact], seeds: int = 3, time_scale: float = 1.0, jobs: i
     ``resume``: where the runs are kept and whether finished ones are reused (:func:`run`)."""
     import time
 
-    from mobmem.files import out_dir_lock
-
     t0 = time.monotonic()
-    check_arguments(seeds, time_scale, jobs, out, resume)
-    with out_dir_lock(out):
-        results = run(facts, seeds, time_scale, jobs, progress, out, resume)
+    results = run(facts, seeds, time_scale, jobs, progress, out, resume)
     rows = evaluate(facts, results)
     return {
         "tolerance": TOLERANCE,
