@@ -83,7 +83,8 @@ pub struct AppRef {
 pub const MAX_STEP_SECONDS: f64 = 1e7;
 
 /// One step of the user's script, as written (fields keep their position for error messages).
-/// Actions: `launch {app}` (cold if not running, hot if cached), `use {seconds}` (frames at
+/// Actions: `launch {app}` (cold if not running, hot if cached; `warmup = true` leaves its time out
+/// of the launch statistics, as a benchmark's warm-up pass), `use {seconds}` (frames at
 /// 60 Hz), `home`, `wait {seconds}`, `kill {app}`, `file_io {mib, mode}` (the foreground app
 /// reads or writes a new file sequentially), `repeat {times, steps}`, `each {apps, steps}` (with
 /// "{app}" standing for each app in turn).
@@ -93,6 +94,8 @@ pub struct Step {
     pub action: Spanned<String>,
     #[serde(default)]
     pub app: Option<Spanned<String>>,
+    #[serde(default)]
+    pub warmup: Option<Spanned<bool>>,
     #[serde(default)]
     pub seconds: Option<Spanned<f64>>,
     #[serde(default)]
@@ -110,7 +113,12 @@ pub struct Step {
 /// A validated step.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub enum Action {
-    Launch(String),
+    /// Launch an app; a warm-up launch happens like any other but its time is left out of the
+    /// launch statistics (the unmeasured first pass of a benchmark's protocol).
+    Launch {
+        app: String,
+        warmup: bool,
+    },
     Use(f64),
     Home,
     Wait(f64),
@@ -240,6 +248,9 @@ fn check_steps(
             ("mib", s.mib.is_some()),
             ("mode", s.mode.is_some()),
         ];
+        if let (Some(w), false) = (&s.warmup, act == "launch") {
+            return Err(at(w.span(), format!("script.{act}: field `warmup` does not belong to a `{act}` step (only a launch is a warm-up)")));
+        }
         for (f, p) in present {
             if p && !allowed.contains(&f) {
                 return Err(at(aspan.clone(), format!("script.{act}: field `{f}` does not belong to a `{act}` step")));
@@ -271,7 +282,9 @@ fn check_steps(
             Ok(x)
         };
         out.push(match act {
-            "launch" => Action::Launch(check_app(s.app.as_ref().unwrap(), "script.launch.app")?),
+            "launch" => {
+                Action::Launch { app: check_app(s.app.as_ref().unwrap(), "script.launch.app")?, warmup: s.warmup.as_ref().is_some_and(|w| *w.get_ref()) }
+            }
             "kill" => Action::Kill(check_app(s.app.as_ref().unwrap(), "script.kill.app")?),
             "use" => Action::Use(seconds(&s.seconds)?),
             "wait" => Action::Wait(seconds(&s.seconds)?),

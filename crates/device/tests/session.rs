@@ -328,3 +328,29 @@ fn gc_service_and_concurrency_policies_keep_the_invariants() {
         }
     }
 }
+
+/// A warm-up launch (`warmup = true`) is a launch like any other — recorded, counted, hot or cold
+/// as the app's state says — but its time is left out of the launch statistics.
+#[test]
+fn warmup_launches_are_recorded_but_left_out_of_launch_statistics() {
+    let apps = &APPS[..2];
+    let warm = STEPS.replace(r#"app = "{app}" }"#, r#"app = "{app}", warmup = true }"#);
+    let text = format!("{}[[script]]\naction = \"each\"\napps = [{}]\n{warm}\n", two_passes(apps), list(apps));
+    let v = run("warmup", &text, &[]);
+    let ls = launches(&v);
+    assert_eq!(ls.len(), 6);
+    let (measured, warmups): (Vec<&Value>, Vec<&Value>) = ls.iter().partition(|l| l.get("warmup").is_none());
+    assert_eq!((measured.len(), warmups.len()), (4, 2));
+    assert!(warmups.iter().all(|l| l["warmup"] == true && l["kind"] == "hot"), "{warmups:?}");
+    for app in apps {
+        let hot: Vec<f64> = measured.iter().filter(|l| l["app"] == *app && l["kind"] == "hot").map(|l| l["ttid_ms"].as_f64().unwrap()).collect();
+        let stats = &v["launch_stats"]["hot"][*app];
+        assert_eq!(stats["n"].as_u64(), Some(hot.len() as u64), "{app}: {stats}");
+        assert!((stats["mean"].as_f64().unwrap() - hot.iter().sum::<f64>() / hot.len() as f64).abs() < 1e-9, "{app}: {stats}");
+        assert_eq!(v["per_app"][*app]["hot_launches"].as_u64(), Some(2), "warm-ups still count as launches");
+    }
+    // Only a launch can be a warm-up.
+    let bad = text.replacen(r#"{ action = "home" }"#, r#"{ action = "home", warmup = true }"#, 1);
+    let e = run_file(&scenario_file("badwarmup", &bad), &data(), &vec![], None).unwrap_err();
+    assert!(e.contains("badwarmup.toml:") && e.contains("field `warmup` does not belong to a `home` step"), "{e}");
+}

@@ -53,7 +53,8 @@ def _short(app: str, width: int = 28) -> str:
 
 
 def _kind(l: dict) -> str:
-    return "relaunch" if l.get("relaunch") else l["kind"]
+    k = "relaunch" if l.get("relaunch") else l["kind"]
+    return f"{k} (warm-up)" if l.get("warmup") else k
 
 
 def header_line(res: dict) -> str:

@@ -112,6 +112,9 @@ pub struct LaunchRecord {
     pub kind: &'static str,
     /// A cold launch of an app that had been running before and was killed.
     pub relaunch: bool,
+    /// A warm-up launch (the script's `warmup = true`): left out of the launch statistics.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub warmup: bool,
     pub ttid_ms: f64,
     pub breakdown: LaunchBreakdown,
     pub objects: LaunchObjects,

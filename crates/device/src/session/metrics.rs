@@ -63,9 +63,9 @@ fn energy(s: &Session) -> Value {
 pub fn result(s: &Session, wall_s: f64) -> Value {
     let k = &s.k;
     let v = &k.vmstat;
-    // Launch statistics by kind, per app and overall.
+    // Launch statistics by kind, per app and overall (warm-up launches left out).
     let mut by_kind: BTreeMap<&str, BTreeMap<String, Vec<f64>>> = BTreeMap::new();
-    for l in &s.launches {
+    for l in s.launches.iter().filter(|l| !l.warmup) {
         let e = by_kind.entry(l.kind).or_default();
         e.entry(l.app.clone()).or_default().push(l.ttid_ms);
         e.entry("*".into()).or_default().push(l.ttid_ms);

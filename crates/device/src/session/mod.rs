@@ -387,7 +387,7 @@ impl Session {
         }
     }
 
-    fn launch(&mut self, name: &str) -> Result<(), String> {
+    fn launch(&mut self, name: &str, warmup: bool) -> Result<(), String> {
         let i = self.app_index(name)?;
         let t0 = self.now;
         let budget = self.budget();
@@ -412,7 +412,7 @@ impl Session {
             self.am.move_to_foreground(l.proc_idx, t0);
             self.fg = Some(i);
             self.update_am();
-            let Some(l) = self.apps[i].live.as_mut() else { return self.launch(name) };
+            let Some(l) = self.apps[i].live.as_mut() else { return self.launch(name, warmup) };
             match l.hot_launch(&mut self.k, &spec, t0, t_start, budget) {
                 Some((ttid, bd, objs, pages)) => record = Some(("hot", ttid, bd, objs, pages)),
                 None => record = None,
@@ -464,6 +464,7 @@ impl Session {
                     app: name.to_string(),
                     kind,
                     relaunch: kind == "cold" && relaunch,
+                    warmup,
                     ttid_ms: ttid as f64 / 1e6,
                     breakdown: bd,
                     objects,
@@ -581,7 +582,7 @@ impl Session {
         };
         for a in actions {
             match a {
-                Action::Launch(n) => self.launch(&subst(n))?,
+                Action::Launch { app: n, warmup } => self.launch(&subst(n), *warmup)?,
                 Action::Use(secs) | Action::Wait(secs) => {
                     let step = (secs * self.inp.options.time_scale * 1e9) as Nanos;
                     let until = self.now.checked_add(step).ok_or_else(|| "the script runs past the simulated clock's range (584 years)".to_string())?;

@@ -17,7 +17,7 @@ pub fn script_totals(actions: &[Action]) -> (f64, f64) {
     actions.iter().fold((0.0, 0.0), |(secs, launches), a| {
         let (s, l) = match a {
             Action::Use(s) | Action::Wait(s) => (*s, 0.0),
-            Action::Launch(_) => (0.0, 1.0),
+            Action::Launch { .. } => (0.0, 1.0),
             Action::Repeat(n, body) => {
                 let (s, l) = script_totals(body);
                 (*n as f64 * s, *n as f64 * l)
@@ -123,7 +123,7 @@ steps = [{ action = "use", seconds = 0.5 }, { action = "wait", seconds = 0.25 }]
 
     #[test]
     fn script_totals_expand_repeat_and_each() {
-        let each = Action::Each(vec!["a".into(), "b".into()], vec![Action::Launch("{app}".into()), Action::Use(0.5), Action::Home]);
+        let each = Action::Each(vec!["a".into(), "b".into()], vec![Action::Launch { app: "{app}".into(), warmup: false }, Action::Use(0.5), Action::Home]);
         let a = vec![Action::Use(2.0), Action::Repeat(10, vec![Action::Wait(1.0), each])];
         assert_eq!(script_totals(&a), (22.0, 20.0));
         let (secs, _) = script_totals(&[Action::Repeat(u32::MAX, vec![Action::Repeat(u32::MAX, vec![Action::Use(1e12)])])]);
