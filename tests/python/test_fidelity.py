@@ -142,10 +142,16 @@ def test_a_short_run_reports_what_separate_sessions_measure(tmp_path):
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     # The runs were kept; resumed, the command reuses them all and says the same.
-    again = _mobmem("fidelity", "background-gc-objects", "--quick", "--json", "--out", str(out), "--resume")
+    report2 = tmp_path / "again.md"
+    again = _mobmem("fidelity", "background-gc-objects", "--quick", "--json", "--out", str(out), "--resume", "--report", str(report2))
     assert again.returncode == 0, again.stderr
     assert again.stderr.count("reused") == fid.QUICK_SEEDS, again.stderr
-    assert json.loads(again.stdout)["facts"] == doc["facts"]
+    doc2 = json.loads(again.stdout)
+    assert doc2["facts"] == doc["facts"]
+    # The page says its runs were reused (its own wall time is not theirs).
+    assert (doc["reused_runs"], doc2["reused_runs"]) == (0, fid.QUICK_SEEDS) and all(r["reused"] for r in doc2["runs"])
+    assert f"{fid.QUICK_SEEDS} of {fid.QUICK_SEEDS} runs were reused" in report2.read_text()
+    assert "were reused" not in report.read_text()
     (row,) = doc["facts"]
     assert doc["seeds"] == fid.QUICK_SEEDS and doc["time_scale"] == fid.QUICK_TIME_SCALE
     fact = fid.select(fid.load(), ["background-gc-objects"])[0]

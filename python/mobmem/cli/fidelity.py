@@ -21,6 +21,8 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from mobmem.session.provenance import reused_runs_line
+
 console = Console(width=None if sys.stdout.isatty() else 200)
 
 
@@ -80,7 +82,9 @@ def markdown(doc: dict, command: str, revision: str | None) -> str:
         f"- revision: `{revision or 'unknown'}`",
         f"- seeds per scenario: {doc['seeds']}; time scale of use and wait durations: {doc['time_scale']:g}"
         + (" (a shortened run: its numbers are not comparable with the published ones)" if doc["time_scale"] != 1.0 else ""),
-        f"- wall time: {doc['wall_seconds']:.0f} s",
+        f"- wall time: {doc['wall_seconds']:.0f} s"
+        + (f" (the runs themselves took {sum(r['wall_seconds'] for r in doc['runs']):,.0f} s, one after another)" if doc.get("reused_runs") else ""),
+        *([reused_runs_line(doc["reused_runs"], len(doc["runs"]))] if doc.get("reused_runs") else []),
         "",
         f"**{doc['within']} of {len(doc['facts'])} facts are within ±{doc['tolerance'] * 100:.0f} % of the published value**"
         + (f" ({len(doc['facts']) - doc['measured']} not measured)." if doc["measured"] < len(doc["facts"]) else "."),

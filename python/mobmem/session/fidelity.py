@@ -302,7 +302,15 @@ def fidelity(facts: list[Fact], seeds: int = 3, time_scale: float = 1.0, jobs: i
     import time
 
     t0 = time.monotonic()
-    results = run(facts, seeds, time_scale, jobs, progress, out, resume)
+    reused: set[tuple[str, str, int]] = set()
+
+    def note(scenario: str, system: str, seed: int, res: dict, was_reused: bool) -> None:
+        if was_reused:
+            reused.add((scenario, system, seed))
+        if progress:
+            progress(scenario, system, seed, res, was_reused)
+
+    results = run(facts, seeds, time_scale, jobs, note, out, resume)
     rows = evaluate(facts, results)
     return {
         "tolerance": TOLERANCE,
@@ -313,8 +321,9 @@ def fidelity(facts: list[Fact], seeds: int = 3, time_scale: float = 1.0, jobs: i
         "within": sum(1 for r in rows if r["within"]),
         "measured": sum(1 for r in rows if r["within"] is not None),
         "runs": [
-            {"scenario": sc, "system": sy, "seed": sd, "sim_seconds": r["sim_seconds"], "wall_seconds": r["wall_seconds"]}
+            {"scenario": sc, "system": sy, "seed": sd, "sim_seconds": r["sim_seconds"], "wall_seconds": r["wall_seconds"], "reused": (sc, sy, sd) in reused}
             for (sc, sy, sd), r in sorted(results.items())
         ],
+        "reused_runs": len(reused),
         "wall_seconds": time.monotonic() - t0,
     }

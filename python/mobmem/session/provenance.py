@@ -32,3 +32,11 @@ def code_version() -> str:
             h.update(str(p.relative_to(DATA)).encode() + b"\0")
             file_hash(h, p)
     return h.hexdigest()[:16]
+
+
+def reused_runs_line(reused: int, total: int) -> str:
+    """A report's line saying how many of its runs a resumed invocation took from disk."""
+    return (
+        f"- {reused} of {total} runs were reused from an earlier invocation (`--resume`, same scenario, system, seed and"
+        " settings): their numbers come from the code that ran them"
+    )

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Callable
 
 from mobmem.errors import MobmemError
+from mobmem.session.provenance import reused_runs_line
 
 
 @dataclass(frozen=True)
@@ -199,10 +200,7 @@ def header_lines(doc: dict, study: Study) -> list[str]:
         f"- wall time: {doc['wall_seconds']:.0f} s",
     ]
     if doc.get("reused_runs"):
-        lines.append(
-            f"- {doc['reused_runs']} of {doc['runs']} runs were reused from an earlier invocation (`--resume`, same scenario, system, seed and"
-            " settings): their numbers come from the code that ran them"
-        )
+        lines.append(reused_runs_line(doc["reused_runs"], doc["runs"]))
     ran = [e["id"] for e in doc["experiments"]]
     skipped = [e.id for e in study.experiments if e.id not in ran]
     if skipped:
