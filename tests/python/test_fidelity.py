@@ -102,6 +102,7 @@ def test_cold_io_share_is_a_quantile_across_apps_of_each_apps_mean_share():
             launch("a", "hot", 100.0, file_ms=100.0),  # hot launches do not count
             launch("b", "cold", 500.0, swap_ms=200.0, zram_ms=300.0),  # b: 40 % (zram is not I/O)
             launch("c", "cold", 2000.0),  # c: 0 %
+            {**launch("c", "cold", 1000.0, file_ms=900.0), "warmup": True},  # a warm-up launch does not count
         ]
     }
     f = fid.METRICS["cold_io_share"].fn

@@ -49,6 +49,12 @@ def cached_max_after_launch(res: dict) -> float | None:
     return float(c["alive_after_launch_max"]) if c["alive_after_launch"] else None
 
 
+def measured_launches(res: dict, kind: str | None = None) -> list[dict]:
+    """The result's launches of ``kind`` (every kind when None) without the scenario's warm-up
+    launches, which happen as any other but are left out of every statistic (as ``launch_stats``)."""
+    return [l for l in res.get("launches", []) if not l.get("warmup") and (kind is None or l["kind"] == kind)]
+
+
 def _gc_objects(res: dict, app: str, state: str, type: str) -> float | None:
     xs = [g["objects_touched"] for g in res["gcs"] if g["app"] == app and g["state"] == state and g["type"] == type]
     return sum(xs) / len(xs) if xs else None
@@ -61,11 +67,11 @@ _IO_PARTS = ("file_read_wait_ms", "major_fault_file_ms", "major_fault_flash_swap
 
 
 def _cold_io_share(res: dict, quantile: float) -> float | None:
-    """Per app, the mean share (%) of its cold launches' TTID spent blocked on I/O; the
+    """Per app, the mean share (%) of its measured cold launches' TTID spent blocked on I/O; the
     ``quantile`` of those shares across apps (linear interpolation)."""
     per_app: dict[str, list[float]] = {}
-    for launch in res["launches"]:
-        if launch["kind"] == "cold" and launch["ttid_ms"] > 0:
+    for launch in measured_launches(res, "cold"):
+        if launch["ttid_ms"] > 0:
             bd = launch["breakdown"]
             per_app.setdefault(launch["app"], []).append(100.0 * sum(bd[k] for k in _IO_PARTS) / launch["ttid_ms"])
     if not per_app:

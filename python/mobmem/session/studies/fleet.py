@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mobmem.session.fidelity import cached_at_first_kill, cached_max_after_launch, launch_stat
+from mobmem.session.fidelity import cached_at_first_kill, cached_max_after_launch, launch_stat, measured_launches
 from mobmem.session.studies.study import Experiment, Row, Study, experiment_lines, header_lines, overall, per_app_lines, run_fps
 
 
@@ -93,7 +93,7 @@ SWAP_GRAIN_PER_APP = (
 
 
 def _hot_object_swap_in_ms(res: dict) -> float | None:
-    xs = [l["breakdown"].get("object_swap_in_ms", 0.0) for l in res.get("launches", []) if l["kind"] == "hot" and not l.get("warmup")]
+    xs = [l["breakdown"].get("object_swap_in_ms", 0.0) for l in measured_launches(res, "hot")]
     return sum(xs) / len(xs) if xs else None
 
 
@@ -216,8 +216,8 @@ def explain(exp: dict, systems: list[str], seeds: list[int]) -> list[str]:
         per_class: dict[str, list[float]] = {}
         n = 0
         for sd in seeds:
-            for launch in exp["results"][f"{s}/{sd}"].get("launches", []):
-                if launch["app"] != app or launch["kind"] != "hot" or launch.get("warmup"):
+            for launch in measured_launches(exp["results"][f"{s}/{sd}"], "hot"):
+                if launch["app"] != app:
                     continue
                 n += 1
                 for c in launch.get("heap_pages", []):
