@@ -33,7 +33,8 @@ demo: $(STAMP)
 
 test: $(STAMP) lint test-tools
 	cargo test --workspace --quiet
-	$(PY) -m pytest -q tests/python
+	@# one worker per core; a file's tests stay on one worker (module fixtures run once, e.g. the shipped scenarios)
+	$(PY) -m pytest -q -n auto --dist loadfile tests/python
 
 # Formatting and lints (part of `make test`): rustfmt, clippy with warnings as errors, ruff.
 lint: $(STAMP)
