@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -258,7 +259,24 @@ def test_compare_two_systems_two_seeds(tmp_path):
     assert "vs_base" in agg["overall"]["gc_count"]["cmc"]
     assert set(agg["per_app"]["synthetic:footprint=32m,objsize=512"]) == {"hot_p50_ms", "hot_p90_ms", "relaunches"}
     assert (out / "compare.json").is_file() and (out / "runs" / "cmc" / "seed-2" / "summary.json").is_file()
-    assert list(csv.DictReader((out / "compare.csv").open()))[0].keys() >= {"metric", "system", "mean", "ci_low", "ci_high"}
+    # compare.csv: per metric, app and system the statistics, the test against the baseline and
+    # every seed's value; no interval reaches below zero (every metric is a count, time or ratio),
+    # and intervals of two seeds say so.
+    rows = list(csv.DictReader((out / "compare.csv").open()))
+    want = {"metric", "app", "system", "n", "mean", "sd", "ci_low", "ci_high", "ci_note", "ratio", "p_value", "significant", "seed_1", "seed_2"}
+    assert rows[0].keys() >= want
+    assert {r["system"] for r in rows} == {"stock", "cmc"} and any(r["app"] for r in rows)
+    assert all(float(r["ci_low"]) >= 0 for r in rows if r["ci_low"])
+    assert all("few-values" in r["ci_note"] for r in rows if r["ci_low"])
+    tested = [r for r in rows if r["p_value"]]
+    assert tested and all(r["system"] == "cmc" and r["baseline"] == "stock" and 0 <= float(r["p_value"]) <= 1 for r in tested)
+    for r in rows:  # the mean is the mean of the seeds' values
+        vals = [float(r[f"seed_{sd}"]) for sd in (1, 2) if r[f"seed_{sd}"]]
+        assert (not vals and not r["mean"]) or abs(float(r["mean"]) - sum(vals) / len(vals)) <= 1e-9 * max(1.0, abs(float(r["mean"])))
+    # compare_runs.csv: one row per run, as the Python API's frame.
+    per_run = list(csv.DictReader((out / "compare_runs.csv").open()))
+    assert [(r["system"], r["seed"]) for r in per_run] == [("stock", "1"), ("cmc", "1"), ("stock", "2"), ("cmc", "2")]
+    assert float(per_run[1]["gc_count"]) == a["runs"][1]["summary"]["gc"]["count"]
 
     # Serial runs give the same results as parallel ones.
     b = jrun("compare", TINY, "--systems", "stock,cmc", "--seeds", "2", "--jobs", "1")
@@ -284,8 +302,10 @@ def test_compare_two_systems_two_seeds(tmp_path):
         "direct reclaims",
         "jank ratio",
         "Student-t",
+        "† from fewer than 3 seeds",
     ):
         assert needle in p.stdout, needle
+    assert re.search(r"×\d+\.\d\d .*\(.*p [=<] ", p.stdout), "Welch's p-value next to the ratio"
 
     one = jrun("compare", TINY, "--systems", "stock,noswap", "--seeds", "1")
     st = one["aggregate"]["overall"]["hot_p50_ms"]["noswap"]

@@ -33,9 +33,9 @@ def _num(v, unit: str) -> str:
 
 
 def _ci(r: dict) -> str:
-    if r["ci_low"] is None:
-        return "—"
-    return f"[{_num(r['ci_low'], r['unit'])}, {_num(r['ci_high'], r['unit'])}]"
+    from mobmem.session.compare import fmt_interval
+
+    return fmt_interval(r, lambda v: _num(v, r["unit"])) or "—"
 
 
 def _err(r: dict) -> str:
@@ -73,6 +73,8 @@ def table(doc: dict) -> Table:
 
 def markdown(doc: dict, command: str, revision: str | None) -> str:
     """The report page: what was run, the table, the sources, how to read it."""
+    from mobmem.session.compare import ci_legend, flags_in
+
     lines = [
         "# Fidelity of the stock baseline",
         "",
@@ -108,6 +110,7 @@ def markdown(doc: dict, command: str, revision: str | None) -> str:
         "mean across seeds (none with one seed); `—` is a value no run measured (for example an app with",
         "no hot launch). What the model lacks where a fact is off, with the runs that show it:",
         "[fidelity-gaps.md](fidelity-gaps.md).",
+        *(["", *ci_legend(flags_in(doc["facts"]))] if flags_in(doc["facts"]) else []),
     ]
     lines += ["", "## Sources", ""]
     lines += [f"- `{r['id']}`: {r['source']}." for r in doc["facts"]]
@@ -168,6 +171,10 @@ def fidelity(
         sys.stdout.write(json.dumps(doc) + "\n")
         return
     console.print(table(doc))
+    from mobmem.session.compare import ci_legend, flags_in
+
+    for line in ci_legend(flags_in(doc["facts"])):
+        console.print(line, highlight=False)
     console.print(
         f"{doc['within']} of {len(doc['facts'])} facts within ±{doc['tolerance'] * 100:.0f} %; {len(doc['runs'])} runs in {doc['wall_seconds']:.0f} s"
     )

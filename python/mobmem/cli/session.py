@@ -392,31 +392,13 @@ def _run_session(path: Path, pairs, seed: Optional[int], system: Optional[str], 
         raise prog.interrupted(f"{what}{path.stem}", out) from None
 
 
-def _cell(st: dict, fmt: str) -> tuple[str, str]:
-    if st["mean"] is None:
-        return "—", ""
-    m = fmt.format(st["mean"])
-    if st["ci_low"] is None:
-        return m, ""
-    hw = (st["ci_high"] - st["ci_low"]) / 2
-    return m, "± " + fmt.format(hw)
-
-
-def _vs(st: dict) -> str:
-    v = st.get("vs_base")
-    if not v or v.get("ratio") is None:
-        return ""
-    if not v["significant"]:
-        return "n.s."
-    return f"×{v['ratio']:.2f}"
-
-
 def compare_tables(agg: dict, title: str) -> list[Table]:
-    from mobmem.session.compare import METRICS
+    """The comparison's tables: per system the mean across seeds and its 95% interval, and against
+    the first system the ratio of means with Welch's p (:mod:`mobmem.session.compare`'s helpers)."""
+    from mobmem.session.compare import METRICS, PER_APP, fmt_interval, fmt_versus
 
     systems = agg["systems"]
-    n = len(agg["seeds"])
-    ci = n >= 2
+    ci = len(agg["seeds"]) >= 2
 
     def new(title_: str) -> Table:
         t = Table(title=title_, show_edge=False, title_justify="left")
@@ -432,12 +414,12 @@ def compare_tables(agg: dict, title: str) -> list[Table]:
     def row(t: Table, label: str, stats: dict, fmt: str) -> None:
         cells = []
         for i, s in enumerate(systems):
-            m, hw = _cell(stats[s], fmt)
-            cells.append(m)
+            st = stats[s]
+            cells.append("—" if st["mean"] is None else fmt.format(st["mean"]))
             if ci:
-                cells.append(hw)
+                cells.append(fmt_interval(st, fmt))
                 if i > 0:
-                    cells.append(_vs(stats[s]))
+                    cells.append(fmt_versus(st))
         t.add_row(label, *cells)
 
     t = new(title)
@@ -449,11 +431,24 @@ def compare_tables(agg: dict, title: str) -> list[Table]:
     if hot_apps:
         h = new("hot launch per app (ms): p50, p90; relaunches")
         for a in hot_apps:
-            row(h, f"{_short(a)} p50", pa[a]["hot_p50_ms"], "{:.1f}")
-            row(h, f"{_short(a)} p90", pa[a]["hot_p90_ms"], "{:.1f}")
-            row(h, f"{_short(a)} relaunches", pa[a]["relaunches"], "{:.1f}")
+            for key, label, fmt in PER_APP:
+                row(h, f"{_short(a)} {label.removeprefix('hot launch ').removesuffix(' ms')}", pa[a][key], fmt)
         tables.append(h)
     return tables
+
+
+def compare_legend(agg: dict) -> list[str]:
+    """The lines under the comparison's tables: how to read them, and what their marks mean."""
+    from mobmem.session.compare import ci_legend, flags_in
+
+    systems, n = agg["systems"], len(agg["seeds"])
+    if n < 2:
+        return ["one seed: means of a single run, no confidence intervals and no tests (use --seeds 3 or more)"]
+    return [
+        f"95% CI: Student-t interval of the mean across {n} seeds; vs {systems[0]}: ratio of means and Welch's test "
+        "(n.s.: no significant difference, p ≥ 0.05)",
+        *ci_legend(flags_in(agg)),
+    ]
 
 
 def compare(
@@ -508,14 +503,8 @@ def compare(
         console.print(f"  {n}: {systems_mod.get(n).description}", highlight=False, style="dim")
     for t in compare_tables(agg, "mean across seeds"):
         console.print(t)
-    if len(seed_list) < 2:
-        console.print("one seed: means of a single run, no confidence intervals (use --seeds 3 or more)", highlight=False)
-    else:
-        console.print(
-            f"95% CI: Student-t half-width across {len(seed_list)} seeds; vs {names[0]}: ratio of means when "
-            "Welch's test says the difference is significant (p < 0.05), else n.s.",
-            highlight=False,
-        )
+    for line in compare_legend(agg):
+        console.print(line, highlight=False)
     console.print(f"{total} runs in {doc['wall_seconds']:.1f} s wall" + (f"; files in {out}/" if out else ""), highlight=False)
 
 

@@ -6,12 +6,21 @@ run :func:`metrics` extracts the compared numbers; :func:`aggregate` gives, per 
 the mean across seeds with a 95% Student-t confidence interval (``mobmem.harness.stats``; none
 with a single seed) and, against the first system, the ratio of means with Welch's test and
 Fieller's interval ("no significant difference" rather than a noisy ratio).
+
+Every interval follows one rule (:func:`stat`, :func:`versus`), and every table prints it with
+one set of helpers (:func:`fmt_interval`, :func:`fmt_versus`, :func:`ci_legend`): an interval is
+cut at the bounds of what the quantity can be (a count, a time, an energy or a ratio is never
+below zero; :data:`BOUNDS`) and the cut bound is marked, since the t interval knows nothing of
+them; an interval from fewer than :data:`MIN_N` values is flagged — with two values it rests on
+one degree of freedom (t = 12.7) and says little.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import statistics
+import warnings
 from pathlib import Path
 from typing import Callable
 
@@ -37,6 +46,13 @@ METRICS = [
     ("gc_energy_j", "CPU energy of GC threads J", "{:,.2f}"),
 ]
 LABELS = {k: (label, fmt) for k, label, fmt in METRICS}
+#: Per-app metrics: key, label, format.
+PER_APP = [
+    ("hot_p50_ms", "hot launch p50 ms", "{:.1f}"),
+    ("hot_p90_ms", "hot launch p90 ms", "{:.1f}"),
+    ("relaunches", "relaunches", "{:.1f}"),
+]
+PER_APP_METRICS = tuple(k for k, _, _ in PER_APP)
 
 
 def _f(x) -> float | None:
@@ -87,49 +103,178 @@ def metrics(res: dict) -> dict:
     return {"overall": out, "per_app": per_app}
 
 
-def stat(values: list[float | None]) -> dict:
-    """Mean and 95% Student-t CI of the non-missing values (no CI below two values)."""
+#: The fewest values whose interval is reported without a flag.
+MIN_N = 3
+#: What a metric can be, when not just "not below zero" (:data:`NONNEGATIVE`): (lower, upper).
+BOUNDS: dict[str, tuple[float | None, float | None]] = {"jank_ratio": (0.0, 1.0)}
+NONNEGATIVE: tuple[float | None, float | None] = (0.0, None)
+#: An interval's flags: the mark a table puts on it, and what the mark means.
+FEW, CUT_LOW, CUT_HIGH = "few-values", "cut-low", "cut-high"
+CI_NOTES = {
+    FEW: ("†", f"from fewer than {MIN_N} seeds: a t interval on one degree of freedom (t = 12.7), too wide to say much; use {MIN_N} or more seeds"),
+    CUT_LOW: ("‡", "bound cut at what the quantity can be: the t interval reached past it (a count, time or energy is never negative, a share never above 1)"),
+}
+CI_NOTES[CUT_HIGH] = CI_NOTES[CUT_LOW]
+
+
+def bounds(key: str) -> tuple[float | None, float | None]:
+    """(lower, upper) of the compared metric ``key`` (every one is at least zero)."""
+    return BOUNDS.get(key, NONNEGATIVE)
+
+
+def stat(values: list[float | None], lower: float | None = 0.0, upper: float | None = None, confidence: float = 0.95) -> dict:
+    """Mean, standard deviation and 95% Student-t CI of the non-missing values (no CI below two
+    values). The interval is cut at ``lower``/``upper`` — what the quantity can be; the default
+    is "never below zero", which holds for every number a session reports (``lower=None`` for a
+    signed one) — and ``ci_flags`` says so (:data:`CUT_LOW`, :data:`CUT_HIGH`); an interval of
+    fewer than :data:`MIN_N` values is flagged :data:`FEW`. Cutting keeps the coverage: the true
+    mean lies within the bounds, so whenever the t interval holds it, the cut one does too."""
     from mobmem.harness.stats import t_interval
 
     xs = [v for v in values if v is not None]
+    out: dict = {"n": len(xs), "mean": None, "sd": None, "ci_low": None, "ci_high": None, "ci_method": None, "ci_flags": [], "values": values}
     if not xs:
-        return {"n": 0, "mean": None, "ci_low": None, "ci_high": None, "values": values}
-    mean = sum(xs) / len(xs)
-    lo = hi = None
-    if len(xs) >= 2:
-        iv = t_interval(xs, 0.95)
-        lo, hi = iv.low, iv.high
-    return {"n": len(xs), "mean": mean, "ci_low": lo, "ci_high": hi, "values": values}
+        return out
+    out["mean"] = sum(xs) / len(xs)
+    if len(xs) < 2:
+        return out
+    out["sd"] = statistics.stdev(xs)
+    iv = t_interval(xs, confidence)
+    lo, hi, flags = _cut(iv.low, iv.high, lower, upper)
+    if len(xs) < MIN_N:
+        flags.insert(0, FEW)
+    out.update(ci_low=lo, ci_high=hi, ci_method=iv.method, ci_flags=flags)
+    return out
 
 
-def versus(base: list[float | None], other: list[float | None]) -> dict | None:
-    """``other`` against ``base``: ratio of means, Fieller CI, Welch p (None below 2 values each)."""
+def _cut(lo: float, hi: float, lower: float | None, upper: float | None) -> tuple[float, float, list[str]]:
+    flags = []
+    if lower is not None and lo < lower:
+        lo = lower
+        flags.append(CUT_LOW)
+    if upper is not None and hi > upper:
+        hi = upper
+        flags.append(CUT_HIGH)
+    return lo, hi, flags
+
+
+def versus(base: list[float | None], other: list[float | None], lower: float | None = 0.0) -> dict | None:
+    """``other`` against ``base``: ratio of means, Fieller CI, Welch p (None below 2 values each).
+    For quantities not below zero (``lower`` ≥ 0) the ratio is not either: its interval is cut at
+    zero and flagged as :func:`stat` does; fewer than :data:`MIN_N` values on a side are flagged."""
     from mobmem.harness.stats import compare
 
     a = [v for v in base if v is not None]
     b = [v for v in other if v is not None]
     if len(a) < 2 or len(b) < 2 or sum(a) == 0:
         return None
-    r = compare(a, b, 0.95)
+    with warnings.catch_warnings():
+        # Seeds that agree to many digits (a deterministic model often gives them): scipy warns
+        # of precision loss on a variance near zero; the test still answers, and the table says
+        # what it found.
+        warnings.filterwarnings("ignore", "Precision loss", RuntimeWarning)
+        r = compare(a, b, 0.95)
     d = r.to_dict()
     for k in ("ratio", "p_value"):
         if isinstance(d[k], float) and math.isnan(d[k]):
             d[k] = None
+    ci = d["ci"]
+    flags: list[str] = []
+    if not (math.isnan(ci["low"]) or math.isnan(ci["high"])):
+        ci["low"], ci["high"], flags = _cut(ci["low"], ci["high"], 0.0 if lower is not None and lower >= 0 else None, None)
+    if min(len(a), len(b)) < MIN_N:
+        flags.insert(0, FEW)
+    d["ci_flags"] = flags
     return d
+
+
+def _num(x: float, fmt: str | Callable[[float], str]) -> str:
+    if math.isinf(x):
+        return "∞" if x > 0 else "−∞"
+    return fmt(x) if callable(fmt) else fmt.format(x)
+
+
+def fmt_interval(st: dict, fmt: str | Callable[[float], str]) -> str:
+    """``[lo, hi]`` of a :func:`stat` (``""`` without one), each bound formatted with ``fmt`` (a
+    format string or a function): ``‡`` on a bound cut at what the quantity can be, ``†`` after
+    an interval of fewer than :data:`MIN_N` values."""
+    if st.get("ci_low") is None:
+        return ""
+    flags = st.get("ci_flags") or []
+    lo = _num(st["ci_low"], fmt) + (CI_NOTES[CUT_LOW][0] if CUT_LOW in flags else "")
+    hi = _num(st["ci_high"], fmt) + (CI_NOTES[CUT_HIGH][0] if CUT_HIGH in flags else "")
+    return f"[{lo}, {hi}]" + (CI_NOTES[FEW][0] if FEW in flags else "")
+
+
+def fmt_stat(st: dict, fmt: str) -> str:
+    """``mean [lo, hi]`` (``mean`` with one value, ``—`` with none)."""
+    if st["mean"] is None:
+        return "—"
+    iv = fmt_interval(st, fmt)
+    return fmt.format(st["mean"]) + (f" {iv}" if iv else "")
+
+
+def fmt_p(p: float | None) -> str:
+    """A p-value as a table prints it: ``p = 0.012``, ``p < 0.001``."""
+    if p is None:
+        return "p —"
+    return "p < 0.001" if p < 0.001 else f"p = {p:.2g}"
+
+
+def fmt_versus(st: dict, interval: bool = False) -> str:
+    """A :func:`stat`'s ``vs_base``: ``×0.67 (p = 0.012)``, ``×1.02 (n.s., p = 0.41)`` when Welch's
+    test finds no significant difference at 5 %, ``—`` without a test; with ``interval`` the
+    ratio's Fieller interval after it (marked as :func:`fmt_interval` marks)."""
+    v = st.get("vs_base")
+    if not v or v.get("ratio") is None:
+        return "—"
+    s = "×" + _num(v["ratio"], "{:.2f}")
+    if interval and v.get("ci") and not math.isnan(v["ci"]["low"]):
+        s += " " + fmt_interval({"ci_low": v["ci"]["low"], "ci_high": v["ci"]["high"], "ci_flags": v.get("ci_flags")}, "{:.2f}")
+    p = fmt_p(v.get("p_value"))
+    return s + (f" ({p})" if v.get("significant") else f" (n.s., {p})")
+
+
+def flags_in(doc) -> set[str]:
+    """Every interval flag in a document of statistics (any nesting of dicts and lists)."""
+    found: set[str] = set()
+    if isinstance(doc, dict):
+        found.update(doc.get("ci_flags") or [])
+        for v in doc.values():
+            if isinstance(v, (dict, list)):
+                found |= flags_in(v)
+    elif isinstance(doc, list):
+        for v in doc:
+            if isinstance(v, (dict, list)):
+                found |= flags_in(v)
+    return found
+
+
+def ci_legend(flags: set[str]) -> list[str]:
+    """What each mark in a table means, for the marks it has."""
+    out = []
+    if FEW in flags:
+        out.append(" ".join(CI_NOTES[FEW]))
+    if flags & {CUT_LOW, CUT_HIGH}:
+        out.append(" ".join(CI_NOTES[CUT_LOW]))
+    return out
 
 
 def aggregate(systems: list[str], seeds: list[int], results: dict[tuple[str, int], dict]) -> dict:
     """Per metric and system: stat() across seeds; per app the same for hot p50/p90 and relaunches;
-    ``vs_base`` compares each system with the first."""
-    ms = {(s, seed): metrics(results[(s, seed)]) for s in systems for seed in seeds}
+    ``vs_base`` compares each system with the first. A (system, seed) pair missing from
+    ``results`` (a comparison still under way) counts as a run without the metric."""
+    ms = {(s, seed): metrics(results[(s, seed)]) for s in systems for seed in seeds if (s, seed) in results}
+    none: dict = {"overall": {}, "per_app": {}}
     overall: dict = {}
     for key, _, _ in METRICS:
+        lo, hi = bounds(key)
         overall[key] = {}
         for s in systems:
-            vals = [ms[(s, seed)]["overall"][key] for seed in seeds]
-            overall[key][s] = stat(vals)
+            vals = [ms.get((s, seed), none)["overall"].get(key) for seed in seeds]
+            overall[key][s] = stat(vals, lo, hi)
             if s != systems[0]:
-                overall[key][s]["vs_base"] = versus(overall[key][systems[0]]["values"], vals)
+                overall[key][s]["vs_base"] = versus(overall[key][systems[0]]["values"], vals, lo)
     apps: list[str] = []
     for m in ms.values():
         for a in m["per_app"]:
@@ -138,12 +283,21 @@ def aggregate(systems: list[str], seeds: list[int], results: dict[tuple[str, int
     per_app: dict = {}
     for a in apps:
         per_app[a] = {}
-        for key in ("hot_p50_ms", "hot_p90_ms", "relaunches"):
-            by = {s: stat([ms[(s, seed)]["per_app"].get(a, {}).get(key) for seed in seeds]) for s in systems}
+        for key in PER_APP_METRICS:
+            lo, hi = bounds(key)
+            by = {s: stat([ms.get((s, seed), none)["per_app"].get(a, {}).get(key) for seed in seeds], lo, hi) for s in systems}
             for s in systems[1:]:
-                by[s]["vs_base"] = versus(by[systems[0]]["values"], by[s]["values"])
+                by[s]["vs_base"] = versus(by[systems[0]]["values"], by[s]["values"], lo)
             per_app[a][key] = by
-    return {"confidence": 0.95, "interval": "student-t", "seeds": seeds, "systems": systems, "overall": overall, "per_app": per_app}
+    return {
+        "confidence": 0.95,
+        "interval": "student-t",
+        "min_n": MIN_N,
+        "seeds": seeds,
+        "systems": systems,
+        "overall": overall,
+        "per_app": per_app,
+    }
 
 
 def _job(args: tuple) -> tuple[str, int, dict]:
@@ -251,8 +405,9 @@ def compare(
     + 0 … seeds−1) and return the comparison document: the scenario, the systems with their
     settings, the seeds, :func:`aggregate`'s statistics, every run's summary and the wall time.
     With ``out``, each run's files are written as it finishes (see :func:`run_matrix`) and
-    ``compare.json`` and ``compare.csv`` at the end. ``executor``/``address``: where the runs
-    execute (:mod:`mobmem.session.executor`). Bad arguments raise MobmemError."""
+    ``compare.json``, ``compare.csv`` (the statistics) and ``compare_runs.csv`` (one row per run)
+    at the end. ``executor``/``address``: where the runs execute (:mod:`mobmem.session.executor`).
+    Bad arguments raise MobmemError."""
 
     from mobmem import session
 
@@ -293,7 +448,8 @@ def _compare(scenario, systems, seed_list, user, pairs, jobs, out, resume, progr
         "wall_seconds": time.perf_counter() - t0,
     }
     if out is not None:
-        atomic_write(Path(out) / "compare.csv", csv_text(csv_rows(doc)))
+        atomic_write(Path(out) / "compare.csv", csv_text(csv_rows(doc), csv_fields(doc)))
+        atomic_write(Path(out) / "compare_runs.csv", csv_text(run_rows(doc), ["system", "seed", *(k for k, _, _ in METRICS)]))
         atomic_write(Path(out) / "compare.json", json.dumps(doc, indent=1) + "\n")
     return doc
 
@@ -317,14 +473,69 @@ def check_arguments(systems: list[str], seeds: int, seed: int | None, jobs: int,
         check_out_dir(out)
 
 
+#: compare.csv's columns before one ``seed_N`` column per seed (that seed's value).
+CSV_FIELDS = [
+    "metric",
+    "label",
+    "app",
+    "system",
+    "n",
+    "mean",
+    "sd",
+    "ci_low",
+    "ci_high",
+    "ci_method",
+    "ci_note",
+    "baseline",
+    "ratio",
+    "ratio_ci_low",
+    "ratio_ci_high",
+    "ratio_ci_note",
+    "p_value",
+    "significant",
+    "test",
+]
+
+
+def _note(flags) -> str:
+    return "; ".join(flags or [])
+
+
 def csv_rows(doc: dict) -> list[dict]:
-    """The aggregates of a comparison document as CSV rows: metric, app ("" overall), system,
-    n, mean, 95% CI."""
+    """The statistics of a comparison document as CSV rows (:data:`CSV_FIELDS`): per metric, app
+    ("" overall) and system the mean, standard deviation and 95% CI across seeds (``ci_note``:
+    its flags, :data:`CI_NOTES`); against the baseline (the first system) the ratio of means,
+    Fieller's interval and Welch's p-value; then each seed's value (``seed_N``)."""
     agg, names = doc["aggregate"], list(doc["systems"])
+    seeds = agg["seeds"]
+    labels = {**{k: label for k, label, _ in METRICS}, **{k: label for k, label, _ in PER_APP}}
     rows = []
 
     def row(key: str, app: str, n: str, st: dict) -> None:
-        rows.append({"metric": key, "app": app, "system": n, "n": st["n"], "mean": st["mean"], "ci_low": st["ci_low"], "ci_high": st["ci_high"]})
+        r = {
+            "metric": key,
+            "label": labels.get(key, key),
+            "app": app,
+            "system": n,
+            **{k: st.get(k) for k in ("n", "mean", "sd", "ci_low", "ci_high", "ci_method")},
+            "ci_note": _note(st.get("ci_flags")),
+        }
+        v = st.get("vs_base")
+        if n != names[0]:
+            r["baseline"] = names[0]
+        if v:
+            r.update(
+                ratio=v["ratio"],
+                ratio_ci_low=v["ci"]["low"],
+                ratio_ci_high=v["ci"]["high"],
+                ratio_ci_note=_note(v.get("ci_flags")),
+                p_value=v["p_value"],
+                significant=v["significant"],
+                test=v["test"],
+            )
+        for seed, x in zip(seeds, st["values"]):
+            r[f"seed_{seed}"] = x
+        rows.append(r)
 
     for key, _label, _ in METRICS:
         for n in names:
@@ -334,3 +545,13 @@ def csv_rows(doc: dict) -> list[dict]:
             for n in names:
                 row(key, a, n, by[n])
     return rows
+
+
+def csv_fields(doc: dict) -> list[str]:
+    return [*CSV_FIELDS, *(f"seed_{s}" for s in doc["aggregate"]["seeds"])]
+
+
+def run_rows(doc: dict) -> list[dict]:
+    """One row per run of a comparison document: ``system, seed`` and every compared metric
+    (:data:`METRICS`), as the Python API's frame."""
+    return [{"system": r["system"], "seed": r["seed"], **metrics(r["summary"])["overall"]} for r in doc["runs"]]

@@ -293,7 +293,7 @@ def evaluate(facts: list[Fact], results: dict[tuple[str, str, int], dict]) -> li
                 "system": f.system,
                 "metric": f.metric,
                 "params": f.params,
-                **{k: s[k] for k in ("n", "mean", "ci_low", "ci_high", "values")},
+                **{k: s[k] for k in ("n", "mean", "ci_low", "ci_high", "ci_flags", "values")},
                 "rel_error": err,
                 "within": None if err is None else abs(err) <= TOLERANCE,
             }

@@ -14,7 +14,7 @@ import statistics
 from pathlib import Path
 
 from mobmem.session.fidelity import launch_stat
-from mobmem.session.studies.study import Experiment, Row, Study, experiment_lines, fps, header_lines, overall, per_app_lines
+from mobmem.session.studies.study import FPS, SHARE, Experiment, Row, Study, experiment_lines, fps, header_lines, overall, per_app_lines
 
 
 def _fg_app(res: dict) -> str | None:
@@ -77,10 +77,10 @@ ROWS = (
     Row("needed_ratio", "pages needed again / pages evicted", _needed_ratio, "{:.3f}"),
     Row("evicted", "pages evicted (pgsteal)", lambda r: _vm("pgsteal_kswapd")(r) + _vm("pgsteal_direct")(r), "{:,.0f}"),
     Row("allocstall", "direct reclaims (allocstall)", _vm("allocstall"), "{:,.0f}"),
-    Row("direct_share", "share of evictions by direct reclaim", _direct_share, "{:.3f}"),
+    Row("direct_share", "share of evictions by direct reclaim", _direct_share, "{:.3f}", SHARE),
     Row("fg_ttid", "launch time of the foreground app (TTID), ms", _fg_launch("ttid_ms")),
     Row("fg_launch_stall", "reclaim stall in that launch, ms", _fg_launch("reclaim_stall_ms")),
-    Row("fg_fps", "FPS of the foreground app", _fg_fps, "{:.2f}"),
+    Row("fg_fps", "FPS of the foreground app", _fg_fps, "{:.2f}", FPS),
     Row("kswapd_cpu", "kswapd CPU, ms", lambda r: float(r.get("kswapd_cpu_ms", 0.0)), "{:,.0f}"),
 )
 

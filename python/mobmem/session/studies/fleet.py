@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from mobmem.session.fidelity import cached_at_first_kill, cached_max_after_launch, launch_stat, measured_launches
-from mobmem.session.studies.study import Experiment, Row, Study, experiment_lines, header_lines, overall, per_app_lines, run_fps
+from mobmem.session.studies.study import FPS, SHARE, Experiment, Row, Study, experiment_lines, header_lines, overall, per_app_lines, run_fps
 
 
 def _per_app_launch(stat: str):
@@ -116,8 +116,8 @@ HOT_ROWS = (
     Row("app_kills", "app kills", overall("app_kills")),
     Row("cached_mean", "apps cached, mean", overall("cached_mean"), "{:,.2f}"),
     Row("pswpin", "swap-ins (pswpin)", overall("pswpin"), "{:,.0f}"),
-    Row("jank", "jank ratio (foreground frames)", overall("jank_ratio"), "{:.4f}"),
-    Row("fps", "FPS of the foreground app", run_fps, "{:.2f}"),
+    Row("jank", "jank ratio (foreground frames)", overall("jank_ratio"), "{:.4f}", SHARE),
+    Row("fps", "FPS of the foreground app", run_fps, "{:.2f}", FPS),
     Row("bg_gc_cpu", "GC CPU in background, s", lambda r: _gc_sum("gc_cpu_ms", "bg")(r) / 1000.0, "{:,.1f}"),
     Row("bg_gc_objects", "objects touched per background GC", _per_gc("objects_touched", "bg"), "{:,.0f}"),
     Row("bg_later_objects", "objects touched per background GC after the transition / grouping GC", _later_bg("objects_touched"), "{:,.0f}"),

@@ -14,12 +14,14 @@ from mobmem.session.provenance import reused_runs_line
 
 @dataclass(frozen=True)
 class Row:
-    """One reported number of a run: ``fn(summary) -> float | None``."""
+    """One reported number of a run: ``fn(summary) -> float | None``; ``bounds``: what it can be
+    (lower, upper; the interval of its mean is cut there, :func:`mobmem.session.compare.stat`)."""
 
     key: str
     label: str
     fn: Callable[[dict], float | None]
     fmt: str = "{:,.1f}"
+    bounds: tuple[float | None, float | None] = (0.0, None)
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,11 @@ class Study:
     quick_time_scale: float = 0.05
     quick_seeds: int = 1
     extra: dict = field(default_factory=dict)
+
+
+#: Bounds of a share (a part over its whole) and of frames per second at a 60 Hz vsync.
+SHARE: tuple[float | None, float | None] = (0.0, 1.0)
+FPS: tuple[float | None, float | None] = (0.0, 60.0)
 
 
 def overall(key: str) -> Callable[[dict], float | None]:
@@ -89,14 +96,17 @@ def plan(study: Study, quick: bool, seeds: int, seed: int | None) -> tuple[list[
     return systems, seed_list, extra
 
 
-def stats(systems: list[str], seeds: list[int], results: dict, fn: Callable[[dict], float | None]) -> dict:
-    """Per system: mean and CI across seeds of ``fn``; ``vs_base`` against the first system."""
+def stats(
+    systems: list[str], seeds: list[int], results: dict, fn: Callable[[dict], float | None], bounds: tuple[float | None, float | None] = (0.0, None)
+) -> dict:
+    """Per system: mean and CI across seeds of ``fn`` (cut at ``bounds``); ``vs_base`` against the
+    first system."""
     from mobmem.session.compare import stat, versus
 
     vals = {s: [fn(results[(s, seed)]) for seed in seeds] for s in systems}
-    out = {s: stat(v) for s, v in vals.items()}
+    out = {s: stat(v, *bounds) for s, v in vals.items()}
     for s in systems[1:]:
-        out[s]["vs_base"] = versus(vals[systems[0]], vals[s])
+        out[s]["vs_base"] = versus(vals[systems[0]], vals[s], bounds[0])
     return out
 
 
@@ -149,9 +159,9 @@ def run(
             executor=executor,
             address=address,
         )
-        rows = {r.key: stats(exp_systems, seed_list, res, r.fn) for r in e.rows}
+        rows = {r.key: stats(exp_systems, seed_list, res, r.fn, r.bounds) for r in e.rows}
         apps = sorted({a for r in res.values() for a in r.get("per_app", {})})
-        per_app = {r.key: {a: stats(exp_systems, seed_list, res, lambda x, a=a, r=r: (r.fn(x) or {}).get(a)) for a in apps} for r in e.per_app}
+        per_app = {r.key: {a: stats(exp_systems, seed_list, res, lambda x, a=a, r=r: (r.fn(x) or {}).get(a), r.bounds) for a in apps} for r in e.per_app}
         doc["experiments"].append(
             {
                 "id": e.id,
@@ -169,20 +179,18 @@ def run(
 
 
 def fmt_stat(st: dict, fmt: str) -> str:
-    """``mean [lo, hi]`` (or ``mean`` with one value, ``—`` with none)."""
-    if st["mean"] is None:
-        return "—"
-    s = fmt.format(st["mean"])
-    if st.get("ci_low") is not None:
-        s += f" [{fmt.format(st['ci_low'])}, {fmt.format(st['ci_high'])}]"
-    return s
+    """``mean [lo, hi]`` (or ``mean`` with one value, ``—`` with none); marks as
+    :func:`mobmem.session.compare.fmt_interval`."""
+    from mobmem.session.compare import fmt_stat as compare_fmt_stat
+
+    return compare_fmt_stat(st, fmt)
 
 
 def fmt_vs(st: dict) -> str:
-    v = st.get("vs_base")
-    if not v or v.get("ratio") is None:
-        return "—"
-    return f"×{v['ratio']:.2f}" + ("" if v.get("significant") else " (n.s.)")
+    """The ratio to the first system with Welch's p (:func:`mobmem.session.compare.fmt_versus`)."""
+    from mobmem.session.compare import fmt_versus
+
+    return fmt_versus(st)
 
 
 def header_lines(doc: dict, study: Study) -> list[str]:
@@ -211,12 +219,17 @@ def header_lines(doc: dict, study: Study) -> list[str]:
             "**A quick run** (`--quick`): one seed, fewer systems, every use and wait duration scaled down. It shows",
             "the mechanisms at work; its numbers are not the study's results (run without `--quick` for those).",
         ]
+    from mobmem.session.compare import ci_legend, flags_in
+
     lines += [
         "",
         "Cells are the mean across seeds with its 95 % Student-t interval in brackets (none with one seed);",
-        f"`vs {systems[0]}` is the ratio of means with Welch's test (`n.s.`: not significant at 5 %; `—` with one",
-        "seed).",
+        f"`vs {systems[0]}` is the ratio of means with Welch's test and its p-value (`n.s.`: not significant at 5 %;",
+        "`—` with one seed).",
     ]
+    legend = ci_legend(flags_in([[e["rows"], e["per_app"]] for e in doc["experiments"]]))
+    if legend:
+        lines += ["", *(f"{line}." if i == len(legend) - 1 else f"{line};" for i, line in enumerate(legend))]
     return lines
 
 

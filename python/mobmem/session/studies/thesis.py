@@ -25,7 +25,7 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
-from mobmem.session.studies.study import Experiment, Row, Study, experiment_lines, header_lines, overall, run_fps
+from mobmem.session.studies.study import FPS, SHARE, Experiment, Row, Study, experiment_lines, header_lines, overall, run_fps
 
 #: MMU window lengths reported, ms.
 MMU_WINDOWS = (10.0, 100.0, 1000.0)
@@ -85,13 +85,13 @@ ROWS = (
     Row("power", "mean CPU power, mW", lambda r: (r.get("energy") or {}).get("mean_power_mw"), "{:,.0f}"),
     Row("mhz", "mean frequency, MHz", lambda r: statistics.fmean((r.get("energy") or {}).get("mean_mhz", {}).values() or [0.0]), "{:,.0f}"),
     TTID,
-    Row("fps", "frames per second delivered (60 Hz vsync)", run_fps, "{:.2f}"),
-    Row("jank", "jank ratio", overall("jank_ratio"), "{:.4f}"),
+    Row("fps", "frames per second delivered (60 Hz vsync)", run_fps, "{:.2f}", FPS),
+    Row("jank", "jank ratio", overall("jank_ratio"), "{:.4f}", SHARE),
     GCS,
     GC_CPU,
     Row("pause_mean", "GC pause time per collection, ms", _pause_per_gc, "{:,.2f}"),
     PAUSE_MAX,
-    *(Row(f"mmu_{int(w)}", f"MMU at {w:g} ms (worst app)", _mmu(w), "{:.3f}") for w in MMU_WINDOWS),
+    *(Row(f"mmu_{int(w)}", f"MMU at {w:g} ms (worst app)", _mmu(w), "{:.3f}", SHARE) for w in MMU_WINDOWS),
     *FOOTPRINT,
 )
 
