@@ -5,11 +5,13 @@ drawn with a non-zero size)."""
 
 from __future__ import annotations
 
+import csv
 import os
 import re
 import shutil
 import subprocess
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -24,6 +26,98 @@ def run_dir(tmp_path_factory) -> Path:
     d = tmp_path_factory.mktemp("run") / "r"
     subprocess.run([*MOBMEM, "run", TINY, "--set", "session.app_sample_ms=500", "--out", str(d)], check=True, capture_output=True, cwd=ROOT)
     return d
+
+
+@pytest.fixture(scope="module")
+def compare_dir(tmp_path_factory) -> Path:
+    """Two systems × two seeds; the baseline (stock) sorts after the other by name."""
+    d = tmp_path_factory.mktemp("cmp") / "c"
+    subprocess.run([*MOBMEM, "compare", TINY, "--systems", "stock,noswap", "--seeds", "2", "--out", str(d)], check=True, capture_output=True, cwd=ROOT)
+    return d
+
+
+class _Tables(HTMLParser):
+    """The page's tables with an id: id → rows of cell texts (the header row first)."""
+
+    def __init__(self):
+        super().__init__()
+        self.tables: dict[str, list[list[str]]] = {}
+        self._id = None
+        self._cell: list[str] | None = None
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "table" and dict(attrs).get("id"):
+            self._id = dict(attrs)["id"]
+            self.tables[self._id] = []
+        elif self._id and tag == "tr":
+            self.tables[self._id].append([])
+        elif self._id and tag in ("td", "th"):
+            self._cell = []
+
+    def handle_endtag(self, tag):
+        if tag == "table":
+            self._id = None
+        elif self._id and tag in ("td", "th") and self._cell is not None:
+            self.tables[self._id][-1].append("".join(self._cell).strip())
+            self._cell = None
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell.append(data)
+
+
+def tables_of(page: str) -> dict[str, list[dict[str, str]]]:
+    p = _Tables()
+    p.feed(page)
+    return {k: [dict(zip(rows[0], r)) for r in rows[1:]] for k, rows in p.tables.items()}
+
+
+def _num(cell: str) -> float:
+    return float(cell.replace(",", ""))
+
+
+def test_html_report_of_a_comparison_has_its_statistics(compare_dir):
+    r = subprocess.run([*MOBMEM, "report", str(compare_dir), "--html"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    page = (compare_dir / "report.html").read_text()
+    t = tables_of(page)
+    stats, per_app, runs = t["statistics"], t["statistics-per-app"], t["runs"]
+    # Systems in the comparison's order: stock, its first system, is the baseline.
+    assert list(stats[0]) == ["metric", "stock mean", "stock 95 % CI", "noswap mean", "noswap 95 % CI", "noswap vs stock"]
+    assert list(runs[0]) == ["metric", "stock seed 1", "stock seed 2", "noswap seed 1", "noswap seed 2"]
+    assert len(stats) == len(runs) and per_app
+    # Every interval is of two seeds: flagged, and none has a negative bound.
+    intervals = [row[c] for row in stats + per_app for c in row if c.endswith("95 % CI") and row[c]]
+    assert intervals and all(ci.endswith("†") and not re.search(r"[-−]\s*\d", ci) for ci in intervals), intervals
+    assert "fewer than 3 seeds" in page
+    # Against the baseline: the ratio with its interval and Welch's p-value.
+    vs = [row["noswap vs stock"] for row in stats + per_app]
+    assert any(re.fullmatch(r"×[\d.]+ \[[^\]]+\]†? \((n\.s\., )?p [=<] [\d.e-]+\)", v) for v in vs), vs
+    assert all(v == "—" or v.startswith("×") for v in vs)
+    # Every run's value, the same as compare_runs.csv; each mean is the mean of its runs.
+    by_run = {(x["system"], x["seed"]): x for x in csv.DictReader((compare_dir / "compare_runs.csv").open())}
+    gcs = next(row for row in runs if row["metric"] == "GCs")
+    for (system, seed), x in by_run.items():
+        assert _num(gcs[f"{system} seed {seed}"]) == round(float(x["gc_count"]))
+    energy = next(row for row in runs if row["metric"] == "CPU energy J")
+    mean = next(row for row in stats if row["metric"] == "CPU energy J")
+    for s in ("stock", "noswap"):
+        assert abs(_num(mean[f"{s} mean"]) - (_num(energy[f"{s} seed 1"]) + _num(energy[f"{s} seed 2"])) / 2) <= 0.1
+
+
+def test_html_report_of_a_comparison_stopped_part_way(compare_dir, tmp_path):
+    # No compare.json and a run missing: the page still has the statistics of the runs there,
+    # the systems in name order with that said.
+    part = tmp_path / "part"
+    shutil.copytree(compare_dir / "runs", part / "runs")
+    shutil.rmtree(part / "runs" / "noswap" / "seed-2")
+    r = subprocess.run([*MOBMEM, "report", str(part), "--html"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    page = (part / "report.html").read_text()
+    stats = tables_of(page)["statistics"]
+    assert "stock vs noswap" in stats[0] and "name order" in page
+    one = next(row for row in stats if row["metric"] == "GCs")
+    assert one["noswap 95 % CI"] == "" and one["stock 95 % CI"].endswith("†") and one["stock vs noswap"] == "—"
 
 
 def test_plot_writes_every_figure(run_dir):

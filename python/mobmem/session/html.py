@@ -1,6 +1,11 @@
 """One self-contained HTML page for a run or comparison directory: what ran, the launch-time
 statistics, kills and per-app totals as tables, and the figures of :mod:`mobmem.session.plots`
 inlined as SVG (no external file, script or font: it opens offline and can be mailed).
+
+A comparison's page opens with what the comparison is for: per metric and system the mean across
+seeds with its 95 % interval, the ratio to the first system with Fieller's interval and Welch's
+p-value (:func:`mobmem.session.compare.aggregate`, computed from the runs in the directory, so a
+comparison stopped part-way still gets its page), the same per app, and every run's value.
 """
 
 from __future__ import annotations
@@ -39,10 +44,70 @@ def _apps_table(runs: dict[str, list]):
     return r.apps[cols]
 
 
-def _table(df, floatfmt: str = "{:,.1f}") -> str:
+def _table(df, floatfmt: str = "{:,.1f}", table_id: str | None = None) -> str:
     if df is None:
         return "<p><em>none</em></p>"
-    return df.to_html(index=False, float_format=lambda x: floatfmt.format(x), border=0, classes="t", na_rep="—")
+    return df.to_html(index=False, float_format=lambda x: floatfmt.format(x), border=0, classes="t", na_rep="—", table_id=table_id)
+
+
+def _stat_table(rows: list[tuple[str, dict, str]], systems: list[str], first_col: str, table_id: str) -> str:
+    """Rows of (label, {system: stat}, format) as a table: per system its mean and 95 % interval,
+    per other system its ratio to the first with Fieller's interval and Welch's p."""
+    import pandas as pd
+
+    from mobmem.session.compare import fmt_interval, fmt_versus
+
+    out = []
+    for label, by, fmt in rows:
+        r = {first_col: label}
+        for s in systems:
+            st = by[s]
+            r[f"{s} mean"] = "—" if st["mean"] is None else fmt.format(st["mean"])
+            r[f"{s} 95 % CI"] = fmt_interval(st, fmt)
+        for s in systems[1:]:
+            r[f"{s} vs {systems[0]}"] = fmt_versus(by[s], interval=True)
+        out.append(r)
+    return _table(pd.DataFrame(out), table_id=table_id)
+
+
+def _comparison(runs: dict[str, list], baseline_named: bool = True) -> list[str]:
+    """A comparison's statistics (none for a single run): the metrics' table, the same per app
+    and every run's values. ``baseline_named``: the systems' order is the comparison's (its
+    ``compare.json``), not their names'."""
+    import pandas as pd
+
+    from mobmem.session.compare import METRICS, PER_APP, aggregate, ci_legend, flags_in, metrics
+
+    if sum(len(rs) for rs in runs.values()) < 2:
+        return []
+    systems = list(runs)
+    results = {(s, r.raw.get("seed")): r.raw for s, rs in runs.items() for r in rs}
+    seeds = sorted({sd for _, sd in results})
+    agg = aggregate(systems, seeds, results)
+    e = html.escape
+    parts = [
+        "<h2>Comparison</h2>",
+        f"<p>Mean across seeds ({e(', '.join(map(str, seeds)))}) with its 95 % Student-t interval; against <b>{e(systems[0])}</b>, the ratio of "
+        "means with Fieller's 95 % interval and Welch's test (<i>n.s.</i>: no significant difference, p ≥ 0.05). One seed gives no interval and no "
+        "test. The same numbers are in <code>compare.csv</code> and <code>compare_runs.csv</code>."
+        + ("" if baseline_named else " (No <code>compare.json</code> here: the systems are in name order and the first is the baseline.)")
+        + "</p>",
+        _stat_table([(label, agg["overall"][key], fmt) for key, label, fmt in METRICS], systems, "metric", "statistics"),
+    ]
+    pa = agg["per_app"]
+    apps = [a for a in pa if any(pa[a]["hot_p50_ms"][s]["n"] or pa[a]["relaunches"][s]["mean"] for s in systems)]
+    if apps:
+        parts += [
+            "<h3>Per app</h3>",
+            _stat_table([(f"{a}: {label}", pa[a][key], fmt) for a in apps for key, label, fmt in PER_APP], systems, "app: metric", "statistics-per-app"),
+        ]
+    legend = ci_legend(flags_in(agg))
+    if legend:
+        parts.append("<p class='note'>" + "<br>".join(e(x) for x in legend) + "</p>")
+    cols = {f"{s} seed {r.raw.get('seed')}": metrics(r.raw)["overall"] for s, rs in runs.items() for r in rs}
+    every = pd.DataFrame([{"metric": label, **{c: "—" if m[key] is None else fmt.format(m[key]) for c, m in cols.items()}} for key, label, fmt in METRICS])
+    parts += ["<h3>Every run</h3>", _table(every, table_id="runs")]
+    return parts
 
 
 def render(path: Path, command: str | None = None) -> str:
@@ -66,7 +131,7 @@ def render(path: Path, command: str | None = None) -> str:
         f"<title>mobmem: {e(str(first.get('scenario')))}</title>",
         "<style>body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}"
         "table.t{border-collapse:collapse;font-size:13px;margin:0.5em 0 1.5em}table.t td,table.t th{padding:2px 8px;border-bottom:1px solid #ddd;text-align:right}"
-        "table.t th{background:#f4f4f4}figure{margin:1em 0}svg{max-width:100%;height:auto}code{background:#f4f4f4;padding:1px 4px}</style>",
+        "table.t th{background:#f4f4f4}table.t td:first-child,table.t th:first-child{text-align:left}p.note{font-size:13px;color:#555}figure{margin:1em 0}svg{max-width:100%;height:auto}code{background:#f4f4f4;padding:1px 4px}</style>",
         "</head><body>",
         f"<h1>{e(str(first.get('scenario')))}</h1>",
         "<p>"
@@ -81,6 +146,7 @@ def render(path: Path, command: str | None = None) -> str:
     ]
     if command:
         parts.append(f"<p>made by <code>{e(command)}</code> from <code>{e(str(path))}</code></p>")
+    parts += _comparison(runs, (Path(path) / "compare.json").is_file())
     parts += [
         "<h2>Apps alive and cached</h2>",
         f"<figure id='cached_apps'>{svgs['cached_apps']}</figure>",

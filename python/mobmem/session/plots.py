@@ -34,18 +34,30 @@ CATEGORY_LABELS = {
 
 def load_runs(path: Path) -> dict[str, list]:
     """``{system: [Result, …]}`` of a run directory (one system, named after the run's) or of a
-    comparison directory (``runs/SYSTEM/seed-N``)."""
+    comparison directory (``runs/SYSTEM/seed-N``): systems in the comparison's order (its
+    ``compare.json``; the first is the baseline), else by name, each system's runs by seed."""
+    import json
+
     from mobmem.api import load
 
     path = Path(path)
     if (path / "summary.json").is_file():
         r = load(path)
         return {r.raw.get("system_name") or "run": [r]}
-    runs = sorted(path.glob("runs/*/seed-*/summary.json"))
+    runs = list(path.glob("runs/*/seed-*/summary.json"))
     if not runs:
         raise MobmemError(f"{path}: no summary.json and no runs/SYSTEM/seed-N/ (not a run or compare directory)")
+    try:
+        order = list(json.loads((path / "compare.json").read_text())["systems"])
+    except (OSError, ValueError, KeyError, TypeError):
+        order = []
+
+    def key(p: Path) -> tuple:
+        system, seed = p.parent.parent.name, p.parent.name.removeprefix("seed-")
+        return (order.index(system) if system in order else len(order), system, int(seed) if seed.lstrip("-").isdigit() else 0, seed)
+
     out: dict[str, list] = {}
-    for p in runs:
+    for p in sorted(runs, key=key):
         out.setdefault(p.parent.parent.name, []).append(load(p.parent))
     return out
 
