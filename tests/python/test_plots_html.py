@@ -120,6 +120,110 @@ def test_html_report_of_a_comparison_stopped_part_way(compare_dir, tmp_path):
     assert one["noswap 95 % CI"] == "" and one["stock 95 % CI"].endswith("†") and one["stock vs noswap"] == "—"
 
 
+def _labelled(ax) -> bool:
+    """An axis label that names its unit in parentheses at its end: ``time to initial display (ms)``."""
+    return bool(re.search(r"\([^()]+\)$", ax.get_ylabel()))
+
+
+def _axes_with_data(fig):
+    return [ax for ax in fig.axes if ax.get_visible() and (ax.lines or ax.collections or ax.patches)]
+
+
+@pytest.mark.parametrize("which", ["run", "compare"])
+def test_every_panel_has_axis_labels_with_units(which, run_dir, compare_dir):
+    from mobmem.session import plots
+
+    runs = plots.load_runs(run_dir if which == "run" else compare_dir)
+    figs = plots.figures(runs)
+    plt = plots._plt()
+    try:
+        assert len(figs["memory"].axes) == 1 + len(set(runs[next(iter(runs))][0].app_memory["app"]))
+        for name, fig in figs.items():
+            for ax in _axes_with_data(fig):
+                assert _labelled(ax), (name, ax.get_title(), ax.get_ylabel())
+                # x: labelled here, or shared with a labelled panel (a stack of panels on one time axis)
+                xlabels = [a.get_xlabel() for a in ax.get_shared_x_axes().get_siblings(ax)]
+                assert any(xlabels), (name, ax.get_title())
+                unit = any(re.search(r"\([^()]+\)$", x) for x in xlabels)
+                assert unit or (name == "launches" and ax.get_xlabel() == "app"), (name, ax.get_title(), xlabels)
+        # Counts get whole-number ticks.
+        ticks = figs["cached_apps"].axes[0].get_yticks()
+        assert len(ticks) >= 2 and all(float(t).is_integer() for t in ticks)
+    finally:
+        for f in figs.values():
+            plt.close(f)
+
+
+def test_launches_are_points_named_by_system(compare_dir):
+    from matplotlib.patches import PathPatch
+    from mobmem.session import plots
+
+    runs = plots.load_runs(compare_dir)
+    fig = plots.fig_launches(runs)
+    try:
+        launches = plots.launches_frame(runs)
+        counts = launches.groupby(["kind", "app", "system"]).size()
+        drawn = 0
+        for ax in fig.axes:
+            points = sum(len(c.get_offsets()) for c in ax.collections)
+            drawn += points
+            # a box only for a group of at least MIN_BOX launches (none here: two seeds, a launch or two each)
+            assert sum(isinstance(p, PathPatch) for p in ax.patches) == 0 and (counts < plots.MIN_BOX).all()
+            legend = [t.get_text() for t in ax.get_legend().get_texts()]
+            assert legend == ["stock", "noswap"], legend
+            assert not re.search(r"\bC\d=", ax.get_title()), ax.get_title()
+        assert drawn == len(launches)  # every launch a point, the one-launch groups too
+    finally:
+        plots._plt().close(fig)
+
+
+def test_every_app_has_its_own_colour_in_every_figure(compare_dir):
+    import itertools
+    import math
+
+    from matplotlib.colors import to_rgb
+    from mobmem.session import plots
+
+    for n in (1, 10, 18, 25, 60, 70):
+        apps = [f"app{i}" for i in range(n)]
+        colors = plots.app_colors(apps)
+        assert len(set(colors.values())) == n and colors == plots.app_colors(apps)
+        if 1 < n <= 25:  # well apart, not shades a reader cannot tell apart
+            assert min(math.dist(a, b) for a, b in itertools.combinations(colors.values(), 2)) > 0.2
+    runs = plots.load_runs(compare_dir)
+    figs = plots.figures(runs)
+    try:
+        colors = plots.app_colors(plots._apps(runs))
+        scatters = [c for c in figs["activity"].axes[0].collections if not c.get_label().startswith("_")]
+        assert scatters, "one labelled scatter per app"
+        for c in scatters:
+            label = c.get_label()  # the app's name, shortened with "…" when long
+            app = next(a for a in colors if a == label or (label.endswith("…") and a.startswith(label[:-1])))
+            assert tuple(to_rgb(c.get_facecolor()[0])) == pytest.approx(colors[app]), label
+        assert len({tuple(c.get_facecolor()[0]) for c in scatters}) == len(scatters)
+    finally:
+        for f in figs.values():
+            plots._plt().close(f)
+
+
+def test_fleet_curve_counts_apps_on_whole_numbers():
+    from mobmem.session.plots import _plt
+    from mobmem.session.studies import fleet
+
+    # Curves of one to three apps: matplotlib's own ticks would fall on halves.
+    exp = {
+        "title": "t",
+        "results": {"stock/1": {"cached_apps": {"alive_after_launch": [1, 2, 2, 3]}}, "fleet/1": {"cached_apps": {"alive_after_launch": [1, 2, 3, 3]}}},
+    }
+    fig = fleet.curve_figure(exp, ["stock", "fleet"], [1])
+    try:
+        ax = fig.axes[0]
+        assert all(float(t).is_integer() for t in ax.get_yticks()) and all(float(t).is_integer() for t in ax.get_xticks())
+        assert _labelled(ax) and ax.get_xlabel()
+    finally:
+        _plt().close(fig)
+
+
 def test_plot_writes_every_figure(run_dir):
     r = subprocess.run([*MOBMEM, "plot", str(run_dir)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
@@ -132,9 +236,8 @@ def test_plot_writes_every_figure(run_dir):
     assert "Java heap" in svg and "native heap" in svg and "twitter" in svg
 
 
-def test_plot_of_a_comparison_and_bad_input(tmp_path):
-    out = tmp_path / "cmp"
-    subprocess.run([*MOBMEM, "compare", TINY, "--systems", "stock,noswap", "--seeds", "1", "--out", str(out)], check=True, capture_output=True, cwd=ROOT)
+def test_plot_of_a_comparison_and_bad_input(compare_dir, tmp_path):
+    out = compare_dir
     r = subprocess.run([*MOBMEM, "plot", str(out)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert "noswap" in (out / "plots" / "launches.svg").read_text()

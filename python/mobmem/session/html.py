@@ -98,7 +98,7 @@ def _comparison(runs: dict[str, list], baseline_named: bool = True) -> list[str]
     apps = [a for a in pa if any(pa[a]["hot_p50_ms"][s]["n"] or pa[a]["relaunches"][s]["mean"] for s in systems)]
     if apps:
         parts += [
-            "<h3>Per app</h3>",
+            "<h3>Per app: hot launches and relaunches</h3>",
             _stat_table([(f"{a}: {label}", pa[a][key], fmt) for a in apps for key, label, fmt in PER_APP], systems, "app: metric", "statistics-per-app"),
         ]
     legend = ci_legend(flags_in(agg))
@@ -161,7 +161,7 @@ def render(path: Path, command: str | None = None) -> str:
         f"<figure id='mmu'>{svgs['mmu']}</figure>",
         "<h2>Kills</h2>",
         _table(_kills_table(runs)),
-        "<h2>Per app</h2>",
+        "<h2>Per app</h2>" if sum(len(rs) for rs in runs.values()) == 1 else f"<h2>Per app: {e(next(iter(runs)))}, seed {e(str(first.get('seed')))}</h2>",
         _table(_apps_table(runs)),
         "</body></html>",
     ]

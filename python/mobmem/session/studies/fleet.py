@@ -161,13 +161,11 @@ EXPERIMENTS = [
 ]
 
 
-def _curve_figure(exp: dict, systems: list[str], seeds: list[int], path: Path) -> list[str]:
-    """Apps cached after each launch (mean across seeds), one line per system; PNG and SVG."""
-    import matplotlib
+def curve_figure(exp: dict, systems: list[str], seeds: list[int]):
+    """Apps alive after each launch (mean across seeds), one line per system (a matplotlib Figure)."""
+    from mobmem.session.plots import _plt, integer_axis
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = _plt()
     fig, ax = plt.subplots(figsize=(7, 3.2))
     styles = ["-", "--", ":", "-."]
     for i, s in enumerate(systems):
@@ -176,18 +174,28 @@ def _curve_figure(exp: dict, systems: list[str], seeds: list[int], path: Path) -
         if n:
             ys = [sum(c[j] for c in curves) / len(curves) for j in range(n)]
             ax.plot(range(1, n + 1), ys, label=s, drawstyle="steps-post", linestyle=styles[i % len(styles)], linewidth=1.6)
-    ax.set_xlabel("launch")
-    ax.set_ylabel("apps alive after it")
-    ax.set_title(exp["title"], fontsize=9)
+    ax.set_xlabel("launch (number in the scenario)")
+    ax.set_ylabel("apps alive after it (count)")
+    integer_axis(ax.xaxis)
+    integer_axis(ax.yaxis)
+    ax.set_title(exp["title"] + (f" (mean of {len(seeds)} seeds)" if len(seeds) > 1 else ""), fontsize=9)
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
     fig.tight_layout()
+    return fig
+
+
+def _curve_figure(exp: dict, systems: list[str], seeds: list[int], path: Path) -> list[str]:
+    """:func:`curve_figure` as PNG and SVG next to ``path``; the files' names."""
+    from mobmem.session.plots import _plt
+
+    fig = curve_figure(exp, systems, seeds)
     names = []
     for ext in ("png", "svg"):
         p = path.with_suffix("." + ext)
         fig.savefig(p, dpi=120, metadata={"Date": None} if ext == "svg" else None)
         names.append(p.name)
-    plt.close(fig)
+    _plt().close(fig)
     return names
 
 
