@@ -6,6 +6,7 @@ both marks. Checked as properties over generated samples, not against stored num
 from __future__ import annotations
 
 import math
+import re
 import statistics
 
 from hypothesis import given, settings
@@ -83,6 +84,15 @@ def test_study_rows_use_the_same_rule():
     assert out["b"]["vs_base"]["p_value"] is not None and out["b"]["vs_base"]["ci"]["low"] >= 0.0
     capped = study_stats(["a"], [1, 2], {("a", 1): {"x": 0.99}, ("a", 2): {"x": 0.2}}, lambda r: r["x"], (0.0, 1.0))
     assert capped["a"]["ci_high"] == 1.0 and cmp.CUT_HIGH in capped["a"]["ci_flags"]
+    # The report's table and its header print the interval with its marks and say what they mean.
+    from mobmem.session.studies import fleet
+    from mobmem.session.studies.study import experiment_lines, header_lines
+
+    exp = {"id": "caching-large", "title": "t", "scenario": "s", "settings": [], "systems": ["a", "b"], "rows": {"cached_max": out}, "per_app": {}}
+    doc = {"title": "T", "command": "c", "systems": ["a", "b"], "seeds": [1, 2], "wall_seconds": 1.0, "quick": False, "experiments": [exp]}
+    page = "\n".join(header_lines(doc, fleet.STUDY) + experiment_lines(exp, fleet.STUDY, ["a", "b"]))
+    assert re.search(r"\[0(\.0+)?‡, ", page) and "]†" in page and "† from fewer than 3 seeds" in page and "‡ bound cut" in page
+    assert re.search(r"×[\d.]+ \((n\.s\., )?p [=<] ", page)
 
 
 def test_aggregate_counts_a_missing_run_as_a_run_without_the_metric():

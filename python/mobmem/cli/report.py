@@ -124,6 +124,10 @@ def report(
         return
     for t in _tables(doc):
         console.print(t)
+    from mobmem.session.compare import ci_legend, flags_in
+
+    for line in ci_legend(flags_in([[e["rows"], e["per_app"]] for e in doc["experiments"]])):
+        console.print(line, highlight=False)
     console.print(f"{total} runs in {doc['wall_seconds']:.0f} s" + (f"; report in {report_}" if report_ else ""))
 
 
