@@ -135,7 +135,8 @@ def _first(runs: dict[str, list]):
     system, rs = next(iter(runs.items()))
     r = rs[0]
     several = sum(len(x) for x in runs.values()) > 1
-    return r, f"{system}, seed {r.raw.get('seed')}" + (" (the first run)" if several else "")
+    name = f"system {system}, " if r.raw.get("system_name") else ""  # a run without --system has none
+    return r, f"{name}seed {r.raw.get('seed')}" + (" (the first run)" if several else "")
 
 
 TIME = "simulated time (s)"
