@@ -44,20 +44,30 @@ steps = [{{ action = "use", seconds = {seconds} }}]
 """
 
 # Runs the real entry point (`mobmem …`) and says "started" on stderr at the session's first
-# progress report, so that the test signals a run that is under way in the simulator.
+# progress report, or when the first run is handed to a worker process, so that the test signals
+# a command that is under way.
 DRIVER = """
 import sys
 from mobmem.cli import main, progress
+from mobmem.session import pool
 
-update = progress.SimProgress.update
+def tell():
+    if not getattr(tell, "done", False):
+        tell.done = True
+        print("started", file=sys.stderr, flush=True)
+
+update, give = progress.SimProgress.update, pool._Worker.give
 
 def first_report(self, *args):
     update(self, *args)
-    if not getattr(self, "_told", False):
-        self._told = True
-        print("started", file=sys.stderr, flush=True)
+    tell()
+
+def first_run(self, *args):
+    give(self, *args)
+    tell()
 
 progress.SimProgress.update = first_report
+pool._Worker.give = first_run
 sys.argv = ["mobmem", *sys.argv[1:]]
 main()
 """
@@ -218,3 +228,71 @@ def test_compare_killed_outright_then_resumed_gives_the_uninterrupted_result(tmp
     whole = subprocess.run([*base, "--out", str(tmp_path / "whole")], cwd=ROOT, capture_output=True, text=True)
     assert whole.returncode == 0, whole.stderr
     assert _aggregates(json.loads(resumed.stdout)) == _aggregates(json.loads(whole.stdout))
+
+
+def _children(pid: int) -> set[int]:
+    """The processes ``pid`` started (its worker processes), from /proc."""
+    found: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found |= {int(c) for c in (task / "children").read_text().split()}
+        except OSError:
+            pass
+    return found
+
+
+def _gone(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z"  # a zombie: dead
+    except OSError:
+        return True
+
+
+# Commands that run sessions, each with a short workload: (arguments, runs in worker processes).
+# {sc} is a scenario of short runs.
+DOUBLE = {
+    "run": (["run", "{long}"], False),
+    "compare": (["compare", "{sc}", "--systems", "stock,cmc", "--seeds", "2", "--jobs", "2"], True),
+    "sweep": (["sweep", "{sc}", "--grid", "kernel.swappiness=60,100,140", "--jobs", "2"], True),
+    "report": (["report", "--study", "thesis", "--quick", "--only", "cms", "--jobs", "2"], True),
+    "fidelity": (["fidelity", "background-gc-objects", "--quick", "--jobs", "2"], True),
+    "demo": (["demo"], True),
+}
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc to see the worker processes")
+@pytest.mark.parametrize("gap", [0.0, 0.02], ids=["0ms", "20ms"])
+@pytest.mark.parametrize("command", sorted(DOUBLE))
+def test_two_quick_sigints_end_the_command_and_every_worker(tmp_path, command, gap):
+    """A double Ctrl-C (or `timeout -s INT` after one): the second signal lands while the first
+    is being handled — ending the workers, printing the line. The command still ends every worker
+    process and exits 130 within a second, with the one line saying what was interrupted."""
+    import time
+
+    args, workers = DOUBLE[command]
+    sc, long = scenario(tmp_path, "medium", 1, 600.0), scenario(tmp_path, "forever", 1_000_000_000, 1.0)
+    argv = [a.format(sc=sc, long=long) for a in args]
+    p = subprocess.Popen([sys.executable, "-c", DRIVER, *argv], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert p.stderr.readline() == "started\n"
+        if workers:
+            time.sleep(1.0)  # the workers are into their runs
+        children = _children(p.pid)
+        assert len(children) == (2 if workers else 0), children
+        t0 = time.monotonic()
+        p.send_signal(signal.SIGINT)
+        time.sleep(gap)
+        p.send_signal(signal.SIGINT)
+        p.wait(timeout=30)
+        took = time.monotonic() - t0
+        stderr = p.stderr.read()
+    finally:
+        p.kill()
+    assert p.returncode == 130, stderr
+    assert "Traceback" not in stderr, stderr
+    assert stderr.strip().splitlines()[-1].startswith("interrupted"), stderr
+    deadline = time.monotonic() + 1.0
+    while not all(_gone(c) for c in children) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert all(_gone(c) for c in children), [c for c in children if not _gone(c)]
+    assert took < 1.0, f"exited {took:.2f} s after the first signal"
