@@ -228,6 +228,31 @@ def test_bad_input_is_one_line_exit_2_and_keeps_existing_files(tmp_path):
     assert p.returncode == 2 and p.stderr.startswith("error: --set") and "Traceback" not in p.stderr
 
 
+# Every command that runs more than one session, with arguments otherwise fine.
+MANY_SESSIONS = {
+    "compare": ["compare", TINY, "--systems", "stock"],
+    "sweep": ["sweep", TINY, "--grid", "kernel.swappiness=60"],
+    "report": ["report", "--study", "fleet"],
+    "fidelity": ["fidelity"],
+    "demo": ["demo"],
+    "bench grain": ["bench", "grain"],
+    "bench identical": ["bench", "identical", "--save", "{tmp}"],
+    "lbo": ["lbo", "--backend", "sim"],
+}
+
+
+@pytest.mark.parametrize("command", sorted(MANY_SESSIONS))
+def test_every_command_of_several_sessions_takes_the_same_jobs_option(tmp_path, command):
+    """One --jobs for all of them: a number or 'auto', anything else the same one-line error
+    before anything runs (`fidelity --jobs auto` runs in test_fidelity)."""
+    args = [a.format(tmp=tmp_path / "ref") for a in MANY_SESSIONS[command]]
+    r = subprocess.run([*MOBMEM, *args, "--jobs", "many"], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert r.stderr.strip() == "error: --jobs must be a positive integer or 'auto', got 'many'", r.stderr
+    h = subprocess.run([*MOBMEM, *args[: 2 if command.startswith("bench") else 1], "--help"], cwd=ROOT, capture_output=True, text=True)
+    assert "N|auto" in h.stdout, h.stdout
+
+
 def test_two_commands_cannot_write_into_one_out_dir(tmp_path):
     """While one command holds an output directory, a second one writing there is refused at
     once (one line), before it runs; the lock leaves no file behind."""

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import sys
 import time
 from pathlib import Path
@@ -593,7 +592,7 @@ def bench_grain(
     quick: bool = typer.Option(False, "--quick", help="The short suite: the two demos at a tenth of their length."),
     seeds: int = typer.Option(5, "--seeds", metavar="K", help="Seeds per scenario: the scenario's seed + 0 … K−1."),
     set_: List[str] = typer.Option([], "--set", metavar="KEY=VALUE", help="key=value applied to every run (repeatable)."),
-    jobs: int = typer.Option(os.cpu_count() or 1, "--jobs", metavar="N|auto", help="Runs at a time, in worker processes (results do not depend on it)."),
+    jobs_: str = options.jobs("auto"),
     markdown: Optional[Path] = typer.Option(None, "--markdown", help="Also write the table as Markdown to this file."),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
@@ -605,11 +604,11 @@ def bench_grain(
     fg_refault_8B_A. Exits 1 if any metric disagrees."""
     from mobmem import session
     from mobmem.session import grain
+    from mobmem.session.executor import parse_jobs
 
     if not 1 <= seeds <= 100:
         raise MobmemError(f"--seeds must be within [1, 100], got {seeds}")
-    if not 1 <= jobs <= 64:
-        raise MobmemError(f"--jobs must be within [1, 64], got {jobs}")
+    jobs = parse_jobs(jobs_)
     for p in set_:
         if p.split("=", 1)[0].strip() in ("runtime.grain", "grain"):
             raise MobmemError(f"--set {p}: the grain is what this command varies")
@@ -686,7 +685,7 @@ def bench_identical(
     save: Optional[Path] = typer.Option(None, "--save", help="Run the fixed set and save each result (wall-clock fields left out) to this directory."),
     check: Optional[Path] = typer.Option(None, "--check", help="Run the fixed set and compare each result with the one saved in this directory."),
     scenario: List[str] = typer.Option([], "--scenario", help="Instead of the fixed set, this scenario with its own settings (repeatable)."),
-    jobs: int = typer.Option(os.cpu_count() or 1, "--jobs", metavar="N|auto", help="Runs at a time, in worker processes (results do not depend on it)."),
+    jobs_: str = options.jobs("auto"),
 ) -> None:
     """Check that a change of the simulator leaves results bit-identical: --save DIR before the
     change, --check DIR after it. The fixed set covers every collector but the no-GC baseline, memory pressure, zram,
@@ -694,11 +693,11 @@ def bench_identical(
     exits 1 and names the first differing fields of each run that changed."""
     from mobmem import session
     from mobmem.session import identity
+    from mobmem.session.executor import parse_jobs
 
     if (save is None) == (check is None):
         raise MobmemError("give exactly one of --save DIR and --check DIR")
-    if not 1 <= jobs <= 64:
-        raise MobmemError(f"--jobs must be within [1, 64], got {jobs}")
+    jobs = parse_jobs(jobs_)
     if check is not None and not check.is_dir():
         raise MobmemError(f"--check {check}: no such directory (save the reference first with --save)")
     runs = [(Path(s).stem, str(session.resolve_scenario(s)), ()) for s in scenario] if scenario else identity.RUNS
