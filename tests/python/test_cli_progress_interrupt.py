@@ -116,6 +116,36 @@ def test_progress_reports_increasing_simulated_time():
     assert seen[0][1] >= 6.0 and abs(seen[-1][1] - res["sim_seconds"]) < 0.25 * res["sim_seconds"], (seen[-1], res["sim_seconds"])
 
 
+# The entry point with plain progress lines every 0.2 s instead of every PLAIN_EVERY_S.
+PLAIN = """
+import sys
+from mobmem.cli import main, progress
+
+progress.PLAIN_EVERY_S = 0.2
+sys.argv = ["mobmem", *sys.argv[1:]]
+main()
+"""
+
+
+def test_a_piped_run_prints_plain_progress_lines(tmp_path):
+    """stderr not a terminal (`mobmem run X 2>&1 | cat`, a log file): plain lines, no bar, at a
+    modest rate; --json output redirected: none."""
+    from mobmem.cli import progress
+
+    assert progress.PLAIN_EVERY_S >= 5  # a line every few seconds, not a flood
+    sc = scenario(tmp_path, "medium", 1, 120.0)
+    p = subprocess.run([sys.executable, "-c", PLAIN, "run", str(sc)], cwd=ROOT, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    line = re.compile(r"^medium: ([\d,.]+) of ~([\d,]+) simulated s \((\d+)%\), ([\d,]+) s wall$")
+    lines = p.stderr.splitlines()
+    assert len(lines) >= 2 and all(line.match(x) for x in lines), p.stderr
+    done = [float(line.match(x).group(1).replace(",", "")) for x in lines]
+    assert all(a < b for a, b in zip(done, done[1:])), done
+    assert "simulated" in p.stdout and "\x1b" not in p.stderr
+    quiet = subprocess.run([sys.executable, "-c", PLAIN, "run", TINY, "--json"], cwd=ROOT, capture_output=True, text=True)
+    assert quiet.returncode == 0 and quiet.stderr == "", quiet.stderr
+
+
 def test_an_exception_in_the_progress_callback_stops_the_run(tmp_path):
     calls = []
 

@@ -66,7 +66,7 @@ def demo(
 ) -> None:
     """Caching capacity and hot launch on a Pixel-3-class phone with stock Android (two short sessions)."""
     from mobmem import session
-    from mobmem.cli.progress import SimProgress, wanted
+    from mobmem.cli.progress import SimProgress, plain, wanted
     from mobmem.cli.session import cached_lines, console, curve_table, kills_table, launch_stats_table, relaunch_line
     from mobmem.session.executor import parse_jobs
 
@@ -77,7 +77,7 @@ def demo(
         console.print(f"[bold]{n}[/bold]: {d.split('. ')[0]}.", highlight=False)
     console.print(f"running both sessions ({'in parallel' if jobs > 1 else 'one after the other'}) …", style="dim")
     t0 = time.perf_counter()
-    bars = SimProgress(list(SCENARIOS), wanted())
+    bars = SimProgress(list(SCENARIOS), wanted(), plain())
     try:
         with bars:
             runs = run_demos(jobs, progress=bars.update, finished=bars.finish)

@@ -381,9 +381,9 @@ def _run_session(path: Path, pairs, seed: Optional[int], system: Optional[str], 
     """One session with a progress bar on a terminal; Ctrl-C or SIGTERM → :class:`Interrupted`
     saying how far it got (nothing has been written: files are written after the run)."""
     from mobmem import session
-    from mobmem.cli.progress import SimProgress, wanted
+    from mobmem.cli.progress import SimProgress, plain, wanted
 
-    prog = SimProgress(path.stem, wanted(as_json))
+    prog = SimProgress(path.stem, wanted(as_json), plain(as_json))
     try:
         with prog:
             return session.run(path, pairs, seed=seed, system=system, progress=prog)
