@@ -228,6 +228,33 @@ def test_bad_input_is_one_line_exit_2_and_keeps_existing_files(tmp_path):
     assert p.returncode == 2 and p.stderr.startswith("error: --set") and "Traceback" not in p.stderr
 
 
+def test_an_unknown_name_gets_the_closest_known_one_suggested(tmp_path):
+    """A misspelt name, whether Python or the core refused it, is one line that suggests the
+    closest known name; a name close to none suggests nothing."""
+    app = _bad(tmp_path, 'name = "twitter"', 'name = "twiter"')
+    cases = [
+        (["run", TINY, "--system", "zarm"], "zram"),
+        (["compare", TINY, "--systems", "stock,zarm"], "zram"),
+        (["run", "demo_hot_lunch"], "demo_hot_launch"),
+        (["run", str(app)], "twitter"),
+        (["run", TINY, "--set", "system.collector=cmcc"], "cmc"),
+        (["run", TINY, "--set", "session.device=pixle3"], "pixel3"),
+        (["run", TINY, "--set", "kernel.cpufreq.governor=schedutl"], "schedutil"),
+        (["report", "--study", "flet"], "fleet"),
+        (["fidelity", "backgrund-gc-objects"], "background-gc-objects"),
+        (["run", TINY, "--system", "qqqqqq"], None),
+    ]
+    for args, suggested in cases:
+        res = CliRunner().invoke(cli.app, args)
+        assert isinstance(res.exception, MobmemError), (args, res.output, res.exception)
+        msg = str(res.exception)
+        assert "\n" not in msg, msg
+        if suggested is None:
+            assert "did you mean" not in msg, msg
+        else:
+            assert f"(did you mean '{suggested}'?)" in msg, (args, msg)
+
+
 # Every command that runs more than one session, with arguments otherwise fine.
 MANY_SESSIONS = {
     "compare": ["compare", TINY, "--systems", "stock"],
