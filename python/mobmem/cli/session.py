@@ -334,7 +334,10 @@ def run(
         None, "--out", metavar="DIR", help="Write summary.json and the run's tables as CSV files (launches, timeline, events, kills, per_app, gcs, …) here."
     ),
     trace: Optional[Path] = typer.Option(
-        None, "--trace", metavar="FILE", help="Write the session's timeline for Perfetto UI: FILE.perfetto-trace (protobuf) or FILE.json (Chrome trace events)."
+        None,
+        "--trace",
+        metavar="FILE",
+        help="Write the session's timeline for Perfetto UI: FILE.perfetto-trace, .pftrace or .pb (protobuf) or FILE.json (Chrome trace events).",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the summary JSON (everything but timeline and events)."),
 ) -> None:
@@ -344,7 +347,10 @@ def run(
 
     if trace is not None:
         from mobmem.files import check_out_file
+        from mobmem.session.trace import trace_format
 
+        if not trace.is_dir():  # a directory: check_out_file says so
+            trace_format(trace)
         check_out_file(trace, "--trace")
     path = session.resolve_scenario(scenario)
     pairs = session.parse_settings(set_)
