@@ -167,6 +167,23 @@ def test_human_tables_and_out_files(tmp_path):
     assert not list(out.glob("*.tmp")) and not list(out.glob(".*tmp"))
 
 
+def test_refaults_say_when_the_kernel_counts_file_pages_only():
+    """kernel.semantics 4.19 (the Pixel 3's; before Linux 5.9 only file pages leave shadow
+    entries): run and compare say next to the refault numbers that anon refaults are not counted;
+    a 5.10 kernel shows anon and file refaults."""
+    old = run("run", TINY)
+    assert old.returncode == 0, old.stderr
+    assert "refaults (file only before 5.9)" in old.stdout and "refaults (anon / file)" not in old.stdout
+    assert "kernel.semantics 4.19 follows the rules before Linux 5.9" in " ".join(old.stdout.split())
+    new = run("run", TINY, "--set", "kernel.semantics=5.10")
+    assert new.returncode == 0, new.stderr
+    assert "refaults (anon / file)" in new.stdout and "before 5.9" not in new.stdout
+    cmp = run("compare", TINY, "--systems", "stock,zram", "--seeds", "1")
+    assert cmp.returncode == 0, cmp.stderr
+    text = " ".join(cmp.stdout.split())
+    assert "kernel.semantics 4.19 follows the rules before Linux 5.9" in text and "(systems stock, zram:" in text
+
+
 def _bad(tmp_path, old: str, new: str) -> Path:
     text = (ROOT / TINY).read_text()
     assert old in text

@@ -207,17 +207,55 @@ def kills_table(res: dict) -> Table | None:
     return t
 
 
+def file_refaults_only(res: dict) -> bool:
+    """Whether the run's kernel followed the rules before Linux 5.9 (``kernel.semantics`` 4.19 and
+    earlier): only evicted file pages leave shadow entries then, so its refault counters count
+    file pages only — an anon page read back from swap is a swap-in, never a refault."""
+    sem = None
+    for k, v in res.get("system", {}).get("kernel_settings", []):
+        if k == "kernel.semantics":
+            sem = str(v)  # the last one is in force
+    try:
+        return sem is not None and tuple(int(x) for x in sem.split(".")[:2]) < (5, 9)
+    except ValueError:
+        return False
+
+
+#: The note beside refault numbers of a kernel before 5.9 (see :func:`file_refaults_only`).
+FILE_ONLY = "file only before 5.9"
+FILE_ONLY_WHY = (
+    "refaults: kernel.semantics {sem} follows the rules before Linux 5.9, where only evicted file pages leave shadow entries: "
+    "anon pages read back from swap count as swap-ins, not refaults"
+)
+
+
+def _semantics(res: dict) -> str:
+    return next((str(v) for k, v in reversed(res.get("system", {}).get("kernel_settings", [])) if k == "kernel.semantics"), "?")
+
+
 def pressure_table(res: dict) -> Table:
     vm, ra = res.get("vmstat", {}), res.get("ratios", {})
-    t = Table(title="memory pressure", show_edge=False, title_justify="left")
+    file_only = file_refaults_only(res)
+    t = Table(
+        title="memory pressure",
+        show_edge=False,
+        title_justify="left",
+        caption=FILE_ONLY_WHY.format(sem=_semantics(res)) if file_only else None,
+        caption_justify="left",
+    )
     t.add_column("")
     t.add_column("value", justify="right")
     refaults = vm.get("workingset_refault_anon", 0) + vm.get("workingset_refault_file", 0)
     evictions = vm.get("pgsteal_kswapd", 0) + vm.get("pgsteal_direct", 0)
     rows = [
-        ("refaults (anon / file)", f"{refaults:,} ({vm.get('workingset_refault_anon', 0):,} / {vm.get('workingset_refault_file', 0):,})"),
+        (f"refaults ({FILE_ONLY})", f"{refaults:,}")
+        if file_only
+        else ("refaults (anon / file)", f"{refaults:,} ({vm.get('workingset_refault_anon', 0):,} / {vm.get('workingset_refault_file', 0):,})"),
         ("evictions (pgsteal kswapd + direct)", f"{evictions:,}"),
-        ("refault ratio (refaults / evictions)", _num(ra.get("refault_ratio"), "{:.3f}")),
+        (
+            "refault ratio (file refaults / evictions)" if file_only else "refault ratio (refaults / evictions)",
+            _num(ra.get("refault_ratio"), "{:.3f}"),
+        ),
         ("direct reclaims (allocstall)", f"{res.get('direct_reclaims', 0):,}"),
         ("direct-reclaim ratio (pgsteal_direct / evictions)", _num(ra.get("direct_reclaim_ratio"), "{:.3f}")),
         ("anon share of evictions (pgsteal_anon / pgsteal)", _num(ra.get("anon_share_of_evictions"), "{:.3f}")),
@@ -228,6 +266,19 @@ def pressure_table(res: dict) -> Table:
     for k, v in rows:
         t.add_row(k, v)
     return t
+
+
+def refault_notes(runs: list[dict]) -> list[str]:
+    """For a set of runs (a comparison's), one line per kernel before 5.9 among them, naming its
+    systems: their refault rows count file pages only."""
+    by_sem: dict[str, list[str]] = {}
+    for r in runs:
+        if file_refaults_only(r):
+            names = by_sem.setdefault(_semantics(r), [])
+            name = r.get("system_name") or "the scenario's system"
+            if name not in names:
+                names.append(name)
+    return [f"{FILE_ONLY_WHY.format(sem=sem)} (systems {', '.join(names)}: their refault rows count file pages only)" for sem, names in by_sem.items()]
 
 
 def gc_frames_table(res: dict) -> Table:
@@ -276,7 +327,9 @@ def energy_line(res: dict) -> str | None:
 
 def per_app_table(res: dict) -> Table:
     t = Table(title="per app", show_edge=False, title_justify="left")
-    for c in ("app", "cold", "hot", "relaunch", "kills", "refaults anon/file", "majflt", "swap-ins", "GCs", "jank", "alive at end"):
+    file_only = file_refaults_only(res)
+    refaults = f"refaults ({FILE_ONLY})" if file_only else "refaults anon/file"
+    for c in ("app", "cold", "hot", "relaunch", "kills", refaults, "majflt", "swap-ins", "GCs", "jank", "alive at end"):
         t.add_column(c, justify="left" if c == "app" else "right")
     for app, p in res.get("per_app", {}).items():
         t.add_row(
@@ -285,7 +338,7 @@ def per_app_table(res: dict) -> Table:
             str(p["hot_launches"]),
             str(p["relaunches"]),
             str(p["kills"]),
-            f"{p['refault_anon']:,} / {p['refault_file']:,}",
+            f"{p['refault_anon'] + p['refault_file']:,}" if file_only else f"{p['refault_anon']:,} / {p['refault_file']:,}",
             f"{p['majflt']:,}",
             f"{p['swapin']:,}",
             f"{p['gc_count']:,}",
@@ -513,6 +566,8 @@ def compare(
         console.print(f"  {n}: {systems_mod.get(n).description}", highlight=False, style="dim")
     for t in compare_tables(agg, "mean across seeds"):
         console.print(t)
+    for line in refault_notes([r["summary"] for r in doc["runs"]]):
+        console.print(line, highlight=False)
     if len(seed_list) < 2:
         console.print("one seed: means of a single run, no confidence intervals (use --seeds 3 or more)", highlight=False)
     else:
