@@ -146,6 +146,20 @@ def test_a_piped_run_prints_plain_progress_lines(tmp_path):
     assert quiet.returncode == 0 and quiet.stderr == "", quiet.stderr
 
 
+def test_run_lines_without_a_bar_are_printed_once_as_they_are(capsys):
+    """No bar (stderr not a terminal): each finished run's line once, whole — not wrapped at 80
+    columns as rich does for a file."""
+    from mobmem.cli.progress import RunsProgress
+
+    lines = [f"[{i}/3] caching_capacity_synthetic_large / stock seed {i}: 48 simulated s in 16.7 s (a line longer than 80)" for i in (1, 2, 3)]
+    with RunsProgress("fidelity", 3, False) as bar:
+        for ln in lines:
+            bar.advance()
+            bar.log(ln)
+    out, err = capsys.readouterr()
+    assert out == "" and err.splitlines() == lines
+
+
 def test_an_exception_in_the_progress_callback_stops_the_run(tmp_path):
     calls = []
 
