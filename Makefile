@@ -12,9 +12,13 @@ $(STAMP): pyproject.toml Cargo.toml $(shell find crates -name '*.rs' -o -name Ca
 	@command -v cargo >/dev/null || { echo "cargo not found: install Rust (rustup) first"; exit 1; }
 	python3 -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
+	@echo "installing mobmem into $(VENV): its Python packages, then a release build of the Rust core (a few minutes on two cores; the whole log in $(VENV)/install.log)"
+	@# pip -v passes cargo's output through; only the packages collected and the crates compiled are shown
+	@set -o pipefail; $(PY) -m pip install -v -e '.[test]' 2>&1 | tee $(VENV)/install.log | { grep --line-buffered -E '^Collecting | +(Compiling|Finished) ' || true; } \
+	  || { echo "installing mobmem failed; the end of $(VENV)/install.log:"; tail -n 40 $(VENV)/install.log; exit 1; }
 	@# Ray (for --executor ray) where it installs; its tests are skipped with a message elsewhere
-	$(PY) -m pip install --quiet 'ray[client]>=2.9' || echo "Ray is not installable here: --executor ray and its tests are unavailable"
+	@echo "installing Ray for --executor ray (optional)"
+	@$(PY) -m pip install --quiet 'ray[client]>=2.9' || echo "Ray is not installable here: --executor ray and its tests are unavailable"
 	@touch $(STAMP)
 
 # Tools some tests use when present (a headless Chromium for the HTML report, hyperfine for its
@@ -32,6 +36,7 @@ demo: $(STAMP)
 	$(VENV)/bin/mobmem demo
 
 test: $(STAMP) lint test-tools
+	@echo "building and running the Rust tests (the first build takes a few minutes)"
 	cargo test --workspace --quiet
 	@# one worker per core; a file's tests stay on one worker (module fixtures run once, e.g. the shipped scenarios)
 	$(PY) -m pytest -q -n auto --dist loadfile tests/python

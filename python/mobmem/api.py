@@ -187,11 +187,13 @@ class Result:
         return write_outputs(self.raw, Path(out))
 
     def trace(self, path: str | os.PathLike) -> Path:
-        """Write the run's timeline for Perfetto UI (``.perfetto-trace``) or as Chrome trace
-        events (``.json``); see :mod:`mobmem.session.trace`."""
+        """Write the run's timeline for Perfetto UI (``.perfetto-trace``, ``.pftrace``, ``.pb``)
+        or as Chrome trace events (``.json``); see :mod:`mobmem.session.trace`."""
         from mobmem.files import check_out_file
-        from mobmem.session.trace import write_trace
+        from mobmem.session.trace import trace_format, write_trace
 
+        if not Path(path).is_dir():  # a directory: check_out_file says so
+            trace_format(path, "trace")
         check_out_file(Path(path), "trace")
         return write_trace(self.raw, path)
 

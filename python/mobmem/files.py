@@ -82,8 +82,9 @@ def check_out_file(path: str | Path, option: str) -> None:
 
 @contextlib.contextmanager
 def deferred_interrupts():
-    """Hold SIGINT and SIGTERM until the block is done, then raise KeyboardInterrupt if one came
-    (only in the main thread, where signal handlers live; elsewhere the block runs as is).
+    """Hold SIGINT and SIGTERM until the block is done, then hand the first one that came to the
+    handler it would have met (which raises KeyboardInterrupt; with no Python handler, raise it
+    here) — only in the main thread, where signal handlers live; elsewhere the block runs as is.
     Nested blocks hold the signal until the outermost one ends, so everything inside it happens
     or none of it starts."""
     if threading.current_thread() is not threading.main_thread() or _DEFERRING:
@@ -93,7 +94,7 @@ def deferred_interrupts():
     old = {}
     for sig in (signal.SIGINT, signal.SIGTERM):
         prev = signal.getsignal(sig)
-        if prev is None:  # a handler not installed from Python: leave it alone
+        if prev is None or prev == signal.SIG_IGN:  # not installed from Python, or ignored: leave it alone
             continue
         old[sig] = prev
         signal.signal(sig, lambda signum, frame: got.append(signum))
@@ -105,7 +106,11 @@ def deferred_interrupts():
         for sig, prev in old.items():
             signal.signal(sig, prev)
         if got:
-            raise KeyboardInterrupt
+            prev = old.get(got[0])
+            if callable(prev):  # the handler the signal would have met (it may raise, or not)
+                prev(got[0], None)
+            else:
+                raise KeyboardInterrupt
 
 
 @contextlib.contextmanager

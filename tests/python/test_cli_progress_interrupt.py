@@ -44,20 +44,30 @@ steps = [{{ action = "use", seconds = {seconds} }}]
 """
 
 # Runs the real entry point (`mobmem …`) and says "started" on stderr at the session's first
-# progress report, so that the test signals a run that is under way in the simulator.
+# progress report, or when the first run is handed to a worker process, so that the test signals
+# a command that is under way.
 DRIVER = """
 import sys
 from mobmem.cli import main, progress
+from mobmem.session import pool
 
-update = progress.SimProgress.update
+def tell():
+    if not getattr(tell, "done", False):
+        tell.done = True
+        print("started", file=sys.stderr, flush=True)
+
+update, give = progress.SimProgress.update, pool._Worker.give
 
 def first_report(self, *args):
     update(self, *args)
-    if not getattr(self, "_told", False):
-        self._told = True
-        print("started", file=sys.stderr, flush=True)
+    tell()
+
+def first_run(self, *args):
+    give(self, *args)
+    tell()
 
 progress.SimProgress.update = first_report
+pool._Worker.give = first_run
 sys.argv = ["mobmem", *sys.argv[1:]]
 main()
 """
@@ -104,6 +114,50 @@ def test_progress_reports_increasing_simulated_time():
     assert all(e > 0 for _, e in seen)
     # The estimate counts the script's use time (6 s here) and, once launches are done, theirs.
     assert seen[0][1] >= 6.0 and abs(seen[-1][1] - res["sim_seconds"]) < 0.25 * res["sim_seconds"], (seen[-1], res["sim_seconds"])
+
+
+# The entry point with plain progress lines every 0.2 s instead of every PLAIN_EVERY_S.
+PLAIN = """
+import sys
+from mobmem.cli import main, progress
+
+progress.PLAIN_EVERY_S = 0.2
+sys.argv = ["mobmem", *sys.argv[1:]]
+main()
+"""
+
+
+def test_a_piped_run_prints_plain_progress_lines(tmp_path):
+    """stderr not a terminal (`mobmem run X 2>&1 | cat`, a log file): plain lines, no bar, at a
+    modest rate; --json output redirected: none."""
+    from mobmem.cli import progress
+
+    assert progress.PLAIN_EVERY_S >= 5  # a line every few seconds, not a flood
+    sc = scenario(tmp_path, "medium", 1, 120.0)
+    p = subprocess.run([sys.executable, "-c", PLAIN, "run", str(sc)], cwd=ROOT, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    line = re.compile(r"^medium: ([\d,.]+) of ~([\d,]+) simulated s \((\d+)%\), ([\d,]+) s wall$")
+    lines = p.stderr.splitlines()
+    assert len(lines) >= 2 and all(line.match(x) for x in lines), p.stderr
+    done = [float(line.match(x).group(1).replace(",", "")) for x in lines]
+    assert all(a < b for a, b in zip(done, done[1:])), done
+    assert "simulated" in p.stdout and "\x1b" not in p.stderr
+    quiet = subprocess.run([sys.executable, "-c", PLAIN, "run", TINY, "--json"], cwd=ROOT, capture_output=True, text=True)
+    assert quiet.returncode == 0 and quiet.stderr == "", quiet.stderr
+
+
+def test_run_lines_without_a_bar_are_printed_once_as_they_are(capsys):
+    """No bar (stderr not a terminal): each finished run's line once, whole — not wrapped at 80
+    columns as rich does for a file."""
+    from mobmem.cli.progress import RunsProgress
+
+    lines = [f"[{i}/3] caching_capacity_synthetic_large / stock seed {i}: 48 simulated s in 16.7 s (a line longer than 80)" for i in (1, 2, 3)]
+    with RunsProgress("fidelity", 3, False) as bar:
+        for ln in lines:
+            bar.advance()
+            bar.log(ln)
+    out, err = capsys.readouterr()
+    assert out == "" and err.splitlines() == lines
 
 
 def test_an_exception_in_the_progress_callback_stops_the_run(tmp_path):
@@ -218,3 +272,71 @@ def test_compare_killed_outright_then_resumed_gives_the_uninterrupted_result(tmp
     whole = subprocess.run([*base, "--out", str(tmp_path / "whole")], cwd=ROOT, capture_output=True, text=True)
     assert whole.returncode == 0, whole.stderr
     assert _aggregates(json.loads(resumed.stdout)) == _aggregates(json.loads(whole.stdout))
+
+
+def _children(pid: int) -> set[int]:
+    """The processes ``pid`` started (its worker processes), from /proc."""
+    found: set[int] = set()
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found |= {int(c) for c in (task / "children").read_text().split()}
+        except OSError:
+            pass
+    return found
+
+
+def _gone(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z"  # a zombie: dead
+    except OSError:
+        return True
+
+
+# Commands that run sessions, each with a short workload: (arguments, runs in worker processes).
+# {sc} is a scenario of short runs.
+DOUBLE = {
+    "run": (["run", "{long}"], False),
+    "compare": (["compare", "{sc}", "--systems", "stock,cmc", "--seeds", "2", "--jobs", "2"], True),
+    "sweep": (["sweep", "{sc}", "--grid", "kernel.swappiness=60,100,140", "--jobs", "2"], True),
+    "report": (["report", "--study", "thesis", "--quick", "--only", "cms", "--jobs", "2"], True),
+    "fidelity": (["fidelity", "background-gc-objects", "--quick", "--jobs", "2"], True),
+    "demo": (["demo"], True),
+}
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc to see the worker processes")
+@pytest.mark.parametrize("gap", [0.0, 0.02], ids=["0ms", "20ms"])
+@pytest.mark.parametrize("command", sorted(DOUBLE))
+def test_two_quick_sigints_end_the_command_and_every_worker(tmp_path, command, gap):
+    """A double Ctrl-C (or `timeout -s INT` after one): the second signal lands while the first
+    is being handled — ending the workers, printing the line. The command still ends every worker
+    process and exits 130 within a second, with the one line saying what was interrupted."""
+    import time
+
+    args, workers = DOUBLE[command]
+    sc, long = scenario(tmp_path, "medium", 1, 600.0), scenario(tmp_path, "forever", 1_000_000_000, 1.0)
+    argv = [a.format(sc=sc, long=long) for a in args]
+    p = subprocess.Popen([sys.executable, "-c", DRIVER, *argv], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert p.stderr.readline() == "started\n"
+        if workers:
+            time.sleep(1.0)  # the workers are into their runs
+        children = _children(p.pid)
+        assert len(children) == (2 if workers else 0), children
+        t0 = time.monotonic()
+        p.send_signal(signal.SIGINT)
+        time.sleep(gap)
+        p.send_signal(signal.SIGINT)
+        p.wait(timeout=30)
+        took = time.monotonic() - t0
+        stderr = p.stderr.read()
+    finally:
+        p.kill()
+    assert p.returncode == 130, stderr
+    assert "Traceback" not in stderr, stderr
+    assert stderr.strip().splitlines()[-1].startswith("interrupted"), stderr
+    deadline = time.monotonic() + 1.0
+    while not all(_gone(c) for c in children) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert all(_gone(c) for c in children), [c for c in children if not _gone(c)]
+    assert took < 1.0, f"exited {took:.2f} s after the first signal"

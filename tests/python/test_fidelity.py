@@ -139,7 +139,7 @@ def test_a_short_run_reports_what_separate_sessions_measure(tmp_path):
     """The cheapest fact, --quick: the table's values are the metric of the same sessions run
     with `mobmem run`, and the report page carries the command and every value."""
     report, out = tmp_path / "fidelity.md", tmp_path / "runs"
-    r = _mobmem("fidelity", "background-gc-objects", "--quick", "--json", "--report", str(report), "--out", str(out))
+    r = _mobmem("fidelity", "background-gc-objects", "--quick", "--json", "--report", str(report), "--out", str(out), "--jobs", "auto")
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     # The runs were kept; resumed, the command reuses them all and says the same.
@@ -169,7 +169,7 @@ def test_a_short_run_reports_what_separate_sessions_measure(tmp_path):
     assert row["rel_error"] == pytest.approx((row["mean"] - fact.published) / fact.published)
     assert row["within"] == (abs(row["rel_error"]) <= fid.TOLERANCE)
     text = report.read_text()
-    assert "mobmem fidelity background-gc-objects --quick --json --report" in text
+    assert "mobmem fidelity background-gc-objects --quick --json --report" in text and "--jobs auto" in text
     assert f"{row['mean']:,.0f}" in text and "shortened run" in text
 
 

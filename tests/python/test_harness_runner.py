@@ -153,6 +153,37 @@ def test_cli_run_json():
     assert "environment" in d and "warnings" in d
 
 
+def test_cli_tables_stay_readable_in_80_columns():
+    """Wide enough, one table; in 80 columns (where the table's columns were cut to `metr…`) each
+    metric with every value in full, in lines that fit."""
+    import io
+
+    from rich.console import Console
+
+    r = CliRunner().invoke(bench.app, ["run", "--json", "--stop", "fixed:3", "--warmup", "0", "--", "true"])
+    assert r.exit_code == 0, r.output
+    result = json.loads(r.stdout)
+    metrics = result["configurations"]["cmd"]["stats"]["metrics"]
+
+    def shown(width: int) -> str:
+        buf = io.StringIO()
+        bench._print_human(result, "wall_s", console=Console(file=buf, width=width, color_system=None))
+        return buf.getvalue()
+
+    wide = shown(200)
+    assert "┃ metric" in wide and all(f"│ {m} " in wide for m in metrics)
+    narrow = shown(80)
+    lines = narrow.splitlines()
+    assert "┃" not in narrow and "…" not in narrow.replace(" … ", ""), narrow
+    assert all(len(ln) <= 80 for ln in lines), max(lines, key=len)
+    for m, d in metrics.items():
+        (row,) = [ln for ln in lines if ln.startswith(f"  {m} ")]
+        mean = bench.fmt_value(d["summary"]["mean"], m)
+        assert mean in row, (m, mean, row)
+        block = narrow[narrow.index(row) :]
+        assert "median" in block and "range" in block
+
+
 def test_cli_compare_json_says_no_significant_difference_for_identical_commands():
     r = CliRunner().invoke(bench.app, ["compare", "--json", "--stop", "fixed:8", "--warmup", "0", "--", "true", ":::", "true"])
     assert r.exit_code == 0, r.output

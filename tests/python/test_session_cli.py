@@ -168,6 +168,23 @@ def test_human_tables_and_out_files(tmp_path):
     assert not list(out.glob("*.tmp")) and not list(out.glob(".*tmp"))
 
 
+def test_refaults_say_when_the_kernel_counts_file_pages_only():
+    """kernel.semantics 4.19 (the Pixel 3's; before Linux 5.9 only file pages leave shadow
+    entries): run and compare say next to the refault numbers that anon refaults are not counted;
+    a 5.10 kernel shows anon and file refaults."""
+    old = run("run", TINY)
+    assert old.returncode == 0, old.stderr
+    assert "refaults (file only before 5.9)" in old.stdout and "refaults (anon / file)" not in old.stdout
+    assert "kernel.semantics 4.19 follows the rules before Linux 5.9" in " ".join(old.stdout.split())
+    new = run("run", TINY, "--set", "kernel.semantics=5.10")
+    assert new.returncode == 0, new.stderr
+    assert "refaults (anon / file)" in new.stdout and "before 5.9" not in new.stdout
+    cmp = run("compare", TINY, "--systems", "stock,zram", "--seeds", "1")
+    assert cmp.returncode == 0, cmp.stderr
+    text = " ".join(cmp.stdout.split())
+    assert "kernel.semantics 4.19 follows the rules before Linux 5.9" in text and "(systems stock, zram:" in text
+
+
 def _bad(tmp_path, old: str, new: str) -> Path:
     text = (ROOT / TINY).read_text()
     assert old in text
@@ -227,6 +244,58 @@ def test_bad_input_is_one_line_exit_2_and_keeps_existing_files(tmp_path):
     assert isinstance(res.exception, MobmemError) and "nope" in str(res.exception)
     p = run("run", TINY, "--set", "system.collector=g1")
     assert p.returncode == 2 and p.stderr.startswith("error: --set") and "Traceback" not in p.stderr
+
+
+def test_an_unknown_name_gets_the_closest_known_one_suggested(tmp_path):
+    """A misspelt name, whether Python or the core refused it, is one line that suggests the
+    closest known name; a name close to none suggests nothing."""
+    app = _bad(tmp_path, 'name = "twitter"', 'name = "twiter"')
+    cases = [
+        (["run", TINY, "--system", "zarm"], "zram"),
+        (["compare", TINY, "--systems", "stock,zarm"], "zram"),
+        (["run", "demo_hot_lunch"], "demo_hot_launch"),
+        (["run", str(app)], "twitter"),
+        (["run", TINY, "--set", "system.collector=cmcc"], "cmc"),
+        (["run", TINY, "--set", "session.device=pixle3"], "pixel3"),
+        (["run", TINY, "--set", "kernel.cpufreq.governor=schedutl"], "schedutil"),
+        (["report", "--study", "flet"], "fleet"),
+        (["fidelity", "backgrund-gc-objects"], "background-gc-objects"),
+        (["run", TINY, "--system", "qqqqqq"], None),
+    ]
+    for args, suggested in cases:
+        res = CliRunner().invoke(cli.app, args)
+        assert isinstance(res.exception, MobmemError), (args, res.output, res.exception)
+        msg = str(res.exception)
+        assert "\n" not in msg, msg
+        if suggested is None:
+            assert "did you mean" not in msg, msg
+        else:
+            assert f"(did you mean '{suggested}'?)" in msg, (args, msg)
+
+
+# Every command that runs more than one session, with arguments otherwise fine.
+MANY_SESSIONS = {
+    "compare": ["compare", TINY, "--systems", "stock"],
+    "sweep": ["sweep", TINY, "--grid", "kernel.swappiness=60"],
+    "report": ["report", "--study", "fleet"],
+    "fidelity": ["fidelity"],
+    "demo": ["demo"],
+    "bench grain": ["bench", "grain"],
+    "bench identical": ["bench", "identical", "--save", "{tmp}"],
+    "lbo": ["lbo", "--backend", "sim"],
+}
+
+
+@pytest.mark.parametrize("command", sorted(MANY_SESSIONS))
+def test_every_command_of_several_sessions_takes_the_same_jobs_option(tmp_path, command):
+    """One --jobs for all of them: a number or 'auto', anything else the same one-line error
+    before anything runs (`fidelity --jobs auto` runs in test_fidelity)."""
+    args = [a.format(tmp=tmp_path / "ref") for a in MANY_SESSIONS[command]]
+    r = subprocess.run([*MOBMEM, *args, "--jobs", "many"], cwd=ROOT, capture_output=True, text=True)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert r.stderr.strip() == "error: --jobs must be a positive integer or 'auto', got 'many'", r.stderr
+    h = subprocess.run([*MOBMEM, *args[: 2 if command.startswith("bench") else 1], "--help"], cwd=ROOT, capture_output=True, text=True)
+    assert "N|auto" in h.stdout, h.stdout
 
 
 def test_two_commands_cannot_write_into_one_out_dir(tmp_path):

@@ -101,3 +101,17 @@ def test_thesis_study_quick_experiment_measures_energy_and_mmu(tmp_path):
     assert exp["systems"] == ["stock", "gc-aware"] and set(exp["rows"]["energy"]) == {"stock", "gc-aware"}
     assert exp["rows"]["java_heap_mean"]["stock"]["mean"] > 0
     assert "| 10 % | `gc-aware` |" in page.read_text()
+
+
+def test_report_help_lists_every_registered_study():
+    """The help and the message for a missing --study name the studies of the registry (each
+    registered name is its module's STUDY), not a list written into the command."""
+    reg = studies.registry()
+    assert list(reg) == list(studies.NAMES) and len(reg) >= 3
+    h = run("report", "--help")
+    assert h.returncode == 0, h.stderr
+    text = " ".join(h.stdout.replace("│", " ").split())
+    names = list(reg)
+    assert f"The study: {', '.join(names[:-1])} or {names[-1]}." in text, text
+    r = run("report")
+    assert r.returncode == 2 and f"({', '.join(names)})" in r.stderr, r.stderr

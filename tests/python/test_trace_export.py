@@ -72,6 +72,7 @@ def test_trace_is_deterministic_and_json_matches(res, tmp_path):
     a = trace.write_trace(res, tmp_path / "a.perfetto-trace").read_bytes()
     b = trace.write_trace(res, tmp_path / "b.perfetto-trace").read_bytes()
     assert a == b
+    assert trace.write_trace(res, tmp_path / "c.pftrace").read_bytes() == a == trace.write_trace(res, tmp_path / "c.PB").read_bytes()
     j1 = trace.write_trace(res, tmp_path / "a.json").read_bytes()
     assert j1 == trace.write_trace(res, tmp_path / "b.json").read_bytes()
     events = json.loads(j1)
@@ -84,12 +85,26 @@ def test_trace_is_deterministic_and_json_matches(res, tmp_path):
 
 def test_cli_refuses_a_bad_trace_path_before_running(tmp_path):
     (tmp_path / "f").write_text("a file, not a directory")
-    for bad, what in ((tmp_path / "f" / "t.json", "is not a directory"), (tmp_path, "is a directory")):
+    for bad, what in (
+        (tmp_path / "f" / "t.json", "is not a directory"),
+        (tmp_path, "is a directory"),
+        (tmp_path / "t.txt", "'.txt' is not a trace format; use FILE.perfetto-trace"),
+        (tmp_path / "t", "no file name ending to tell the format"),
+    ):
         r = subprocess.run([sys.executable, "-m", "mobmem", "run", TINY, "--trace", str(bad)], capture_output=True, text=True, cwd=ROOT)
         assert r.returncode == 2, r.stderr
         lines = r.stderr.strip().splitlines()
         assert len(lines) == 1 and "--trace" in lines[0] and what in lines[0], r.stderr
     assert [p.name for p in tmp_path.iterdir()] == ["f"]
+
+
+def test_python_api_refuses_an_unknown_trace_format(res, tmp_path):
+    from mobmem.api import Result
+    from mobmem.errors import MobmemError
+
+    with pytest.raises(MobmemError, match=r"^trace .*t\.txt: '\.txt' is not a trace format"):
+        Result(res).trace(tmp_path / "t.txt")
+    assert list(tmp_path.iterdir()) == []
 
 
 def _trace_processor() -> str | None:

@@ -105,34 +105,74 @@ def _register() -> None:
 _register()
 
 
-def _sigterm_interrupts() -> None:
-    """SIGTERM stops a command as Ctrl-C does (a KeyboardInterrupt: the same clean exit 130)."""
+#: A signal this long after the first one ends the command at once: its clean-up is stuck.
+FORCE_AFTER_S = 2.0
+
+
+def _interrupts() -> None:
+    """SIGINT and SIGTERM stop a command the same way. The first raises KeyboardInterrupt (the
+    clean exit 130 with the line saying what was interrupted); the ones that follow while the
+    command stops are ignored, so that they cannot cut its clean-up short (ending worker
+    processes, the line itself). One that comes :data:`FORCE_AFTER_S` or more after the first
+    ends the process at once, its worker processes with it (exit 130). A SIGINT the command was
+    started to ignore stays ignored."""
+    import os
     import signal
+    import time
+
+    first: list[float] = []
 
     def handler(signum, frame):
-        raise KeyboardInterrupt
+        if not first:
+            first.append(time.monotonic())
+            raise KeyboardInterrupt
+        if time.monotonic() - first[0] >= FORCE_AFTER_S:
+            pool = sys.modules.get("mobmem.session.pool")
+            if pool is not None:
+                pool.kill_workers()
+            os.write(2, b"interrupted (forced)\n")
+            os._exit(130)
 
-    try:
-        signal.signal(signal.SIGTERM, handler)
-    except (ValueError, OSError):  # not the main thread, or no such signal here
-        pass
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            if sig == signal.SIGINT and signal.getsignal(sig) == signal.SIG_IGN:
+                continue  # started with Ctrl-C ignored (a background job of a script): keep it so
+            signal.signal(sig, handler)
+        except (ValueError, OSError):  # not the main thread, or no such signal here
+            pass
 
 
 def main() -> None:
-    _sigterm_interrupts()
+    _interrupts()
     try:
         app()
     except MobmemError as e:  # bad input: one clear line, exit 2
         print(f"error: {e}", file=sys.stderr)
         sys.exit(e.exit_code)
     except Interrupted as e:  # Ctrl-C or SIGTERM in a long run: what stopped and what was kept
+        _stopping()
         print(f"interrupted: {e}", file=sys.stderr)
         sys.exit(e.exit_code)
     except KeyboardInterrupt:
+        _stopping()
         print("interrupted", file=sys.stderr)
         sys.exit(130)
     except SystemExit as e:
         # Typer turns a KeyboardInterrupt it sees into a silent exit 130: say what happened.
         if e.code == 130 and isinstance(getattr(e.__context__, "__cause__", None), KeyboardInterrupt):
+            _stopping()
             print("interrupted", file=sys.stderr)
         raise
+
+
+def _stopping() -> None:
+    """An interrupted command is exiting: SIGINT and SIGTERM are ignored from here on (Python
+    puts back the default handlers as it shuts down, so a second Ctrl-C arriving then would
+    kill the process by the signal instead of the exit 130 it is about to return)."""
+    import signal
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            signal.signal(sig, signal.SIG_IGN)
+        except (ValueError, OSError):
+            pass

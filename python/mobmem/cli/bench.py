@@ -139,30 +139,85 @@ def _build(
     )
 
 
-def _print_human(result: dict, metric: str, warnings_shown: bool = False) -> None:
-    con = Console()
+def _pct(x: float) -> str:
+    return "—" if x != x or x in (float("inf"), float("-inf")) else f"{x:.2f}%"
+
+
+def _cells(m: str, d: dict) -> dict[str, str]:
+    """A metric's statistics as text, by column: mean, the 95 % CI's half-width relative to it,
+    median, standard deviation, CV, min, max, outliers (— where a value has no meaning)."""
+    s = d["summary"]
+    ci = s["mean_ci"]
+    rel = (ci["high"] - ci["low"]) / 2 / abs(s["mean"]) * 100 if s["mean"] else float("nan")
+    return {
+        "n": str(s["n"]),
+        "mean": fmt_value(s["mean"], m),
+        "95% CI (mean)": f"±{_pct(rel)}" if s["n"] > 1 and rel == rel else "—",
+        "median": fmt_value(s["median"], m),
+        "std": fmt_value(s["std"], m),
+        "CV": _pct(s["cv"] * 100) if s["n"] > 1 else "—",
+        "min": fmt_value(s["min"], m),
+        "max": fmt_value(s["max"], m),
+        "outliers": str(len(d["outliers"]["flagged"])),
+    }
+
+
+def _narrow(con: Console, title: str, metrics: dict) -> None:
+    """The statistics of a command one metric at a time, for a terminal too narrow for the table:
+    the metric's name, then its values packed into lines that fit (none cut short)."""
+    con.print(title, highlight=False, soft_wrap=True)
+    con.print("  (mean ± the half-width of its 95% CI; σ: standard deviation)", style="dim", highlight=False, soft_wrap=True)
+    names = list(metrics)
+    indent = min(max((len(n) for n in names), default=0) + 4, 28)
+    room = max(20, con.width - indent)
+    for m in names:
+        c = _cells(m, metrics[m])
+        items = [
+            c["mean"] + ("" if c["95% CI (mean)"] == "—" else f" {c['95% CI (mean)']}"),
+            f"median {c['median']}",
+            f"σ {c['std']}",
+            f"CV {c['CV']}",
+            f"range {c['min']} … {c['max']}",
+            f"n {c['n']}",
+            f"outliers {c['outliers']}",
+        ]
+        lines, cur = [], ""
+        for it in items:
+            if cur and len(cur) + 3 + len(it) > room:
+                lines.append(cur)
+                cur = it
+            else:
+                cur = f"{cur}   {it}" if cur else it
+        lines.append(cur)
+        head = f"  {m}"
+        con.print(
+            f"{head}{' ' * max(1, indent - len(head))}{lines[0]}" if len(head) < indent else f"{head}\n{' ' * indent}{lines[0]}",
+            highlight=False,
+            soft_wrap=True,
+        )
+        for ln in lines[1:]:
+            con.print(" " * indent + ln, highlight=False, soft_wrap=True)
+
+
+def _print_human(result: dict, metric: str, warnings_shown: bool = False, console: Console | None = None) -> None:
+    """The statistics of every command as a table; where the terminal is too narrow for it, one
+    metric at a time (:func:`_narrow`), as hyperfine stays readable in 80 columns."""
+    con = console or Console()
+    cols = ("n", "mean", "95% CI (mean)", "median", "std", "CV", "min", "max", "outliers")
     for name, c in result["configurations"].items():
         st = c["stats"]
-        t = Table(title=f"{name}: {' '.join(c['describe'].get('argv', []))}", title_justify="left")
-        for col in ("metric", "n", "mean", "95% CI (mean)", "median", "std", "CV", "min", "max", "outliers"):
-            t.add_column(col, justify="right" if col != "metric" else "left")
+        title = f"{name}: {' '.join(c['describe'].get('argv', []))}"
+        t = Table(title=title, title_justify="left")
+        t.add_column("metric", justify="left", no_wrap=True)
+        for col in cols:
+            t.add_column(col, justify="right", no_wrap=True)
         for m, d in st["metrics"].items():
-            s = d["summary"]
-            ci = s["mean_ci"]
-            rel = (ci["high"] - ci["low"]) / 2 / abs(s["mean"]) * 100 if s["mean"] else float("nan")
-            t.add_row(
-                m,
-                str(s["n"]),
-                fmt_value(s["mean"], m),
-                f"±{rel:.2f}%" if s["n"] > 1 else "—",
-                fmt_value(s["median"], m),
-                fmt_value(s["std"], m),
-                f"{s['cv'] * 100:.2f}%" if s["n"] > 1 else "—",
-                fmt_value(s["min"], m),
-                fmt_value(s["max"], m),
-                str(len(d["outliers"]["flagged"])),
-            )
-        con.print(t)
+            cells = _cells(m, d)
+            t.add_row(m, *(cells[col] for col in cols))
+        if con.measure(t, options=con.options.update_width(10_000)).maximum > con.width:  # its natural width
+            _narrow(con, title, st["metrics"])
+        else:
+            con.print(t)
         statuses = ", ".join(f"{k}: {v}" for k, v in st["statuses"].items())
         con.print(f"runs: {st['runs']} ({statuses}); stop: {c['stop_reason']}")
         for u in st["unsuccessful"][:5]:

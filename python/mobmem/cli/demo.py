@@ -20,7 +20,8 @@ from typing import Callable
 
 import typer
 
-from mobmem.errors import Interrupted, MobmemError
+from mobmem.cli import options
+from mobmem.errors import Interrupted
 
 SCENARIOS = ("demo_caching", "demo_hot_launch")
 
@@ -61,22 +62,22 @@ def run_demos(
 
 
 def demo(
-    jobs: int = typer.Option(2, "--jobs", help="Scenarios run at a time (worker processes)."),
+    jobs_: str = options.jobs("2", what="Scenarios"),
 ) -> None:
     """Caching capacity and hot launch on a Pixel-3-class phone with stock Android (two short sessions)."""
     from mobmem import session
-    from mobmem.cli.progress import SimProgress, wanted
+    from mobmem.cli.progress import SimProgress, plain, wanted
     from mobmem.cli.session import cached_lines, console, curve_table, kills_table, launch_stats_table, relaunch_line
+    from mobmem.session.executor import parse_jobs
 
-    if not 1 <= jobs <= 8:
-        raise MobmemError(f"--jobs must be within [1, 8], got {jobs}")
+    jobs = parse_jobs(jobs_)
     console.rule("[bold]mobmem demo: caching capacity and hot launch on a Pixel-3-class phone, stock Android")
     for n in SCENARIOS:
         d = session.scenario_description(n)
         console.print(f"[bold]{n}[/bold]: {d.split('. ')[0]}.", highlight=False)
     console.print(f"running both sessions ({'in parallel' if jobs > 1 else 'one after the other'}) …", style="dim")
     t0 = time.perf_counter()
-    bars = SimProgress(list(SCENARIOS), wanted())
+    bars = SimProgress(list(SCENARIOS), wanted(), plain())
     try:
         with bars:
             runs = run_demos(jobs, progress=bars.update, finished=bars.finish)

@@ -21,6 +21,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from mobmem.cli import options
 from mobmem.session.provenance import reused_runs_line
 
 console = Console(width=None if sys.stdout.isatty() else 200)
@@ -126,7 +127,7 @@ def fidelity(
     seeds: int = typer.Option(3, "--seeds", help="Seeds per scenario: the scenario's seed + 0 … K−1."),
     time_scale: float = typer.Option(1.0, "--time-scale", help="Multiply every use and wait duration (a shortened preview)."),
     quick: bool = typer.Option(False, "--quick", help="A smoke run: 2 seeds, durations × 0.02 (numbers not comparable)."),
-    jobs: int = typer.Option(2, "--jobs", help="Runs at a time, in worker processes (results do not depend on it)."),
+    jobs_: str = options.jobs("2"),
     report: Optional[Path] = typer.Option(None, "--report", help="Write the Markdown report here (e.g. docs/fidelity.md)."),
     out: Optional[Path] = typer.Option(None, "--out", help="Keep every run's files under DIR/SCENARIO/runs/SYSTEM/seed-N/, each as it finishes."),
     resume: bool = typer.Option(False, "--resume", help="With --out: reuse the runs already there (same scenario, system, seed, settings and code)."),
@@ -146,6 +147,9 @@ def fidelity(
         return
     if quick:
         seeds, time_scale = fid.QUICK_SEEDS, fid.QUICK_TIME_SCALE
+    from mobmem.session.executor import parse_jobs
+
+    jobs = parse_jobs(jobs_)
     fid.check_arguments(seeds, time_scale, jobs, out, resume)
     if report is not None and report.is_dir():
         raise MobmemError(f"--report {report}: is a directory; give a file name such as {report / 'fidelity.md'}")

@@ -4,7 +4,7 @@
 [--out DIR] [--json]`` runs a whole study (minimum heaps, sweep, analysis, tables, plots, report);
 re-running with the same ``--out`` resumes it. ``mobmem lbo minheap …`` runs only the minimum-heap
 search. ``--backend sim`` runs the runtime model's collectors on the simulated GCBench and on app
-profiles; ``--quick`` scales a study down to minutes.
+profiles; ``--quick`` scales a study down (every app profile: about 15 minutes on two cores).
 """
 
 from __future__ import annotations
@@ -103,7 +103,9 @@ def main(
         help="sim back end: how much each app invocation allocates (its fixed work): a size (2g) or a multiple of the app's live heap (default 12x, 3x with --quick).",
     ),
     quick: bool = typer.Option(
-        False, "--quick", help="A scaled-down study that finishes in minutes: 3 heap sizes, 2 invocations, app runs of 3x their live heap."
+        False,
+        "--quick",
+        help="A scaled-down study: 3 heap sizes, 2 invocations, app runs of 3x their live heap (sim, app:all: about 15 minutes on two cores; one app: a minute or two).",
     ),
     out: str = typer.Option("mobmem-lbo", "--out", help="Output directory; an existing one is resumed."),
     json_flag: bool = typer.Option(False, "--json", help="Print lbo.json on stdout instead of tables."),

@@ -1,7 +1,8 @@
 """Progress of long commands on stderr, and what an interrupted one reports.
 
-- :func:`wanted` — progress is shown only when stderr is a terminal, and never while ``--json``
-  output goes to a file or a pipe;
+- :func:`wanted` — a progress bar is shown only when stderr is a terminal, and never while
+  ``--json`` output goes to a file or a pipe; :func:`plain` — where stderr is not a terminal (a
+  pipe, a log file), plain lines instead, at a modest rate (:data:`PLAIN_EVERY_S`);
 - :class:`SimProgress` — one session: simulated seconds done of the estimated total, wall time,
   ETA (the callback of :func:`mobmem.session.run`); it remembers where the run got to, shown or
   not, for the line an interrupted command prints;
@@ -25,20 +26,18 @@ def _tty(stream) -> bool:
 
 
 def wanted(as_json: bool = False) -> bool:
-    """Show progress? Only on a terminal's stderr, and not when ``--json`` output is redirected."""
+    """Show a progress bar? Only on a terminal's stderr, and not when ``--json`` output is redirected."""
     return _tty(sys.stderr) and not (as_json and not _tty(sys.stdout))
 
 
-_ERR = None
+def plain(as_json: bool = False) -> bool:
+    """Plain progress lines instead of a bar? When stderr is not a terminal (a pipe, a log file),
+    and not when ``--json`` output is redirected."""
+    return not _tty(sys.stderr) and not (as_json and not _tty(sys.stdout))
 
 
-def _err_console():
-    global _ERR
-    if _ERR is None:
-        from rich.console import Console
-
-        _ERR = Console(stderr=True)
-    return _ERR
+#: Wall seconds between two plain progress lines of a session.
+PLAIN_EVERY_S = 10.0
 
 
 def _bar(*columns):
@@ -51,14 +50,20 @@ def _bar(*columns):
 class SimProgress:
     """Sessions' progress bars (when ``show``), one per label, fed by :meth:`update` ``(label,
     done_s, estimated_s)`` or, for the first label, by calling the object ``(done_s, estimated_s)``
-    (the ``progress`` callback of :func:`mobmem.session.run`).
+    (the ``progress`` callback of :func:`mobmem.session.run`). With ``lines`` (and no bar), a
+    plain line on stderr every :data:`PLAIN_EVERY_S` wall seconds per label instead.
 
     The total is an estimate (the script's use and wait time; launches add to it), so a bar stays
     below 100 % until its run ends."""
 
-    def __init__(self, label: str | list[str], show: bool) -> None:
+    def __init__(self, label: str | list[str], show: bool, lines: bool = False) -> None:
+        import time
+
         self.labels = [label] if isinstance(label, str) else list(label)
         self.show = show
+        self.lines = lines and not show
+        self._start = time.monotonic()
+        self._said: dict[str, float] = {}  # label → when its last plain line was printed
         self.points: dict[str, tuple[float, float]] = {}
         self._progress = None
         self._tasks: dict[str, object] = {}
@@ -93,6 +98,13 @@ class SimProgress:
         self._totals[label] = total
         if self._progress is not None and label in self._tasks:
             self._progress.update(self._tasks[label], total=total, completed=min(done, 0.99 * total), sim=f"{done:,.1f} / ~{total:,.0f} simulated s")
+        elif self.lines:
+            import time
+
+            now = time.monotonic()
+            if now - self._said.get(label, self._start) >= PLAIN_EVERY_S:
+                self._said[label] = now
+                print(f"{label}: {self.where(label)} ({min(done / total, 0.99):.0%}), {now - self._start:,.0f} s wall", file=sys.stderr, flush=True)
 
     def finish(self, label: str) -> None:
         """A run is over: its bar at 100 %."""
@@ -151,10 +163,14 @@ class RunsProgress:
             self._progress.update(self._task, completed=self.done)
 
     def log(self, message: str, style: str | None = "dim") -> None:
+        """One line above the bar (the style is the line's, not the bar's); without a bar, the
+        line as it is on stderr (not wrapped at 80 columns as rich would for a file)."""
         if self._progress is not None:
-            self._progress.console.print(message, style=style, highlight=False)
+            from rich.text import Text
+
+            self._progress.console.print(Text(message, style=style or ""))
         else:
-            _err_console().print(message, style=style, highlight=False)
+            print(message, file=sys.stderr, flush=True)
 
     def __exit__(self, *exc) -> None:
         if self._progress is not None:

@@ -1,6 +1,6 @@
 """``mobmem report --study NAME``: a study's experiments on the simulated phone, and its report.
 
-- ``mobmem report --study fleet|acclaim [--quick] [--seeds K] [--jobs J] [--out DIR] [--resume]
+- ``mobmem report --study NAME [--quick] [--seeds K] [--jobs J] [--out DIR] [--resume]
   [--report FILE] [--only EXPERIMENT …] [--json]`` runs every experiment of the study under its
   systems and seeds, prints the tables and, with ``--report``, writes the Markdown page (with its
   figures, PNG and SVG, in a folder named after it) and the exact command that made it.
@@ -21,8 +21,15 @@ from rich.console import Console
 from rich.table import Table
 
 from mobmem.cli import options
+from mobmem.session.studies import NAMES as STUDIES
 
 console = Console(width=None if sys.stdout.isatty() else 200)
+
+
+def _or(names) -> str:
+    """``a, b or c``."""
+    names = list(names)
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
 
 
 def _tables(doc: dict) -> list[Table]:
@@ -53,7 +60,7 @@ def report(
     html: bool = typer.Option(
         False, "--html", help="With RUN_DIR: write one self-contained HTML page (tables and figures) to RUN_DIR/report.html or --report FILE."
     ),
-    study: Optional[str] = typer.Option(None, "--study", help="The study: fleet or acclaim."),
+    study: Optional[str] = typer.Option(None, "--study", metavar="NAME", help=f"The study: {_or(STUDIES)}."),
     quick: bool = typer.Option(False, "--quick", help="A scaled-down set (fewer systems, one seed, shorter durations) that runs in minutes."),
     seeds: int = typer.Option(3, "--seeds", help="Seeds per run: --seed + 0 … K−1 (ignored with --quick)."),
     seed: Optional[int] = typer.Option(None, "--seed", help="First seed (default 1)."),
@@ -85,7 +92,7 @@ def report(
         console.print(f"wrote {target}", highlight=False)
         return
     if study is None:
-        raise MobmemError("give --study NAME (fleet, acclaim) or a run directory with --html")
+        raise MobmemError(f"give --study NAME ({', '.join(STUDIES)}) or a run directory with --html")
     if html:
         raise MobmemError("--html is for a run directory: mobmem report RUN_DIR --html")
 

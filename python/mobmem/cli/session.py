@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import sys
 import time
 from pathlib import Path
@@ -208,17 +207,55 @@ def kills_table(res: dict) -> Table | None:
     return t
 
 
+def file_refaults_only(res: dict) -> bool:
+    """Whether the run's kernel followed the rules before Linux 5.9 (``kernel.semantics`` 4.19 and
+    earlier): only evicted file pages leave shadow entries then, so its refault counters count
+    file pages only — an anon page read back from swap is a swap-in, never a refault."""
+    sem = None
+    for k, v in res.get("system", {}).get("kernel_settings", []):
+        if k == "kernel.semantics":
+            sem = str(v)  # the last one is in force
+    try:
+        return sem is not None and tuple(int(x) for x in sem.split(".")[:2]) < (5, 9)
+    except ValueError:
+        return False
+
+
+#: The note beside refault numbers of a kernel before 5.9 (see :func:`file_refaults_only`).
+FILE_ONLY = "file only before 5.9"
+FILE_ONLY_WHY = (
+    "refaults: kernel.semantics {sem} follows the rules before Linux 5.9, where only evicted file pages leave shadow entries: "
+    "anon pages read back from swap count as swap-ins, not refaults"
+)
+
+
+def _semantics(res: dict) -> str:
+    return next((str(v) for k, v in reversed(res.get("system", {}).get("kernel_settings", [])) if k == "kernel.semantics"), "?")
+
+
 def pressure_table(res: dict) -> Table:
     vm, ra = res.get("vmstat", {}), res.get("ratios", {})
-    t = Table(title="memory pressure", show_edge=False, title_justify="left")
+    file_only = file_refaults_only(res)
+    t = Table(
+        title="memory pressure",
+        show_edge=False,
+        title_justify="left",
+        caption=FILE_ONLY_WHY.format(sem=_semantics(res)) if file_only else None,
+        caption_justify="left",
+    )
     t.add_column("")
     t.add_column("value", justify="right")
     refaults = vm.get("workingset_refault_anon", 0) + vm.get("workingset_refault_file", 0)
     evictions = vm.get("pgsteal_kswapd", 0) + vm.get("pgsteal_direct", 0)
     rows = [
-        ("refaults (anon / file)", f"{refaults:,} ({vm.get('workingset_refault_anon', 0):,} / {vm.get('workingset_refault_file', 0):,})"),
+        (f"refaults ({FILE_ONLY})", f"{refaults:,}")
+        if file_only
+        else ("refaults (anon / file)", f"{refaults:,} ({vm.get('workingset_refault_anon', 0):,} / {vm.get('workingset_refault_file', 0):,})"),
         ("evictions (pgsteal kswapd + direct)", f"{evictions:,}"),
-        ("refault ratio (refaults / evictions)", _num(ra.get("refault_ratio"), "{:.3f}")),
+        (
+            "refault ratio (file refaults / evictions)" if file_only else "refault ratio (refaults / evictions)",
+            _num(ra.get("refault_ratio"), "{:.3f}"),
+        ),
         ("direct reclaims (allocstall)", f"{res.get('direct_reclaims', 0):,}"),
         ("direct-reclaim ratio (pgsteal_direct / evictions)", _num(ra.get("direct_reclaim_ratio"), "{:.3f}")),
         ("anon share of evictions (pgsteal_anon / pgsteal)", _num(ra.get("anon_share_of_evictions"), "{:.3f}")),
@@ -229,6 +266,19 @@ def pressure_table(res: dict) -> Table:
     for k, v in rows:
         t.add_row(k, v)
     return t
+
+
+def refault_notes(runs: list[dict]) -> list[str]:
+    """For a set of runs (a comparison's), one line per kernel before 5.9 among them, naming its
+    systems: their refault rows count file pages only."""
+    by_sem: dict[str, list[str]] = {}
+    for r in runs:
+        if file_refaults_only(r):
+            names = by_sem.setdefault(_semantics(r), [])
+            name = r.get("system_name") or "the scenario's system"
+            if name not in names:
+                names.append(name)
+    return [f"{FILE_ONLY_WHY.format(sem=sem)} (systems {', '.join(names)}: their refault rows count file pages only)" for sem, names in by_sem.items()]
 
 
 def gc_frames_table(res: dict) -> Table:
@@ -277,7 +327,9 @@ def energy_line(res: dict) -> str | None:
 
 def per_app_table(res: dict) -> Table:
     t = Table(title="per app", show_edge=False, title_justify="left")
-    for c in ("app", "cold", "hot", "relaunch", "kills", "refaults anon/file", "majflt", "swap-ins", "GCs", "jank", "alive at end"):
+    file_only = file_refaults_only(res)
+    refaults = f"refaults ({FILE_ONLY})" if file_only else "refaults anon/file"
+    for c in ("app", "cold", "hot", "relaunch", "kills", refaults, "majflt", "swap-ins", "GCs", "jank", "alive at end"):
         t.add_column(c, justify="left" if c == "app" else "right")
     for app, p in res.get("per_app", {}).items():
         t.add_row(
@@ -286,7 +338,7 @@ def per_app_table(res: dict) -> Table:
             str(p["hot_launches"]),
             str(p["relaunches"]),
             str(p["kills"]),
-            f"{p['refault_anon']:,} / {p['refault_file']:,}",
+            f"{p['refault_anon'] + p['refault_file']:,}" if file_only else f"{p['refault_anon']:,} / {p['refault_file']:,}",
             f"{p['majflt']:,}",
             f"{p['swapin']:,}",
             f"{p['gc_count']:,}",
@@ -335,7 +387,10 @@ def run(
         None, "--out", metavar="DIR", help="Write summary.json and the run's tables as CSV files (launches, timeline, events, kills, per_app, gcs, …) here."
     ),
     trace: Optional[Path] = typer.Option(
-        None, "--trace", metavar="FILE", help="Write the session's timeline for Perfetto UI: FILE.perfetto-trace (protobuf) or FILE.json (Chrome trace events)."
+        None,
+        "--trace",
+        metavar="FILE",
+        help="Write the session's timeline for Perfetto UI: FILE.perfetto-trace, .pftrace or .pb (protobuf) or FILE.json (Chrome trace events).",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print the summary JSON (everything but timeline and events)."),
 ) -> None:
@@ -345,7 +400,10 @@ def run(
 
     if trace is not None:
         from mobmem.files import check_out_file
+        from mobmem.session.trace import trace_format
 
+        if not trace.is_dir():  # a directory: check_out_file says so
+            trace_format(trace)
         check_out_file(trace, "--trace")
     path = session.resolve_scenario(scenario)
     pairs = session.parse_settings(set_)
@@ -382,9 +440,9 @@ def _run_session(path: Path, pairs, seed: Optional[int], system: Optional[str], 
     """One session with a progress bar on a terminal; Ctrl-C or SIGTERM → :class:`Interrupted`
     saying how far it got (nothing has been written: files are written after the run)."""
     from mobmem import session
-    from mobmem.cli.progress import SimProgress, wanted
+    from mobmem.cli.progress import SimProgress, plain, wanted
 
-    prog = SimProgress(path.stem, wanted(as_json))
+    prog = SimProgress(path.stem, wanted(as_json), plain(as_json))
     try:
         with prog:
             return session.run(path, pairs, seed=seed, system=system, progress=prog)
@@ -505,6 +563,8 @@ def compare(
         console.print(t)
     for line in compare_legend(agg):
         console.print(line, highlight=False)
+    for line in refault_notes([r["summary"] for r in doc["runs"]]):
+        console.print(line, highlight=False)
     console.print(f"{total} runs in {doc['wall_seconds']:.1f} s wall" + (f"; files in {out}/" if out else ""), highlight=False)
 
 
@@ -582,7 +642,7 @@ def bench_grain(
     quick: bool = typer.Option(False, "--quick", help="The short suite: the two demos at a tenth of their length."),
     seeds: int = typer.Option(5, "--seeds", metavar="K", help="Seeds per scenario: the scenario's seed + 0 … K−1."),
     set_: List[str] = typer.Option([], "--set", metavar="KEY=VALUE", help="key=value applied to every run (repeatable)."),
-    jobs: int = typer.Option(os.cpu_count() or 1, "--jobs", metavar="N|auto", help="Runs at a time, in worker processes (results do not depend on it)."),
+    jobs_: str = options.jobs("auto"),
     markdown: Optional[Path] = typer.Option(None, "--markdown", help="Also write the table as Markdown to this file."),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
@@ -594,11 +654,11 @@ def bench_grain(
     fg_refault_8B_A. Exits 1 if any metric disagrees."""
     from mobmem import session
     from mobmem.session import grain
+    from mobmem.session.executor import parse_jobs
 
     if not 1 <= seeds <= 100:
         raise MobmemError(f"--seeds must be within [1, 100], got {seeds}")
-    if not 1 <= jobs <= 64:
-        raise MobmemError(f"--jobs must be within [1, 64], got {jobs}")
+    jobs = parse_jobs(jobs_)
     for p in set_:
         if p.split("=", 1)[0].strip() in ("runtime.grain", "grain"):
             raise MobmemError(f"--set {p}: the grain is what this command varies")
@@ -675,7 +735,7 @@ def bench_identical(
     save: Optional[Path] = typer.Option(None, "--save", help="Run the fixed set and save each result (wall-clock fields left out) to this directory."),
     check: Optional[Path] = typer.Option(None, "--check", help="Run the fixed set and compare each result with the one saved in this directory."),
     scenario: List[str] = typer.Option([], "--scenario", help="Instead of the fixed set, this scenario with its own settings (repeatable)."),
-    jobs: int = typer.Option(os.cpu_count() or 1, "--jobs", metavar="N|auto", help="Runs at a time, in worker processes (results do not depend on it)."),
+    jobs_: str = options.jobs("auto"),
 ) -> None:
     """Check that a change of the simulator leaves results bit-identical: --save DIR before the
     change, --check DIR after it. The fixed set covers every collector but the no-GC baseline, memory pressure, zram,
@@ -683,11 +743,11 @@ def bench_identical(
     exits 1 and names the first differing fields of each run that changed."""
     from mobmem import session
     from mobmem.session import identity
+    from mobmem.session.executor import parse_jobs
 
     if (save is None) == (check is None):
         raise MobmemError("give exactly one of --save DIR and --check DIR")
-    if not 1 <= jobs <= 64:
-        raise MobmemError(f"--jobs must be within [1, 64], got {jobs}")
+    jobs = parse_jobs(jobs_)
     if check is not None and not check.is_dir():
         raise MobmemError(f"--check {check}: no such directory (save the reference first with --save)")
     runs = [(Path(s).stem, str(session.resolve_scenario(s)), ()) for s in scenario] if scenario else identity.RUNS

@@ -30,7 +30,7 @@ import re
 from pathlib import Path
 from typing import Callable, Sequence
 
-from mobmem.errors import MobmemError
+from mobmem.errors import MobmemError, did_you_mean
 from mobmem.pairs import Pair
 from mobmem.pairs import parse as parse_settings  # noqa: F401  (part of this module's API)
 from mobmem.paths import DATA, SCENARIOS
@@ -79,7 +79,8 @@ def resolve_scenario(scenario: str | os.PathLike) -> Path:
             q = SCENARIOS / f"{cand}.toml"
             if q.is_file():
                 return q
-    raise MobmemError(f"{s}: no such scenario file, and not a shipped scenario; shipped: {', '.join(scenario_names())}")
+    hint = did_you_mean(stem.replace("-", "_"), scenario_names()) if len(p.parts) == 1 else ""
+    raise MobmemError(f"{s}: no such scenario file, and not a shipped scenario{hint}; shipped: {', '.join(scenario_names())}")
 
 
 _LOC = re.compile(r"^(?P<file>.+?):0:0: ")

@@ -1,9 +1,10 @@
 """A session's timeline as a trace file for Perfetto UI (ui.perfetto.dev) or chrome://tracing.
 
-The format follows the file name: ``*.json`` is the Chrome JSON trace-event format (an array of
-events, which Perfetto also opens); anything else (``*.perfetto-trace``, ``*.pftrace``) is
-Perfetto's protobuf format, a stream of ``TracePacket`` messages built with the trace schema the
-``perfetto`` package ships. What is in it, from the session's result:
+The format follows the file name (:func:`trace_format`): ``*.json`` is the Chrome JSON
+trace-event format (an array of events, which Perfetto also opens); ``*.perfetto-trace``,
+``*.pftrace`` and ``*.pb`` are Perfetto's protobuf format, a stream of ``TracePacket`` messages
+built with the trace schema the ``perfetto`` package ships; any other name is an error before
+anything runs. What is in it, from the session's result:
 
 - one process per app (the pid of its first incarnation) with a ``main`` thread (launch slices,
   TTID long, the launch breakdown as arguments; kills, OOMs, compactions and file I/O as instant
@@ -339,13 +340,29 @@ def _write_proto(res: dict, out: IO[bytes]) -> None:
         end(e.ts + e.dur)
 
 
+#: File name endings → trace format.
+FORMATS = {".perfetto-trace": "protobuf", ".pftrace": "protobuf", ".pb": "protobuf", ".json": "json"}
+
+
+def trace_format(path: str | os.PathLike, option: str = "--trace") -> str:
+    """``"protobuf"`` or ``"json"``, from the file name's ending (:data:`FORMATS`); any other
+    ending is a one-line :class:`MobmemError` naming ``option``."""
+    p = Path(path)
+    fmt = FORMATS.get(p.suffix.lower())
+    if fmt is None:
+        what = f"'{p.suffix}' is not a trace format" if p.suffix else "no file name ending to tell the format"
+        raise MobmemError(f"{option} {path}: {what}; use FILE.perfetto-trace, FILE.pftrace or FILE.pb (Perfetto protobuf) or FILE.json (Chrome trace events)")
+    return fmt
+
+
 def write_trace(res: dict, path: str | os.PathLike) -> Path:
-    """Write the session result ``res`` as a trace at ``path`` (format by suffix, see the module
-    docstring); returns the path. Raises :class:`MobmemError` if it cannot be written."""
+    """Write the session result ``res`` as a trace at ``path`` (format by the name's ending,
+    :func:`trace_format`); returns the path. Raises :class:`MobmemError` if it cannot be
+    written."""
     from mobmem.files import atomic_file
 
     path = Path(path)
-    as_json = path.suffix.lower() == ".json"
+    as_json = trace_format(path) == "json"
     if not as_json:
         _pb()
     try:

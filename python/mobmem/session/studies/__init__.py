@@ -1,5 +1,5 @@
 """Studies: a paper's experiments re-run on the simulated phone, as one command that writes a
-report (``mobmem report --study NAME``).
+report (``mobmem report --study NAME``); :data:`NAMES` registers them.
 
 A study is a list of :class:`Experiment` — a shipped scenario run under named systems over seeds,
 with the rows it reports — plus the text of its report. :func:`run` runs every experiment with
@@ -16,13 +16,23 @@ from __future__ import annotations
 from mobmem.errors import MobmemError
 from mobmem.session.studies.study import Experiment, Row, Study, fmt_stat, fmt_vs, plan, run, stats
 
-__all__ = ["Experiment", "Row", "Study", "fmt_stat", "fmt_vs", "get", "plan", "registry", "run", "stats"]
+__all__ = ["NAMES", "Experiment", "Row", "Study", "fmt_stat", "fmt_vs", "get", "plan", "registry", "run", "stats"]
+
+#: The registered studies, in order: each is the module of that name in this package, whose
+#: ``STUDY`` is named so. The command line's help lists them from here without importing them.
+NAMES = ("fleet", "acclaim", "thesis")
 
 
 def registry() -> dict[str, Study]:
-    from mobmem.session.studies import acclaim, fleet, thesis
+    import importlib
 
-    return {s.name: s for s in (fleet.STUDY, acclaim.STUDY, thesis.STUDY)}
+    studies = {}
+    for name in NAMES:
+        study = importlib.import_module(f"{__name__}.{name}").STUDY
+        if study.name != name:
+            raise AssertionError(f"studies/{name}.py: its STUDY is named {study.name!r}")
+        studies[name] = study
+    return studies
 
 
 def get(name: str) -> Study:
