@@ -24,7 +24,7 @@ def test_catalogue_shape():
     aliases = [a for e in c["collectors"] for a in e["aliases"]]
     assert not set(aliases) & set(names) and len(aliases) == len(set(aliases))
     assert all(e["help"] for k in ("collectors", "runtime_policies", "lmkd") for e in c[k])
-    assert set(c["settings"]) == {"kernel", "runtime", "app", "session", "fleet", "marvin"}
+    assert set(c["settings"]) == {"kernel", "runtime", "app", "session", "calibration", "fleet", "marvin"}
 
 
 def test_every_collector_name_and_alias_is_accepted_everywhere():

@@ -64,7 +64,9 @@ def test_an_app_profiles_gc_cost_falls_strictly_as_the_fixed_heap_grows():
     from mobmem.lbo.heaps import find_min_heap
 
     be = SimBackend()
-    (wl,), _ = be.check(["app:telegram@400m"], ["cc"])
+    # The volume is about a dozen times the minimum heap, so that each heap step changes how many
+    # collections it takes (with 400 MiB, 3x and 4x both needed two semi-space collections).
+    (wl,), _ = be.check(["app:telegram@700m"], ["cc"])
     m = find_min_heap(lambda h: be.probe_heap(wl, "cc", h), start_mb=be.start_heap_mb(wl)).min_heap_mb
     for collector in ("ss", "cc"):
 

@@ -1,18 +1,23 @@
 //! Android's ActivityManager as far as memory is concerned: process states, `oom_score_adj`
-//! assignment, the cached-process limit, and the kernel's notice of the foreground app.
+//! assignment, the cached- and empty-process limits, and the kernel's notice of the foreground
+//! app.
 //!
-//! Adj values follow AOSP `ProcessList`: foreground 0, visible 100, perceptible 200, previous
-//! app 700, home 600, cached apps 900–999 by recency (the most recently used cached app gets the
-//! lowest value). Cached apps are spread over the range in steps of `CACHED_ADJ_STEP` (AOSP
-//! spreads them over slots whose width depends on how many there are; a fixed step is a
-//! simplification). The device's `max_cached_processes` (`CUR_MAX_CACHED_PROCESSES`) is shared,
-//! as in AOSP's `OomAdjuster.updateOomAdjLocked`, between empty processes
-//! (`CUR_MAX_EMPTY_PROCESSES` = half of it, `ProcessList.computeEmptyProcessLimit`) and cached
-//! processes with activities, which get the rest: beyond that many cached apps the oldest are
-//! killed (reason "too many cached"). The foreground and previous apps are not cached.
-//! Persistent system processes are negative. Left out: services and bound-process importance,
-//! empty processes (an app here is one process with an activity), connection groups, the
-//! freezer.
+//! Adj values follow AOSP `ProcessList`: foreground 0, visible 100, perceptible 200, home 600,
+//! previous app 700, cached processes 900–999. As in Android 10's `OomAdjuster`, cached
+//! processes are walked from the most recently used: processes with (stopped) activities take
+//! the slots 900, 910, … and empty processes (no activity: preinstalled apps' processes started
+//! for a broadcast or a provider) 905, 915, …, each slot shared by `count / 10` processes, the
+//! last slot capped at 999. The device's process limit (`CUR_MAX_CACHED_PROCESSES`) is split
+//! between empty processes (`computeEmptyProcessLimit`: half of it) and cached processes with
+//! activities (the rest): the walk kills every cached process beyond that many ("too many
+//! cached") and every empty one beyond its limit ("too many empty"); an empty process unused
+//! for 30 minutes is killed once more than half the empty limit are kept ("empty for 30 min",
+//! `CUR_TRIM_EMPTY_PROCESSES` and `MAX_EMPTY_TIME`). The limits count processes, not apps.
+//! Persistent system processes are negative and never counted.
+//!
+//! Left out: services and bound-process importance (a process with a started service is not
+//! cached), connection groups, the freezer, an app's secondary processes (an app here is one
+//! process with an activity).
 
 use mobmem_engine::Nanos;
 use mobmem_kernel::Kernel;
@@ -38,7 +43,10 @@ pub enum ProcState {
     Visible,
     Perceptible,
     Previous,
+    /// Cached with (stopped) activities: an app the user left.
     Cached,
+    /// Cached without activities (`PROCESS_STATE_CACHED_EMPTY`).
+    Empty,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -62,18 +70,38 @@ pub fn empty_process_limit(max_cached_processes: u32) -> u32 {
     max_cached_processes / 2
 }
 
+/// Cached-adj slots (`(CACHED_APP_MAX_ADJ - CACHED_APP_MIN_ADJ + 1) / 2 /
+/// CACHED_APP_IMPORTANCE_LEVELS`, Android 10).
+const CACHED_SLOTS: u32 = 10;
+/// `ProcessList.CACHED_APP_IMPORTANCE_LEVELS`.
+const CACHED_IMPORTANCE_LEVELS: i32 = 5;
+/// `ActivityManagerConstants.MAX_EMPTY_TIME`: an empty process older than this may be trimmed.
+pub const MAX_EMPTY_TIME_NS: Nanos = 30 * 60 * 1_000_000_000;
+
 #[derive(Clone, Debug)]
 pub struct ActivityManager {
     /// Cached processes with activities kept before the oldest is killed: the device's process
     /// limit minus the empty-process limit (half of it).
     pub max_cached: u32,
+    /// Empty processes kept before the oldest is killed (`CUR_MAX_EMPTY_PROCESSES`).
+    pub max_empty: u32,
+    /// Empty processes kept whatever their age (`CUR_TRIM_EMPTY_PROCESSES`).
+    pub trim_empty: u32,
     pub procs: Vec<AmProc>,
 }
 
 impl ActivityManager {
     /// An activity manager with the device's process limit (`CUR_MAX_CACHED_PROCESSES`).
     pub fn new(max_cached_processes: u32) -> Self {
-        Self { max_cached: max_cached_processes - empty_process_limit(max_cached_processes), procs: Vec::new() }
+        let max_empty = empty_process_limit(max_cached_processes);
+        Self { max_cached: max_cached_processes - max_empty, max_empty, trim_empty: max_empty / 2, procs: Vec::new() }
+    }
+
+    /// Cached and empty processes, most recently used first (the order of AOSP's walk).
+    fn lru_cached(&self) -> Vec<usize> {
+        let mut v: Vec<usize> = (0..self.procs.len()).filter(|&i| matches!(self.procs[i].state, ProcState::Cached | ProcState::Empty)).collect();
+        v.sort_by(|&a, &b| (self.procs[b].last_used, self.procs[b].proc_idx).cmp(&(self.procs[a].last_used, self.procs[a].proc_idx)));
+        v
     }
 
     pub fn add(&mut self, proc_idx: u32, state: ProcState, now: Nanos) {
@@ -121,12 +149,11 @@ impl ActivityManager {
         }
     }
 
-    /// The adj each process should have (`computeOomAdj`), in `procs` order.
+    /// The adj each process should have (`computeOomAdj` and the cached-slot walk of
+    /// `updateOomAdjLocked`), in `procs` order.
     pub fn compute_adj(&self) -> Vec<i32> {
-        // Cached apps by recency, most recent first.
-        let mut cached: Vec<(Nanos, u32)> = self.procs.iter().filter(|p| p.state == ProcState::Cached).map(|p| (p.last_used, p.proc_idx)).collect();
-        cached.sort_by(|a, b| b.cmp(a));
-        self.procs
+        let mut adj: Vec<i32> = self
+            .procs
             .iter()
             .map(|p| match p.state {
                 ProcState::System => SYSTEM_ADJ,
@@ -135,12 +162,42 @@ impl ActivityManager {
                 ProcState::Visible => VISIBLE_APP_ADJ,
                 ProcState::Perceptible => PERCEPTIBLE_APP_ADJ,
                 ProcState::Previous => PREVIOUS_APP_ADJ,
-                ProcState::Cached => {
-                    let rank = cached.iter().position(|c| c.1 == p.proc_idx).unwrap_or(0) as i32;
-                    (CACHED_APP_MIN_ADJ + rank * CACHED_ADJ_STEP).min(CACHED_APP_MAX_ADJ)
-                }
+                ProcState::Cached | ProcState::Empty => CACHED_APP_MAX_ADJ,
             })
-            .collect()
+            .collect();
+        let lru = self.lru_cached();
+        let n_cached = lru.iter().filter(|&&i| self.procs[i].state == ProcState::Cached).count() as u32;
+        let n_empty = (lru.len() as u32 - n_cached).min(self.max_cached);
+        // Each kind steps through its own slots: activities 900, 910, …; empty 905, 915, ….
+        struct Slots {
+            cur: i32,
+            next: i32,
+            step: u32,
+            factor: u32,
+        }
+        impl Slots {
+            fn new(first: i32, n: u32) -> Self {
+                Self { cur: first, next: first + 2 * CACHED_IMPORTANCE_LEVELS, step: 0, factor: (n / CACHED_SLOTS).max(1) }
+            }
+            fn take(&mut self) -> i32 {
+                let a = self.cur;
+                if self.cur != self.next {
+                    self.step += 1;
+                    if self.step >= self.factor {
+                        self.step = 0;
+                        self.cur = self.next;
+                        self.next = (self.next + 2 * CACHED_IMPORTANCE_LEVELS).min(CACHED_APP_MAX_ADJ);
+                    }
+                }
+                a
+            }
+        }
+        let mut cached = Slots::new(CACHED_APP_MIN_ADJ, n_cached);
+        let mut empty = Slots::new(CACHED_APP_MIN_ADJ + CACHED_IMPORTANCE_LEVELS, n_empty);
+        for i in lru {
+            adj[i] = if self.procs[i].state == ProcState::Cached { cached.take() } else { empty.take() };
+        }
+        adj
     }
 
     /// Apply adj values to the kernel and kill cached apps beyond the limit, oldest first
@@ -149,12 +206,28 @@ impl ActivityManager {
         // Forget processes the kernel side killed (lmkd, OOM).
         self.procs.retain(|p| k.procs[p.proc_idx as usize].alive);
         let mut kills = Vec::new();
-        let mut cached: Vec<(Nanos, u32)> = self.procs.iter().filter(|p| p.state == ProcState::Cached).map(|p| (p.last_used, p.proc_idx)).collect();
-        cached.sort();
-        while cached.len() > self.max_cached as usize {
-            let (_, victim) = cached.remove(0);
-            k.kill_process(victim, "too many cached", CACHED_APP_MIN_ADJ, "activity_manager", now, k.cfg.reap_delay_ns);
-            kills.push(AmKill { time_ns: now, proc_idx: victim, reason: "too many cached".into() });
+        // The walk from the most recently used: the processes beyond each limit are killed.
+        let (mut n_cached, mut n_empty) = (0u32, 0u32);
+        let mut victims = Vec::new();
+        for i in self.lru_cached() {
+            let p = &self.procs[i];
+            if p.state == ProcState::Cached {
+                n_cached += 1;
+                if n_cached > self.max_cached {
+                    victims.push((p.proc_idx, "too many cached"));
+                }
+            } else if n_empty > self.trim_empty && now.saturating_sub(p.last_used) > MAX_EMPTY_TIME_NS {
+                victims.push((p.proc_idx, "empty for 30 min"));
+            } else {
+                n_empty += 1;
+                if n_empty > self.max_empty {
+                    victims.push((p.proc_idx, "too many empty"));
+                }
+            }
+        }
+        for (victim, reason) in victims {
+            k.kill_process(victim, reason, CACHED_APP_MIN_ADJ, "activity_manager", now, k.cfg.reap_delay_ns);
+            kills.push(AmKill { time_ns: now, proc_idx: victim, reason: reason.into() });
             self.remove(victim);
         }
         let adj = self.compute_adj();
@@ -205,7 +278,7 @@ mod tests {
     }
 
     #[test]
-    fn cached_limit_kills_oldest_first() {
+    fn cached_limit_kills_beyond_the_limit() {
         let mut k = kernel_with(6);
         // A process limit of 4: 2 for empty processes, 2 for cached apps.
         let mut am = ActivityManager::new(4);
@@ -216,9 +289,65 @@ mod tests {
             am.move_to_foreground(i, 1000 * (i as u64 + 1));
         }
         let kills = am.update(&mut k, 10_000);
-        // app5 fg, app4 previous, cached app3, app2 kept; app1 and app0 (the oldest) killed, oldest first.
-        assert_eq!(kills.iter().map(|x| x.proc_idx).collect::<Vec<_>>(), vec![0, 1]);
+        // app5 fg, app4 previous, cached app3, app2 kept; app1 and app0 (the oldest) killed, in
+        // the order of the walk from the most recently used.
+        assert_eq!(kills.iter().map(|x| x.proc_idx).collect::<Vec<_>>(), vec![1, 0]);
         assert!(!k.procs[0].alive && !k.procs[1].alive && k.procs[2].alive);
         assert_eq!(k.kills.iter().filter(|x| x.reason == "too many cached").count(), 2);
+    }
+
+    #[test]
+    fn empty_processes_take_their_own_slots_and_limit() {
+        let mut k = kernel_with(8);
+        // A process limit of 8: 4 for empty processes (2 kept whatever their age), 4 for cached apps.
+        let mut am = ActivityManager::new(8);
+        assert_eq!((am.max_cached, am.max_empty, am.trim_empty), (4, 4, 2));
+        // Five empty processes started at boot (0..5 by recency), three apps used in turn.
+        for i in 0..5 {
+            am.add(i, ProcState::Empty, i as u64);
+        }
+        for i in 5..8 {
+            am.add(i, ProcState::Cached, 0);
+            am.move_to_foreground(i, 1000 * i as u64);
+        }
+        am.home(10_000);
+        let kills = am.update(&mut k, 20_000);
+        // The oldest empty process is the fifth: killed as beyond the empty limit.
+        assert_eq!(kills.iter().map(|x| (x.proc_idx, x.reason.as_str())).collect::<Vec<_>>(), vec![(0, "too many empty")]);
+        let adj: Vec<i32> = (0..8).map(|i| k.procs[i].oom_score_adj).collect();
+        // Apps: 7 previous (700), cached 6 → 900, 5 → 910; empty by recency 4 → 905, 3 → 915, 2 → 925, 1 → 935.
+        assert_eq!(adj[1..], [935, 925, 915, 905, 910, 900, PREVIOUS_APP_ADJ]);
+    }
+
+    #[test]
+    fn old_empty_processes_are_trimmed_beyond_the_trim_level() {
+        let mut k = kernel_with(4);
+        let mut am = ActivityManager::new(8);
+        for i in 0..4 {
+            am.add(i, ProcState::Empty, i as u64);
+        }
+        // Within 30 minutes every one of the four is kept (the empty limit is 4).
+        assert!(am.update(&mut k, MAX_EMPTY_TIME_NS).is_empty());
+        // Later, old ones are trimmed once more than the trim level (2) are counted: AOSP checks
+        // the count before counting the process, so three are kept.
+        let kills = am.update(&mut k, MAX_EMPTY_TIME_NS + 10);
+        assert_eq!(kills.iter().map(|x| (x.proc_idx, x.reason.as_str())).collect::<Vec<_>>(), vec![(0, "empty for 30 min")]);
+    }
+
+    #[test]
+    fn many_cached_processes_share_slots() {
+        let n = 24u32;
+        let mut k = kernel_with(n);
+        let mut am = ActivityManager::new(64);
+        for i in 0..n {
+            am.add(i, ProcState::Cached, 0);
+            am.move_to_foreground(i, 1000 * (i as u64 + 1));
+        }
+        am.home(100_000);
+        am.update(&mut k, 100_000);
+        // 23 cached apps (the last is previous): 2 per slot (factor 23 / 10), the last slot 999.
+        let mut adj: Vec<i32> = (0..n - 1).map(|i| k.procs[i as usize].oom_score_adj).collect();
+        adj.reverse();
+        assert_eq!(adj, [900, 900, 910, 910, 920, 920, 930, 930, 940, 940, 950, 950, 960, 960, 970, 970, 980, 980, 990, 990, 999, 999, 999]);
     }
 }

@@ -54,6 +54,7 @@ pub fn catalog(data_dir: Option<&Path>) -> Result<Value, InputError> {
             "runtime": settings(&mobmem_runtime::config::SETTINGS, &mobmem_runtime::RuntimeConfig::default()),
             "app": settings(&mobmem_runtime::workload::SETTINGS, &mobmem_runtime::workload::AppProfile::default()),
             "session": settings(&crate::session::inputs::SETTINGS, &crate::session::inputs::SessionOptions::default()),
+            "calibration": settings(&crate::calibration::SETTINGS, &crate::calibration::Knobs::default()),
         },
         "devices": [], "apps": [], "scenarios": [], "systems": [],
     });

@@ -9,6 +9,7 @@
 //! lmkd = "psi"                # psi | psi-minfree | minfree | off (overrides the device)
 //! policies = []
 //! [system.kernel]             # any kernel.<key> setting
+//! [system.runtime]            # any runtime setting (heapgrowthlimit, heaptargetutilization, …)
 //! swappiness = 100
 //! [[apps]]
 //! name = "twitter"            # an app profile, or synthetic:footprint=180m,objsize=512
@@ -40,6 +41,10 @@ pub struct System {
     /// error messages.
     #[serde(default)]
     pub kernel: BTreeMap<Spanned<String>, Spanned<toml::Value>>,
+    /// Runtime settings (ART's `dalvik.vm.*` heap properties and the runtime's other settings),
+    /// for every app: how the measured phone's build configured them.
+    #[serde(default)]
+    pub runtime: BTreeMap<Spanned<String>, Spanned<toml::Value>>,
     /// Cached-app compaction (process_madvise PAGEOUT on private anon of cached apps).
     #[serde(default)]
     pub cached_app_compaction: bool,
@@ -65,6 +70,7 @@ impl Default for System {
             lmkd: None,
             policies: Vec::new(),
             kernel: BTreeMap::new(),
+            runtime: BTreeMap::new(),
             cached_app_compaction: false,
             freezer: false,
             cached_app_work: true,

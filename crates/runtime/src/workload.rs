@@ -173,6 +173,10 @@ pub struct AppProfile {
     pub native_hot_share: f64,
     pub file_bytes: u64,
     pub file_touch_fg: u32,
+    /// Share of the file pages the app keeps re-reading while in use (its file-backed working
+    /// set): touches in units of work fall on it, the most used part (what a launch reads
+    /// first) most often.
+    pub file_ws_share: f64,
     /// Share of the file pages read at start-up (a cold launch).
     pub launch_file_share: f64,
     /// Share of the file pages a hot launch touches.
@@ -226,6 +230,7 @@ impl Default for AppProfile {
             native_hot_share: 1.0 / 3.0,
             file_bytes: 48 << 20,
             file_touch_fg: 16,
+            file_ws_share: 0.35,
             launch_file_share: 0.3,
             hot_launch_file_share: 0.3,
             launch_read_run_pages: 3.0,
@@ -642,6 +647,19 @@ static ENTRIES: &[Setting<AppProfile>] = &[
         },
     },
     Setting {
+        key: "file_ws_share",
+        aliases: &[],
+        kind: Kind::Float { min: 0.0, max: 1.0 },
+        unit: "",
+        help: "share of the file pages the app keeps re-reading in use (its file-backed working set); touches follow a 1/rank popularity over it, the pages its launch reads first most often",
+        source: "estimate: Launcher3 references at least 1.5 of its 2 MB of compiled code and 2 of its 5.7 MB APK in regular use (AOSP frameworks/base commit 402d78eb, 2018); a session's calibration knob file_working_set_share sets it for every app",
+        get: |c| c.file_ws_share.to_string(),
+        set: |c, v| {
+            c.file_ws_share = v.float();
+            Ok(())
+        },
+    },
+    Setting {
         key: "launch_file_share",
         aliases: &[],
         kind: Kind::Float { min: 0.0, max: 1.0 },
@@ -973,9 +991,12 @@ pub struct Workload {
     native_pages: u32,
     file_vma: Option<u32>,
     file_pages: u32,
-    /// The file pages a cold launch reads, as runs (first page, pages) in the order it reads
-    /// them; a hot launch reads a leading share of them, use touches pages inside them.
+    /// Runs of file pages (first page, pages), in the order a cold launch reads them and by
+    /// how much use touches them: a cold launch reads the first `launch_run_count`, a hot launch
+    /// a leading share of those, and use touches pages of the first `ws_run_count`.
     launch_runs: Vec<(u32, u32)>,
+    launch_run_count: usize,
+    ws_run_count: usize,
     pub stats: WorkloadStats,
     /// Frame times of the units of work [`Workload::run_until`] runs in the foreground.
     pub frames: FrameTimes,
@@ -1022,6 +1043,8 @@ impl Workload {
             file_vma: None,
             file_pages: 0,
             launch_runs: Vec::new(),
+            launch_run_count: 0,
+            ws_run_count: 0,
             stats: WorkloadStats::default(),
             frames: FrameTimes::default(),
             pacing: GcFreePacing::default(),
@@ -1240,8 +1263,13 @@ impl Workload {
             let file = format!("{}.apk", p.name.replace([':', ',', '='], "_"));
             if let Ok(v) = k.map_file(pi, "base.apk", &file, self.file_pages, true) {
                 self.file_vma = Some(v);
-                self.launch_runs = launch_runs(self.file_pages, p.launch_file_share, p.launch_read_run_pages, p.seed);
-                self.read_launch_runs(rt, k, v, self.launch_runs.len());
+                // One sequence of runs for both sets: the leading runs of a longer draw are those
+                // of a shorter one, so the launch reads the most used part of the working set.
+                let share = p.launch_file_share.max(p.file_ws_share);
+                self.launch_runs = launch_runs(self.file_pages, share, p.launch_read_run_pages, p.seed);
+                self.launch_run_count = runs_covering(&self.launch_runs, self.file_pages, p.launch_file_share);
+                self.ws_run_count = runs_covering(&self.launch_runs, self.file_pages, p.file_ws_share);
+                self.read_launch_runs(rt, k, v, self.launch_run_count);
             }
         }
         k.book_cpu(&mut rt.mutator);
@@ -1546,9 +1574,14 @@ impl Workload {
                 k.touch(&mut rt.mutator, v, pg, self.rng.gen::<bool>());
             }
         }
-        if let (Some(v), false) = (self.file_vma, self.launch_runs.is_empty()) {
+        if let (Some(v), true) = (self.file_vma, self.ws_run_count > 0) {
+            // Popularity 1/rank over the working set's runs: run i with probability
+            // ln((i+2)/(i+1)) / ln(n+1) (a log-uniform draw), so its head stays hot and its tail
+            // is touched seldom enough to be evicted and read back under pressure.
+            let ln_n = ((self.ws_run_count + 1) as f64).ln();
             for _ in 0..ft {
-                let (first, count) = self.launch_runs[self.rng.gen_range(0..self.launch_runs.len())];
+                let i = (((self.rng.gen::<f64>() * ln_n).exp() - 1.0) as usize).min(self.ws_run_count - 1);
+                let (first, count) = self.launch_runs[i];
                 let pg = first + self.rng.gen_range(0..count);
                 k.touch(&mut rt.mutator, v, pg, false);
             }
@@ -1691,7 +1724,7 @@ impl Workload {
         if let Some(v) = self.file_vma {
             // The hot launch reads the same scattered runs as a cold one, fewer of them.
             let share = if self.p.launch_file_share > 0.0 { (self.p.hot_launch_file_share / self.p.launch_file_share).min(1.0) } else { 0.0 };
-            let n = (self.launch_runs.len() as f64 * share).round() as usize;
+            let n = (self.launch_run_count as f64 * share).round() as usize;
             self.read_launch_runs(rt, k, v, n);
         }
         k.book_cpu(&mut rt.mutator);
@@ -1700,6 +1733,23 @@ impl Workload {
         la.major_faults = rt.mutator.bd.major_faults_zram + rt.mutator.bd.major_faults_flash_swap + rt.mutator.bd.major_faults_file - maj0;
         la
     }
+}
+
+/// How many leading runs of `runs` it takes to cover `share` of a file of `file_pages` (the
+/// count [`launch_runs`] stops at when drawn for that share).
+fn runs_covering(runs: &[(u32, u32)], file_pages: u32, share: f64) -> usize {
+    let want = ((file_pages as f64 * share) as u32).min(file_pages);
+    if want == 0 {
+        return 0;
+    }
+    let mut n = 0u32;
+    for (i, &(_, c)) in runs.iter().enumerate() {
+        n += c;
+        if n >= want {
+            return i + 1;
+        }
+    }
+    runs.len()
 }
 
 /// The runs of file pages a launch reads: runs of geometric length (mean `run_pages`) at

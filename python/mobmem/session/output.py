@@ -50,7 +50,7 @@ JANKY_FRAME_FIELDS = ["t_s", "app", "dur_ms"]
 MUTATOR_STOP_FIELDS = ["t_s", "app", "dur_ms", "kind"]
 #: dumpsys meminfo App Summary categories of the per-app series (RSS by category, MiB).
 MEMINFO_CATEGORIES = ["java_heap_mib", "native_heap_mib", "code_mib", "graphics_mib", "stack_mib", "other_mib"]
-APP_MEMORY_FIELDS = ["t_s", "app", "pid", "rss_mib", "pss_mib", "swap_mib", *MEMINFO_CATEGORIES]
+APP_MEMORY_FIELDS = ["t_s", "app", "pid", "rss_mib", "pss_mib", "swap_mib", *MEMINFO_CATEGORIES, "java_heap_pss_mib"]
 KILL_FIELDS = ["t_s", "app", "is_app", "process", "oom_score_adj", "reason", "killer", "rss_kb", "swap_kb"]
 TIMELINE_FIELDS = [
     "t_s",

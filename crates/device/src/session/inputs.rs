@@ -37,6 +37,11 @@ pub struct SysProcSpec {
     /// The home app: adj 600 while another app is in the foreground, restarted if killed.
     #[serde(default)]
     pub home: bool,
+    /// A preinstalled app's process kept cached without activities (an empty process: started
+    /// at boot for a broadcast, a provider or a job): the ActivityManager gives it its adj and
+    /// counts it against the empty-process limit; it is not restarted once killed.
+    #[serde(default)]
+    pub cached: bool,
     pub anon_mib: f64,
     pub file_mib: f64,
     /// Share of its pages that its background activity re-references.
@@ -72,6 +77,9 @@ pub struct AppSpec {
     /// Share of the shared framework code a cold launch reads.
     pub framework_read_share: f64,
     pub estimate: bool,
+    /// The live Java heap is a measurement (its profile section's source says "measured") or a
+    /// synthetic app's specification, not an estimate: calibration leaves it as it is.
+    pub java_heap_measured: bool,
 }
 
 /// Session knobs (`session.*` settings).
@@ -104,6 +112,9 @@ pub struct SessionOptions {
     pub gc_service_scarce_mib: u64,
     /// ActivityManager's process limit instead of the device's (0: the device's).
     pub max_cached_processes: u32,
+    /// Memory a memtester process holds locked from boot (MiB; 0: none): a smaller phone made
+    /// from a larger one, as Acclaim made its 2.5 GB setting from the 3 GB P9.
+    pub memtester_mib: u64,
 }
 
 impl Default for SessionOptions {
@@ -126,6 +137,7 @@ impl Default for SessionOptions {
             gc_service_plenty_mib: 1024,
             gc_service_scarce_mib: 512,
             max_cached_processes: 0,
+            memtester_mib: 0,
         }
     }
 }
@@ -284,6 +296,19 @@ static SESSION_ENTRIES: &[Setting<SessionOptions>] = &[
         },
     },
     Setting {
+        key: "system.memtester_mib",
+        aliases: &[],
+        kind: Kind::Int { min: 0, max: 1 << 20 },
+        unit: "MiB",
+        help: "memory a memtester process holds locked (mlock) from boot: the phone with that much less memory for everything else; 0: none",
+        source: "Acclaim (ATC '20) made its 2.5 GB setting from the 3 GB Huawei P9 by running memtester on 0.5 GB; memtester locks the memory it tests",
+        get: |c| c.memtester_mib.to_string(),
+        set: |c, v| {
+            c.memtester_mib = v.int();
+            Ok(())
+        },
+    },
+    Setting {
         key: "system.gc_service",
         aliases: &[],
         kind: Kind::Bool,
@@ -359,6 +384,9 @@ pub struct Inputs {
     pub apps: Vec<AppSpec>,
     pub kernel: Settings,
     pub runtime: Settings,
+    /// The calibration knobs as given (the device's calibration file, then `--set`), and their values.
+    pub calibration: Settings,
+    pub knobs: crate::calibration::Knobs,
     pub options: SessionOptions,
     pub seed: u64,
     /// The user's overrides, stored with the results.
@@ -375,6 +403,7 @@ fn app_spec(name: &str, p: &AppProfile, seed: u64) -> AppSpec {
         graphics_pages: (p.native.graphics_mib * 256.0) as u32,
         framework_read_share: 0.3,
         estimate: p.estimate,
+        java_heap_measured: p.java_heap.source.trim_start().starts_with("measured"),
     }
 }
 
@@ -394,6 +423,7 @@ fn synthetic_spec(name: &str, seed: u64) -> Result<AppSpec, String> {
         graphics_pages: 16 * 256,
         framework_read_share: 0.3,
         estimate: true,
+        java_heap_measured: true,
     })
 }
 
@@ -417,7 +447,7 @@ pub fn load(scenario_path: &str, data: &Path, overrides: &Settings, seed: Option
     let device = device::load(&dev_path.to_string_lossy())?;
     let sys_path = data.join("system.toml");
     let sys_file = sys_path.to_string_lossy().into_owned();
-    let system: SystemSpec = input::parse(&sys_file, &input::read(&sys_file)?)?;
+    let mut system: SystemSpec = input::parse(&sys_file, &input::read(&sys_file)?)?;
     let seed = seed.unwrap_or(scenario.seed);
 
     // Apps, each with its own workload seed.
@@ -435,10 +465,12 @@ pub fn load(scenario_path: &str, data: &Path, overrides: &Settings, seed: Option
         apps.push(spec);
     }
 
-    // Settings: device ← runtime calibration file ← scenario [system] ← user.
+    // Settings: device ← calibration files (the runtime's costs; the device's knobs) ← scenario
+    // [system] ← user.
     let mut kernel: Settings = device.kernel_settings();
     let mut runtime: Settings = device.runtime_settings();
     runtime.extend(crate::standalone::calibration(data)?);
+    let mut calibration: Settings = crate::calibration::load(data, &device_name)?;
     let sys = &scenario.system;
     // Each [system.kernel] entry is checked here, where its place in the file is known (the
     // combined settings are applied later, when a bad value could only be blamed on --set).
@@ -447,6 +479,12 @@ pub fn load(scenario_path: &str, data: &Path, overrides: &Settings, seed: Option
         let (key, value) = (format!("kernel.{}", k.get_ref()), input::value_text(v.get_ref()));
         scratch.set(&key, &value).map_err(|e| input::at(scenario_path, &text, v.span(), format!("system.kernel.{}: {e}", k.get_ref())))?;
         kernel.push((key, value));
+    }
+    let mut rscratch = mobmem_runtime::RuntimeConfig::default();
+    for (k, v) in &sys.runtime {
+        let (key, value) = (k.get_ref().clone(), input::value_text(v.get_ref()));
+        rscratch.set(&key, &value).map_err(|e| input::at(scenario_path, &text, v.span(), format!("system.runtime.{}: {e}", k.get_ref())))?;
+        runtime.push((key, value));
     }
     let mut options = SessionOptions {
         cached_app_compaction: sys.cached_app_compaction,
@@ -463,6 +501,9 @@ pub fn load(scenario_path: &str, data: &Path, overrides: &Settings, seed: Option
             SETTINGS.set(&mut options, k, v).map_err(|e| plain("--set", e.to_string()))?;
         } else if k.starts_with("kernel.") {
             kernel.push((k.clone(), v.clone()));
+        } else if k.starts_with("calibration.") {
+            crate::calibration::SETTINGS.set(&mut crate::calibration::Knobs::default(), k, v).map_err(|e| plain("--set", e.to_string()))?;
+            calibration.push((k.clone(), v.clone()));
         } else if k.starts_with("session.") || k.starts_with("system.") {
             return Err(plain("--set", format!("unknown setting {k:?}; session/system keys: {}", SETTINGS.keys().join(", "))));
         } else {
@@ -483,6 +524,8 @@ pub fn load(scenario_path: &str, data: &Path, overrides: &Settings, seed: Option
     }
     kernel.push(("kernel.seed".into(), seed.to_string()));
     runtime.push(("collector".into(), options.collector.clone()));
+    let knobs = crate::calibration::knobs(&calibration).map_err(|e| plain("calibration", e))?;
+    apply_knobs(&knobs, &mut system, &mut apps);
     Ok(Inputs {
         scenario,
         scenario_file: scenario_path.into(),
@@ -492,8 +535,29 @@ pub fn load(scenario_path: &str, data: &Path, overrides: &Settings, seed: Option
         apps,
         kernel,
         runtime,
+        calibration,
+        knobs,
         options,
         seed,
         overrides: overrides.clone(),
     })
+}
+
+/// Apply the calibration knobs to the system processes and the apps of a session: every app and
+/// every system process alike (no knob depends on a name).
+pub fn apply_knobs(k: &crate::calibration::Knobs, system: &mut SystemSpec, apps: &mut [AppSpec]) {
+    for p in &mut system.process {
+        p.anon_mib *= k.system_memory_scale;
+        p.file_mib *= k.system_memory_scale;
+    }
+    for a in apps {
+        let w = &mut a.workload;
+        w.native_anon = (w.native_anon as f64 * k.app_native_scale) as u64;
+        if !a.java_heap_measured {
+            w.live_heap = (w.live_heap as f64 * k.app_java_scale) as u64;
+        }
+        w.file_bytes = (w.file_bytes as f64 * k.app_code_scale) as u64;
+        w.file_ws_share = k.file_working_set_share;
+        w.launch_other_share = (w.launch_other_share * k.launch_heap_scale).min(1.0);
+    }
 }

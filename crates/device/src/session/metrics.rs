@@ -120,6 +120,8 @@ pub fn result(s: &Session, wall_s: f64) -> Value {
         // Evicted pages of the app needed again, whatever the kernel version counts as a refault.
         j["refault"] = json!(t.refault_file + t.swapin);
         j["estimate"] = json!(a.spec.estimate);
+        // The Java heap's share (%) of the app's PSS in the foreground, as `dumpsys meminfo` reads it.
+        j["java_share_fg"] = if t.java_share_fg_n > 0 { json!(t.java_share_fg_sum / t.java_share_fg_n as f64) } else { Value::Null };
         per_app.insert(a.spec.name.clone(), j);
     }
     let refaults = v.workingset_refault_anon + v.workingset_refault_file;
@@ -147,6 +149,7 @@ pub fn result(s: &Session, wall_s: f64) -> Value {
             "collector": o.collector, "lmkd": k.cfg.lmkd, "policies": o.policies,
             "cached_app_compaction": o.cached_app_compaction, "freezer": o.freezer, "cached_app_work": o.cached_app_work,
             "swap": format!("{:?}", k.cfg.swap).to_lowercase(), "kernel_settings": s.inp.kernel, "runtime_settings": s.inp.runtime,
+            "calibration": s.inp.knobs, "calibration_settings": s.inp.calibration,
             "slice_ms": o.slice_ns as f64 / 1e6, "time_scale": o.time_scale,
         },
         "sim_seconds": sim_s,

@@ -110,13 +110,27 @@ impl Session {
             sys.push(SysProc::start(&mut k, spec, next_pid, inp.seed, 0)?);
             next_pid += 1;
         }
+        if inp.options.memtester_mib > 0 {
+            // memtester started from adb: it inherits adbd's oom_score_adj (-1000), so neither lmkd
+            // nor the OOM killer takes it; its memory is locked, so reclaim cannot either.
+            let pages = u32::try_from(inp.options.memtester_mib * 256).map_err(|_| "system.memtester_mib: too large".to_string())?;
+            let pi = k.create_process(next_pid, "memtester", -1000, 0).map_err(|e| e.to_string())?;
+            let mut t = mobmem_kernel::Task::new(k.thread_of(pi), pi, 0);
+            let v = k.map_anon(pi, "[anon:memtester]", pages).map_err(|e| e.to_string())?;
+            k.mlock(&mut t, v, 0, pages);
+            k.book_cpu(&mut t);
+        }
         let limit = match inp.options.max_cached_processes {
             0 => inp.device.device.max_cached_processes,
             n => n,
         };
         let mut am = ActivityManager::new(limit);
         for s in &sys {
-            let st = if s.spec.home { ProcState::Home } else { ProcState::System };
+            let st = match (s.spec.home, s.spec.cached) {
+                (true, _) => ProcState::Home,
+                (false, true) => ProcState::Empty,
+                (false, false) => ProcState::System,
+            };
             am.add(s.proc_idx, st, 0);
         }
         let apps = inp.apps.iter().map(|a| AppSlot { spec: a.clone(), live: None, launched_before: false, totals: AppTotals::default() }).collect();
@@ -250,21 +264,27 @@ impl Session {
     fn sample_apps(&mut self) {
         let t_s = self.now as f64 / 1e9;
         let mib = |pages: f64| pages / 256.0;
-        for a in &self.apps {
+        for i in 0..self.apps.len() {
+            let a = &self.apps[i];
             let Some(l) = &a.live else { continue };
             if !l.alive(&self.k) {
                 continue;
             }
             let mut u = mobmem_kernel::mmzone::ProcUsage::default();
             let mut cat = [0u64; 6];
+            let mut java_pss = 0.0;
             for &v in &self.k.procs[l.proc_idx as usize].vmas {
                 let vu = self.k.vma_usage(v);
                 let vm = &self.k.vmas[v as usize];
-                cat[records::meminfo_category(&vm.name, vm.file)] += vu.anon + vu.file;
+                let c = records::meminfo_category(&vm.name, vm.file);
+                cat[c] += vu.anon + vu.file;
+                if c == 0 {
+                    java_pss += vu.pss;
+                }
                 u.add(&vu);
             }
             let c = |i: usize| mib(cat[i] as f64);
-            self.app_memory.push(AppSample {
+            let sample = AppSample {
                 t_s,
                 app: a.spec.name.clone(),
                 pid: l.pid,
@@ -277,7 +297,14 @@ impl Session {
                 graphics_mib: c(3),
                 stack_mib: c(4),
                 other_mib: c(5),
-            });
+                java_heap_pss_mib: mib(java_pss),
+            };
+            if self.fg == Some(i) && u.pss > 0.0 {
+                let t = &mut self.apps[i].totals;
+                t.java_share_fg_sum += 100.0 * java_pss / u.pss;
+                t.java_share_fg_n += 1;
+            }
+            self.app_memory.push(sample);
         }
         let every = self.inp.options.app_sample_ns;
         self.next_app_sample = self.now - self.now % every + every;

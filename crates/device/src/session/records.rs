@@ -52,6 +52,9 @@ pub struct AppSample {
     pub graphics_mib: f64,
     pub stack_mib: f64,
     pub other_mib: f64,
+    /// The Java heap's PSS (its pages divided among the processes that map them: the zygote's
+    /// shared spaces count in part), the numerator of `dumpsys meminfo`'s Java-heap share.
+    pub java_heap_pss_mib: f64,
 }
 
 /// The `dumpsys meminfo` App Summary category of a mapping, by its name: the ART heap spaces and
@@ -163,6 +166,10 @@ pub struct AppTotals {
     pub swapin: u64,
     pub swapout: u64,
     pub java_ooms: u32,
+    /// The Java heap's share of the app's PSS while it was in the foreground: the sum over the
+    /// per-app memory samples taken then, and their number (`java_share_fg` = sum / n, in %).
+    pub java_share_fg_sum: f64,
+    pub java_share_fg_n: u32,
     pub alive_at_end: bool,
     /// The process's memory per mapping at the end of the session (`/proc/PID/smaps`; empty if
     /// the app was not alive then).
