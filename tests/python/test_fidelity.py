@@ -23,6 +23,7 @@ source = "s"
 scenario = "demo_caching"
 system = "stock"
 metric = "cached_max"
+set = "held-out"
 """
 
 
@@ -35,7 +36,44 @@ def test_shipped_facts_load_and_name_real_scenarios_systems_and_metrics():
     assert len({f.id for f in facts}) == len(facts) >= 7
     for f in facts:
         assert f.metric in fid.METRICS and set(f.params) == set(fid.METRICS[f.metric].params)
-        assert f.published > 0 and f.source
+        assert f.published > 0 and f.source and f.set in fid.SETS
+    # Every device with a calibration plan has facts in both sets: the held-out ones check its fit.
+    from mobmem.session import calibrate as cal
+
+    for device in cal.devices_table():
+        sets = {f.set for f in fid.for_device(facts, device)}
+        assert sets == {"fit", "held-out"}, (device, sets)
+
+
+def _res(alive: list[int]) -> dict:
+    return {"cached_apps": {"alive_after_launch": alive}}
+
+
+def test_curve_metrics_read_the_count_after_each_launch():
+    assert fid.first_drop(_res([1, 2, 3, 3, 2, 4])) == 5
+    # A curve that never drops: one past the last launch (the run ended before a drop).
+    assert fid.first_drop(_res([1, 2, 3])) == 4
+    assert fid.first_drop(_res([])) is None
+    assert fid.curve_level(_res([1, 2, 3, 5]), 3) == 4
+    assert fid.curve_level(_res([1, 2]), 5) is None
+
+
+def test_share_metrics():
+    res = {
+        "launches": [
+            {"app": "a", "kind": "hot", "objects": {"near_root": 5, "foreground_young": 3, "other": 2}},
+            {"app": "a", "kind": "hot", "warmup": True, "objects": {"near_root": 100, "foreground_young": 0, "other": 0}},
+            {"app": "b", "kind": "cold", "objects": {"near_root": 0, "foreground_young": 0, "other": 0}},
+        ],
+        "refaults": {"total": 40, "by_app": {"a": 4, "b": 10}},
+        "ratios": {"refault_ratio": 0.25},
+        "per_app": {"a": {"java_share_fg": 12.5}, "b": {"java_share_fg": None}},
+    }
+    assert fid.launch_objects_share(res, "near_root+foreground_young") == 80.0
+    assert fid.launch_objects_share(res, "near_root") == 50.0
+    assert fid.fg_refault_share(res) == 25.0  # the last launch's app (b): 10 of 40
+    assert fid.ratio(res, "refault_ratio") == 25.0 and fid.ratio(res, "nope") is None
+    assert fid.java_share(res, "a") == 12.5 and fid.java_share(res, "b") is None
 
 
 @pytest.mark.parametrize(
@@ -49,6 +87,9 @@ def test_shipped_facts_load_and_name_real_scenarios_systems_and_metrics():
         (('metric = "cached_max"', 'metric = "cached_max"\napp = "twitter"'), "takes no parameters; got app"),
         (('metric = "cached_max"', 'metric = "launch"\napp = "twitter"'), "takes app, kind, stat; got app"),
         (('metric = "cached_max"', 'metric = "cold_io_share"\nquantile = 1.5'), "quantile: 1.5 is not a number from 0 to 1"),
+        (('set = "held-out"', 'set = "training"'), "set: expected one of fit, held-out, got 'training'"),
+        (('set = "held-out"\n', ""), "missing field(s) set"),
+        (('metric = "cached_max"', 'metric = "curve_level"\nfrom_launch = 0'), "from_launch: expected a launch number from 1, got 0"),
     ],
 )
 def test_a_bad_fact_is_named_with_file_and_line(tmp_path, edit, says):
@@ -62,7 +103,7 @@ def test_a_bad_fact_is_named_with_file_and_line(tmp_path, edit, says):
 def test_duplicate_ids_and_empty_files_are_refused(tmp_path):
     p = tmp_path / "facts.toml"
     p.write_text(GOOD + GOOD)
-    with pytest.raises(MobmemError, match=r"facts.toml:12: fact a: id: 'a' is used twice"):
+    with pytest.raises(MobmemError, match=r"facts.toml:13: fact a: id: 'a' is used twice"):
         fid.load(p)
     p.write_text("# nothing\n")
     with pytest.raises(MobmemError, match="no \\[\\[fact\\]\\] entries"):
@@ -132,7 +173,7 @@ def test_bad_arguments_get_one_line_errors():
 def test_list_names_every_fact():
     r = _mobmem("fidelity", "--list")
     assert r.returncode == 0, r.stderr
-    assert [ln.split(":")[0] for ln in r.stdout.splitlines()] == [f.id for f in fid.load()]
+    assert [ln.split(":")[0] for ln in r.stdout.splitlines()] == [f"{f.id} ({f.set})" for f in fid.load()]
 
 
 def test_a_short_run_reports_what_separate_sessions_measure(tmp_path):
@@ -167,7 +208,7 @@ def test_a_short_run_reports_what_separate_sessions_measure(tmp_path):
     assert row["values"] == expected and None not in expected
     assert row["mean"] == pytest.approx(sum(expected) / len(expected))
     assert row["rel_error"] == pytest.approx((row["mean"] - fact.published) / fact.published)
-    assert row["within"] == (abs(row["rel_error"]) <= fid.TOLERANCE)
+    assert row["within"] == (abs(row["rel_error"]) <= fact.tolerance)
     text = report.read_text()
     assert "mobmem fidelity background-gc-objects --quick --json --report" in text and "--jobs auto" in text
     assert f"{row['mean']:,.0f}" in text and "shortened run" in text

@@ -80,6 +80,9 @@ def _register() -> None:
     from mobmem.cli import fidelity as fidelity_cli
 
     fidelity_cli.register(app)
+    from mobmem.cli import calibrate as calibrate_cli
+
+    calibrate_cli.register(app)
     from mobmem.cli import report as report_cli
 
     report_cli.register(app)

@@ -25,8 +25,11 @@ from mobmem.errors import MobmemError
 from mobmem.paths import DATA
 
 FACTS_FILE = DATA / "fidelity.toml"
-#: A fact agrees when |model mean − published| ≤ TOLERANCE × published.
+#: A fact agrees when |model mean − published| ≤ tolerance × published: a fit-set fact within
+#: FIT_TOLERANCE (the calibration's goal), a held-out fact within TOLERANCE.
 TOLERANCE = 0.30
+FIT_TOLERANCE = 0.15
+SETS = ("fit", "held-out")
 #: ``--quick``: every fact, two seeds, every use and wait duration scaled by this (a smoke run:
 #: its numbers are not comparable with the published ones).
 QUICK_TIME_SCALE = 0.02
@@ -47,6 +50,60 @@ def cached_at_first_kill(res: dict) -> float | None:
 def cached_max_after_launch(res: dict) -> float | None:
     c = res["cached_apps"]
     return float(c["alive_after_launch_max"]) if c["alive_after_launch"] else None
+
+
+def first_drop(res: dict) -> float | None:
+    """The launch (1-based) after which the count of apps alive is first lower than after the
+    launch before it; one past the last launch when it never drops (the run ended first)."""
+    a = res["cached_apps"]["alive_after_launch"]
+    if not a:
+        return None
+    for i in range(1, len(a)):
+        if a[i] < a[i - 1]:
+            return float(i + 1)
+    return float(len(a) + 1)
+
+
+def curve_level(res: dict, from_launch: int) -> float | None:
+    """The mean count of apps alive after launches ``from_launch`` (1-based) to the last."""
+    a = res["cached_apps"]["alive_after_launch"][from_launch - 1 :]
+    return sum(a) / len(a) if a else None
+
+
+def java_share(res: dict, app: str) -> float | None:
+    """The Java heap's share (%) of the app's PSS while in the foreground (``per_app.APP.java_share_fg``:
+    Java-heap PSS over total PSS in each per-app memory sample taken then, averaged), as
+    ``dumpsys meminfo PACKAGE`` reads it with the app open."""
+    v = res.get("per_app", {}).get(app, {}).get("java_share_fg")
+    return None if v is None else float(v)
+
+
+def ratio(res: dict, name: str) -> float | None:
+    """One of the result's vmstat ratios (``refault_ratio``, ``direct_reclaim_ratio``, …), in %."""
+    v = res.get("ratios", {}).get(name)
+    return None if v is None else 100.0 * float(v)
+
+
+def fg_refault_share(res: dict) -> float | None:
+    """The share (%) of all refaults that are the foreground app's (the app of the last launch)."""
+    launches = res.get("launches", [])
+    r = res.get("refaults", {})
+    total = r.get("total")
+    if not launches or not total:
+        return None
+    return 100.0 * r.get("by_app", {}).get(launches[-1]["app"], 0) / total
+
+
+def launch_objects_share(res: dict, classes: str) -> float | None:
+    """Of the objects the run's measured hot launches read, the share (%) in ``classes``
+    (``near_root``, ``foreground_young``, or both joined with ``+``)."""
+    want = classes.split("+")
+    total = part = 0
+    for launch in measured_launches(res, "hot"):
+        o = launch.get("objects") or {}
+        total += sum(o.values())
+        part += sum(o.get(c, 0) for c in want)
+    return 100.0 * part / total if total else None
 
 
 def measured_launches(res: dict, kind: str | None = None) -> list[dict]:
@@ -93,6 +150,16 @@ METRICS: dict[str, Metric] = {
     "launch": Metric(launch_stat, ("app", "kind", "stat"), "launch time of one app (kind hot|cold; stat mean|p50|p90|p10|max|min), ms"),
     "cached_at_first_kill": Metric(cached_at_first_kill, (), "apps alive after the last launch before lmkd's first kill of an app"),
     "cached_max": Metric(cached_max_after_launch, (), "most apps alive after a launch"),
+    "first_drop": Metric(first_drop, (), "launch after which the count of apps alive first drops (one past the last launch if it never does)"),
+    "curve_level": Metric(curve_level, ("from_launch",), "mean count of apps alive after launches from_launch (1-based) to the last"),
+    "java_share": Metric(java_share, ("app",), "the Java heap's share (%) of one app's PSS while in the foreground"),
+    "ratio": Metric(ratio, ("name",), "a vmstat ratio of the run (refault_ratio, direct_reclaim_ratio, anon_share_of_evictions), %"),
+    "launch_objects_share": Metric(
+        launch_objects_share,
+        ("classes",),
+        "of the objects hot launches read, the share (%) in these classes (near_root, foreground_young, or near_root+foreground_young)",
+    ),
+    "fg_refault_share": Metric(fg_refault_share, (), "the foreground app's (last launched) share of all refaults, %"),
     "cold_io_share": Metric(
         _cold_io_share,
         ("quantile",),
@@ -114,14 +181,21 @@ class Fact:
     scenario: str
     system: str
     metric: str
+    set: str = "held-out"
+    group: str = ""
     params: dict = field(default_factory=dict)
     line: int = 0
+
+    @property
+    def tolerance(self) -> float:
+        return FIT_TOLERANCE if self.set == "fit" else TOLERANCE
 
     def measure(self, res: dict) -> float | None:
         return METRICS[self.metric].fn(res, **self.params)
 
 
-_FIELDS = ("id", "claim", "published", "unit", "source", "scenario", "system", "metric")
+_FIELDS = ("id", "claim", "published", "unit", "source", "scenario", "system", "metric", "set")
+_OPTIONAL = ("group",)
 
 
 def load(path: Path | None = None) -> list[Fact]:
@@ -150,7 +224,9 @@ def load(path: Path | None = None) -> list[Fact]:
         metric = METRICS.get(raw["metric"])
         if metric is None:
             raise MobmemError(f"{where}: metric: unknown metric {raw['metric']!r}; known: {', '.join(METRICS)}")
-        params = {k: v for k, v in raw.items() if k not in _FIELDS}
+        params = {k: v for k, v in raw.items() if k not in _FIELDS and k not in _OPTIONAL}
+        if raw["set"] not in SETS:
+            raise MobmemError(f"{where}: set: expected one of {', '.join(SETS)}, got {raw['set']!r}")
         if set(params) != set(metric.params):
             raise MobmemError(f"{where}: metric {raw['metric']} takes {', '.join(metric.params) or 'no parameters'}; got {', '.join(params) or 'none'}")
         q = params.get("quantile", 0.0)
@@ -165,7 +241,10 @@ def load(path: Path | None = None) -> list[Fact]:
             raise MobmemError(f"{where}: published: expected a positive number, got {pub!r}")
         if any(f.id == raw["id"] for f in facts):
             raise MobmemError(f"{where}: id: {raw['id']!r} is used twice")
-        facts.append(Fact(**{k: raw[k] for k in _FIELDS}, params=params, line=line))
+        fl = raw.get("from_launch", 1)
+        if "from_launch" in params and (isinstance(fl, bool) or not isinstance(fl, int) or fl < 1):
+            raise MobmemError(f"{where}: from_launch: expected a launch number from 1, got {fl!r}")
+        facts.append(Fact(**{k: raw[k] for k in _FIELDS}, group=raw.get("group", raw["id"]), params=params, line=line))
     if not facts:
         raise MobmemError(f"{path}: no [[fact]] entries")
     return facts
@@ -204,6 +283,18 @@ def runs_needed(facts: list[Fact]) -> list[tuple[str, str]]:
     return out
 
 
+def scenario_device(scenario: str) -> str:
+    """The device a shipped scenario runs on (its ``device``, from the catalogue)."""
+    from mobmem import catalog
+
+    return next(s["device"] for s in catalog.catalog()["scenarios"] if s["name"] == scenario)
+
+
+def for_device(facts: list[Fact], device: str) -> list[Fact]:
+    """The facts whose scenario runs on ``device``."""
+    return [f for f in facts if scenario_device(f.scenario) == device]
+
+
 def run(
     facts: list[Fact],
     seeds: int,
@@ -222,54 +313,89 @@ def run(
     from mobmem.files import out_dir_lock
 
     check_arguments(seeds, time_scale, jobs, out, resume)
+    prog = None if progress is None else (lambda _i, *a: progress(*a))
     with out_dir_lock(out):
-        return _run(facts, seeds, time_scale, jobs, progress, out, resume)
+        return run_points(facts, [[]], seeds, time_scale, jobs, prog, [out], resume)[0]
 
 
-def _run(facts, seeds, time_scale, jobs, progress, out, resume) -> dict[tuple[str, str, int], dict]:
-    """:func:`run`'s runs, with its arguments checked and ``out`` locked."""
+def run_points(
+    facts: list[Fact],
+    points: list[list[str]],
+    seeds: int,
+    time_scale: float,
+    jobs: int,
+    progress: Callable[..., None] | None,
+    outs: list[Path | None],
+    resume: bool,
+) -> list[dict[tuple[str, str, int], dict]]:
+    """:func:`run` for several points at once, all their runs in one pool: ``points[i]`` is a list
+    of ``key=value`` settings added to every run of point ``i`` (a calibration's knob values),
+    ``outs[i]`` where its runs are kept. Returns one result map per point; ``progress(i, scenario,
+    system, seed, result, reused)`` after each run. Arguments are the caller's to check."""
     from mobmem import session
     from mobmem.files import deferred_interrupts
     from mobmem.session.compare import reusable_run, run_dir
     from mobmem.session.output import write_outputs
     from mobmem.session.pool import run_all
 
-    user = [] if time_scale == 1.0 else [f"session.time_scale={time_scale!r}"]
-    results: dict[tuple[str, str, int], dict] = {}
+    scale = [] if time_scale == 1.0 else [f"session.time_scale={time_scale!r}"]
+    results: list[dict[tuple[str, str, int], dict]] = [{} for _ in points]
     todo = []
-    for scenario, system in runs_needed(facts):
-        path = session.resolve_scenario(scenario)
-        first = session.scenario_seed(path)
-        for k in range(seeds):
-            key = (scenario, system, first + k)
-            prev = reusable_run(Path(out) / scenario, path, system, first + k, user) if resume else None
-            if prev is not None:
-                results[key] = prev
-                if progress:
-                    progress(*key, prev, True)
-            else:
-                todo.append((key, (str(path), system, first + k, user, None)))
+    for i, point in enumerate(points):
+        user = [*scale, *point]
+        out = outs[i]
+        for scenario, system in runs_needed(facts):
+            path = session.resolve_scenario(scenario)
+            first = session.scenario_seed(path)
+            for k in range(seeds):
+                key = (scenario, system, first + k)
+                prev = reusable_run(Path(out) / scenario, path, system, first + k, user) if resume and out is not None else None
+                if prev is not None:
+                    results[i][key] = prev
+                    if progress:
+                        progress(i, *key, prev, True)
+                else:
+                    todo.append(((i, key), (str(path), system, first + k, user, None)))
 
-    def done(r: tuple[tuple[str, str, int], dict]) -> None:
-        key, res = r
+    def done(r: tuple[tuple[int, tuple[str, str, int]], dict]) -> None:
+        (i, key), res = r
         # A run on disk is a run reported: Ctrl-C waits until both are done.
         with deferred_interrupts():
-            if out is not None:
-                write_outputs(res, run_dir(Path(out) / key[0], key[1], key[2]))
-            results[key] = res
+            if outs[i] is not None:
+                write_outputs(res, run_dir(Path(outs[i]) / key[0], key[1], key[2]))
+            results[i][key] = res
             if progress:
-                progress(*key, res, False)
+                progress(i, *key, res, False)
 
     run_all(_job, todo, jobs, done)
     return results
 
 
-def _job(item: tuple) -> tuple[tuple[str, str, int], dict]:
+def _job(item: tuple) -> tuple[tuple, dict]:
     """One run in a worker process (picklable): (key, result)."""
     from mobmem import session
 
     key, (scenario, system, seed, user, systems_file) = item
     return key, session.run(scenario, user, seed=seed, system=system, systems_file=systems_file)
+
+
+def _calibration_files(devices: list[str]) -> dict[str, dict | None]:
+    """Per device, its calibration file's path, revision, command and knobs (None without one)."""
+    out: dict[str, dict | None] = {}
+    for d in devices:
+        p = DATA / "calibration" / f"{d}.toml"
+        try:
+            doc = tomllib.loads(p.read_text())
+        except (OSError, tomllib.TOMLDecodeError):
+            out[d] = None
+            continue
+        out[d] = {
+            "file": f"python/mobmem/data/calibration/{d}.toml",
+            "revision": doc.get("revision"),
+            "command": doc.get("command"),
+            "knobs": doc.get("knobs", {}),
+        }
+    return out
 
 
 def evaluate(facts: list[Fact], results: dict[tuple[str, str, int], dict]) -> list[dict]:
@@ -295,7 +421,10 @@ def evaluate(facts: list[Fact], results: dict[tuple[str, str, int], dict]) -> li
                 "params": f.params,
                 **{k: s[k] for k in ("n", "mean", "ci_low", "ci_high", "ci_flags", "values")},
                 "rel_error": err,
-                "within": None if err is None else abs(err) <= TOLERANCE,
+                "set": f.set,
+                "group": f.group,
+                "tolerance": f.tolerance,
+                "within": None if err is None else abs(err) <= f.tolerance,
             }
         )
     return rows
@@ -318,8 +447,20 @@ def fidelity(facts: list[Fact], seeds: int = 3, time_scale: float = 1.0, jobs: i
 
     results = run(facts, seeds, time_scale, jobs, note, out, resume)
     rows = evaluate(facts, results)
+    by_set = {
+        s: {
+            "facts": sum(1 for r in rows if r["set"] == s),
+            "within": sum(1 for r in rows if r["set"] == s and r["within"]),
+            "measured": sum(1 for r in rows if r["set"] == s and r["within"] is not None),
+        }
+        for s in SETS
+    }
     return {
+        "by_set": by_set,
+        "devices": sorted({scenario_device(f.scenario) for f in facts}),
+        "calibration": _calibration_files(sorted({scenario_device(f.scenario) for f in facts})),
         "tolerance": TOLERANCE,
+        "fit_tolerance": FIT_TOLERANCE,
         "confidence": 0.95,
         "seeds": seeds,
         "time_scale": time_scale,
