@@ -41,11 +41,22 @@ pub struct Knobs {
     /// Multiplies every app's share of long-lived objects, besides near-root and recently
     /// allocated ones, that a hot launch reads.
     pub launch_heap_scale: f64,
+    /// The share of its native heap's used part every app frees when its UI is hidden
+    /// (`onTrimMemory(TRIM_MEMORY_UI_HIDDEN)`).
+    pub ui_hidden_release_share: f64,
 }
 
 impl Default for Knobs {
     fn default() -> Self {
-        Self { system_memory_scale: 1.0, app_native_scale: 1.0, app_java_scale: 1.0, app_code_scale: 1.0, file_working_set_share: 0.35, launch_heap_scale: 1.0 }
+        Self {
+            system_memory_scale: 1.0,
+            app_native_scale: 1.0,
+            app_java_scale: 1.0,
+            app_code_scale: 1.0,
+            file_working_set_share: 0.35,
+            launch_heap_scale: 1.0,
+            ui_hidden_release_share: 0.0,
+        }
     }
 }
 
@@ -116,6 +127,19 @@ pub static SETTINGS: Table<Knobs> = Table {
             get: |c| c.file_working_set_share.to_string(),
             set: |c, v| {
                 c.file_working_set_share = v.float();
+                Ok(())
+            },
+        },
+        Setting {
+            key: "ui_hidden_release_share",
+            aliases: &[],
+            kind: Kind::Float { min: 0.0, max: 0.6 },
+            unit: "",
+            help: "share of the used part of its native heap every app frees when its UI is hidden (onTrimMemory(TRIM_MEMORY_UI_HIDDEN): image and content caches trimmed)",
+            source: "calibration knob; default 0 (no release, as before the knob); range: Android sends TRIM_MEMORY_UI_HIDDEN to every app leaving the foreground, and image loaders then halve their memory caches (bumptech/glide LruResourceCache/LruBitmapPool.trimMemory: trimToSize(maxSize / 2)); caches are at most part of a native heap",
+            get: |c| c.ui_hidden_release_share.to_string(),
+            set: |c, v| {
+                c.ui_hidden_release_share = v.float();
                 Ok(())
             },
         },

@@ -354,3 +354,26 @@ fn warmup_launches_are_recorded_but_left_out_of_launch_statistics() {
     let e = run_file(&scenario_file("badwarmup", &bad), &data(), &vec![], None).unwrap_err();
     assert!(e.contains("badwarmup.toml:") && e.contains("field `warmup` does not belong to a `home` step"), "{e}");
 }
+
+/// `onTrimMemory(TRIM_MEMORY_UI_HIDDEN)`: an app sent home frees the calibrated share of its
+/// native heap's used part (its caches), and nothing else changes with the knob.
+#[test]
+fn apps_trim_their_caches_when_their_ui_is_hidden() {
+    let text = "name = \"trim\"\ndevice = \"pixel3\"\nseed = 3\n[[apps]]\nname = \"telegram\"\n\
+        [[script]]\naction = \"launch\"\napp = \"telegram\"\n[[script]]\naction = \"use\"\nseconds = 2.0\n\
+        [[script]]\naction = \"home\"\n[[script]]\naction = \"wait\"\nseconds = 0.5\n";
+    let native = |v: &Value| -> (u64, u64) {
+        let m = v["per_app"]["telegram"]["memory_at_end"].as_array().unwrap();
+        let n = m.iter().find(|x| x["name"] == "[anon:libc_malloc]").unwrap();
+        (n["pages"].as_u64().unwrap(), n["rss_pages"].as_u64().unwrap())
+    };
+    let keep = run("trim0", text, &[("calibration.ui_hidden_release_share", "0")]);
+    let trim = run("trim5", text, &[("calibration.ui_hidden_release_share", "0.5")]);
+    let ((pages, rss_keep), (_, rss_trim)) = (native(&keep), native(&trim));
+    // Units of work touch the leading third of the native heap (native_hot_share); half of it goes.
+    let hot = pages / 3;
+    let freed = rss_keep - rss_trim;
+    // (A few come back at once: background units still touch the used part now and then.)
+    assert!(freed.abs_diff(hot / 2) <= hot / 100, "freed {freed} pages of the {hot} used ones");
+    assert_eq!(keep["launches"], trim["launches"], "the launch happened before the trim");
+}

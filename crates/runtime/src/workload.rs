@@ -171,6 +171,9 @@ pub struct AppProfile {
     /// Share of the native heap (its leading pages) that units of work touch; the rest is
     /// written once at start-up and never again.
     pub native_hot_share: f64,
+    /// Share of the native heap's used part that the app frees when its UI is hidden
+    /// (`onTrimMemory(TRIM_MEMORY_UI_HIDDEN)`: image and content caches trimmed); use refills it.
+    pub ui_hidden_release_share: f64,
     pub file_bytes: u64,
     pub file_touch_fg: u32,
     /// Share of the file pages the app keeps re-reading while in use (its file-backed working
@@ -228,6 +231,7 @@ impl Default for AppProfile {
             native_anon: 32 << 20,
             native_touch_fg: 64,
             native_hot_share: 1.0 / 3.0,
+            ui_hidden_release_share: 0.0,
             file_bytes: 48 << 20,
             file_touch_fg: 16,
             file_ws_share: 0.35,
@@ -617,6 +621,19 @@ static ENTRIES: &[Setting<AppProfile>] = &[
         get: |c| c.native_hot_share.to_string(),
         set: |c, v| {
             c.native_hot_share = v.float();
+            Ok(())
+        },
+    },
+    Setting {
+        key: "ui_hidden_release_share",
+        aliases: &[],
+        kind: Kind::Float { min: 0.0, max: 1.0 },
+        unit: "",
+        help: "share of the native heap's used part the app frees when its UI is hidden (onTrimMemory(TRIM_MEMORY_UI_HIDDEN): caches trimmed); use in the foreground refills it",
+        source: "estimate: image loaders trim their memory caches at UI_HIDDEN (bumptech/glide: trimToSize(maxSize / 2) at TRIM_MEMORY_UI_HIDDEN); how much of a native heap that is is not measured (a session's calibration knob sets it for every app)",
+        get: |c| c.ui_hidden_release_share.to_string(),
+        set: |c, v| {
+            c.ui_hidden_release_share = v.float();
             Ok(())
         },
     },
@@ -1679,6 +1696,21 @@ impl Workload {
         self.pacing.record(vsync, at, rt.mutator.now, rt.stats.mutator_wait_ns - wait0);
         self.next_unit_at += period;
         Some(true)
+    }
+
+    /// `onTrimMemory(TRIM_MEMORY_UI_HIDDEN)`: the app frees the trimmable share of its native
+    /// heap's used part (the tail of its hot pages: caches the foreground filled). Returns the
+    /// pages released; units of work in the foreground touch them again (zero-filled).
+    pub fn trim_ui_hidden(&mut self, rt: &mut Runtime, k: &mut Kernel) -> u32 {
+        let Some(v) = self.native_vma else { return 0 };
+        let hot = ((self.native_pages as f64 * self.p.native_hot_share + 1e-9).floor() as u32).clamp(1, self.native_pages.max(1));
+        let n = ((hot as f64 * self.p.ui_hidden_release_share) as u32).min(hot);
+        if n == 0 {
+            return 0;
+        }
+        let _ = k.madvise(&mut rt.mutator, v, hot - n, n, mobmem_kernel::madvise::Advice::DontNeed);
+        k.book_cpu(&mut rt.mutator);
+        n
     }
 
     /// The app goes to background or foreground (runtime state + the foreground-young set).

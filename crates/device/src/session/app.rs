@@ -437,6 +437,8 @@ impl Live {
     pub fn to_background(&mut self, k: &mut Kernel, now: Nanos) {
         self.rt.mutator_idle_until(now);
         self.detach_surface(k);
+        // onTrimMemory(TRIM_MEMORY_UI_HIDDEN): the app trims its caches.
+        self.w.trim_ui_hidden(&mut self.rt, k);
         self.w.set_state(&mut self.rt, AppState::Background);
         self.w.next_unit_at = self.w.next_unit_at.max(self.rt.mutator.now);
     }

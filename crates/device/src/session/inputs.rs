@@ -559,5 +559,6 @@ pub fn apply_knobs(k: &crate::calibration::Knobs, system: &mut SystemSpec, apps:
         w.file_bytes = (w.file_bytes as f64 * k.app_code_scale) as u64;
         w.file_ws_share = k.file_working_set_share;
         w.launch_other_share = (w.launch_other_share * k.launch_heap_scale).min(1.0);
+        w.ui_hidden_release_share = k.ui_hidden_release_share;
     }
 }
