@@ -650,7 +650,8 @@ impl Kernel {
     }
 
     /// `mlock`: fault in and lock pages [first, first+count) of VMA `v`; later faults in the VMA
-    /// also land on the unevictable list. Reclaim never scans it.
+    /// also land on the unevictable list. Reclaim never scans it. Kernel events due by the
+    /// task's clock run between pages (a large lock takes a while).
     pub fn mlock(&mut self, t: &mut Task, v: u32, first: u32, count: u32) {
         self.vmas[v as usize].locked = true;
         // populate_vma_page_range faults private writable mappings in for write (breaking COW),
@@ -666,6 +667,9 @@ impl Kernel {
             if e.is_present() {
                 self.mlock_page(e.pfn());
             }
+            // kswapd and the other kernel threads run alongside the faulting thread (locked
+            // pages are off the LRU by now, so reclaim cannot take them back).
+            self.sync(t);
         }
     }
 

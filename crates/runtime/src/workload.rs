@@ -1272,6 +1272,13 @@ impl Workload {
                 self.native_vma = Some(v);
                 for pg in 0..self.native_pages {
                     k.touch(&mut rt.mutator, v, pg, true);
+                    // kswapd and the other kernel threads run alongside (they are events due
+                    // by this thread's clock): without this, a start-up that writes its whole
+                    // native heap at once would leave reclaim to direct reclaim.
+                    k.sync(&mut rt.mutator);
+                    if rt.mutator.killed {
+                        return;
+                    }
                 }
             }
         }

@@ -377,6 +377,8 @@ impl Live {
             let n = (self.fw_pages as f64 * spec.framework_read_share) as u32;
             for pg in 0..n {
                 k.touch(&mut self.rt.mutator, v, pg, false);
+                // Kernel threads (kswapd, lmkd) run alongside the launch.
+                k.sync(&mut self.rt.mutator);
             }
         }
         // Class initialisation writes statics and lock words of preloaded classes: those zygote
@@ -386,6 +388,7 @@ impl Live {
             let n = self.zygote_pages;
             for j in 0..n / 10 {
                 k.touch(&mut self.rt.mutator, v, (j * 10) % n, true);
+                k.sync(&mut self.rt.mutator);
             }
         }
         // bindApplication: the heap's start-up structure, native heap, code and resources.
