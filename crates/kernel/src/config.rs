@@ -759,7 +759,7 @@ static ENTRIES: &[Setting<KernelConfig>] = &[
         aliases: &[],
         kind: Kind::Choice(GOVERNORS),
         unit: "",
-        help: "cpufreq governor of every cluster: performance (top frequency; no change to timing), powersave, ondemand, interactive (Android's up to kernel 4.9), schedutil, gc-aware (interactive with a frequency cap on GC threads)",
+        help: "cpufreq governor of every cluster: performance (top frequency; no change to timing), powersave, ondemand, interactive (Android's up to kernel 4.9), schedutil, gc-aware (ondemand with a frequency cap on GC threads)",
         source: "Linux drivers/cpufreq, Android common kernel cpufreq_interactive.c; performance keeps results as without frequency scaling",
         get: |c| c.cpufreq.governor.clone(),
         set: |c, v| {

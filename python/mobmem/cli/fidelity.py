@@ -195,7 +195,9 @@ def fidelity(
             )
     if list_:
         for f in chosen:
-            console.print(f"[bold]{f.id}[/bold] ({f.set}): {f.claim} — published {f.published:g} {f.unit} ({f.scenario} / {f.system})", highlight=False, soft_wrap=True)
+            console.print(
+                f"[bold]{f.id}[/bold] ({f.set}): {f.claim} — published {f.published:g} {f.unit} ({f.scenario} / {f.system})", highlight=False, soft_wrap=True
+            )
         return
     if quick:
         seeds, time_scale = fid.QUICK_SEEDS, fid.QUICK_TIME_SCALE
