@@ -90,6 +90,10 @@ pub struct AppProfile {
     pub package: String,
     /// True for profiles whose values are estimates (all popular-app profiles shipped so far).
     pub estimate: bool,
+    /// A benchmark program run as an app (DaCapo, SPECjvm98 on the phone), not a popular app:
+    /// the popular apps' measured Java-heap shares do not bound its memory.
+    #[serde(default)]
+    pub benchmark: bool,
     pub java_heap: JavaHeap,
     pub native: Native,
     pub files: Files,
