@@ -12,7 +12,7 @@ use mobmem_runtime::workload::AppProfile as Workload;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
-/// The Java heap as the runtime's mutator model sees it (see design/runtime.md).
+/// The Java heap as the runtime's mutator model sees it (see docs/runtime.md, "Mutator workload model").
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct JavaHeap {

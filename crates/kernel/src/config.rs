@@ -147,11 +147,11 @@ pub struct CostModel {
     pub file_minor_fault_ns: u64,
     /// Fault-path overhead of a major fault, excluding the device (swapin_readahead, rmap). estimate.
     pub major_fault_overhead_ns: u64,
-    /// zram decompression of one 4 KiB page (lz4), big core. source: kernel.md brief, 2–5 µs.
+    /// zram decompression of one 4 KiB page (lz4), big core. estimate: typically 2–5 µs.
     pub zram_decompress_ns: u64,
-    /// zram compression of one page. source: kernel.md brief, 2–3× decompression.
+    /// zram compression of one page. estimate: typically 2–3× decompression.
     pub zram_compress_ns: u64,
-    /// Random 4 KiB read latency of the flash device (UFS 2.x). source: kernel.md brief, 60–100 µs UFS.
+    /// Random 4 KiB read latency of the flash device (UFS 2.x). estimate: typical UFS random 4 KiB read 60–100 µs.
     pub flash_read_ns: u64,
     /// Sequential flash read bandwidth in bytes/s, for readahead beyond the first page.
     /// estimate: UFS 2.1 ≈ 800 MB/s sequential.
@@ -191,7 +191,7 @@ impl Default for CostModel {
 #[derive(Clone, Debug, Serialize)]
 pub struct ZramModel {
     /// Mean compression ratio (original / compressed) of pages that are not same-filled.
-    /// source: kernel.md brief, heap pages ≈ 2.5–3:1 with lz4.
+    /// estimate: heap pages ≈ 2.5–3:1 with lz4.
     pub ratio: f64,
     /// Spread (σ of log size) of the per-page compressed size. estimate.
     pub sigma: f64,
@@ -349,8 +349,8 @@ pub struct KernelConfig {
     /// PSI thresholds lmkd registers per 1 s window. source: AOSP lmkd defaults 70 ms / 700 ms.
     pub lmkd_psi_some_ms: u64,
     pub lmkd_psi_full_ms: u64,
-    /// Legacy minfree table: (oom_score_adj, MiB). source: kernel.md / AOSP lowmemorykiller for
-    /// a modern 64-bit phone.
+    /// Legacy minfree table: (oom_score_adj, MiB). source: AOSP lowmemorykiller for a modern
+    /// 64-bit phone.
     pub minfree: Vec<(i32, u64)>,
     /// Seed of the run.
     pub seed: u64,
@@ -577,7 +577,7 @@ static ENTRIES: &[Setting<KernelConfig>] = &[
         kind: Kind::Float { min: 1.0, max: 64.0 },
         unit: "",
         help: "mean lz4 compression ratio of pages that are not same-filled",
-        source: "kernel.md brief: heap pages ≈ 2.5–3:1",
+        source: "estimate: heap pages ≈ 2.5–3:1",
         get: |c| c.zram.ratio.to_string(),
         set: |c, v| {
             c.zram.ratio = v.float();
@@ -773,7 +773,7 @@ static ENTRIES: &[Setting<KernelConfig>] = &[
         kind: Kind::Int { min: 1, max: 10_000 },
         unit: "ms",
         help: "period at which the governor samples the load and picks each cluster's frequency",
-        source: "design brief: an ondemand-like governor sampling load every 50 ms (interactive's timer_rate defaults to 20 ms)",
+        source: "estimate: an ondemand-like governor sampling load every 50 ms (interactive's timer_rate defaults to 20 ms)",
         get: |c| c.cpufreq.sampling_ms.to_string(),
         set: |c, v| {
             c.cpufreq.sampling_ms = v.int();
@@ -1111,7 +1111,7 @@ static ENTRIES: &[Setting<KernelConfig>] = &[
         kind: Kind::Int { min: 0, max: MAX_COST_NS },
         unit: "ns",
         help: "lz4 decompression of one page",
-        source: "kernel.md brief: 2–5 µs",
+        source: "estimate: typically 2–5 µs on a big core",
         get: |c| c.costs.zram_decompress_ns.to_string(),
         set: |c, v| {
             c.costs.zram_decompress_ns = v.int();
@@ -1124,7 +1124,7 @@ static ENTRIES: &[Setting<KernelConfig>] = &[
         kind: Kind::Int { min: 0, max: MAX_COST_NS },
         unit: "ns",
         help: "lz4 compression of one page",
-        source: "kernel.md brief: 2–3× decompression",
+        source: "estimate: typically 2–3× decompression",
         get: |c| c.costs.zram_compress_ns.to_string(),
         set: |c, v| {
             c.costs.zram_compress_ns = v.int();
@@ -1137,7 +1137,7 @@ static ENTRIES: &[Setting<KernelConfig>] = &[
         kind: Kind::Int { min: 0, max: MAX_COST_NS },
         unit: "ns",
         help: "random 4 KiB flash read latency",
-        source: "kernel.md brief: UFS 60–100 µs",
+        source: "estimate: typical UFS random 4 KiB read 60–100 µs",
         get: |c| c.costs.flash_read_ns.to_string(),
         set: |c, v| {
             c.costs.flash_read_ns = v.int();

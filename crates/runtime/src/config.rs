@@ -217,8 +217,8 @@ pub struct HeapConfig {
 }
 
 impl Default for HeapConfig {
-    /// A 4 GB phone's properties (runtime.md: start 8m, growth limit 192m, heapsize 512m,
-    /// U 0.7, min_free 4m, max_free 8m).
+    /// A 4 GB phone's properties (AOSP frameworks/native build/phone-xhdpi-4096-dalvik-heap.mk: start 8m,
+    /// growth limit 192m, heapsize 512m, U 0.7, min_free 4m, max_free 8m).
     fn default() -> Self {
         Self {
             start_size: 8 << 20,
@@ -456,7 +456,7 @@ static ENTRIES: &[Setting<RuntimeConfig>] = &[
         kind: Kind::Size { min: 0, max: MAX_HEAP_BYTES },
         unit: "bytes",
         help: "dalvik.vm.heapstartsize: initial target footprint",
-        source: "the device profile (runtime.md: 8m on a 4 GB phone)",
+        source: "the device profile (AOSP phone-xhdpi-4096-dalvik-heap.mk: 8m on a 4 GB phone)",
         get: |c| size_text(c.heap.start_size),
         set: |c, v| {
             c.heap.start_size = v.int();

@@ -1,5 +1,5 @@
-//! A simulated GCBench (Boehm's binary-trees benchmark, as in evaluation.md): `Node{left, right,
-//! i, j}` objects (8-byte header + two 4-byte references + two ints = 24 bytes); a stretch tree
+//! A simulated GCBench (Boehm's binary-trees benchmark): `Node{left, right, i, j}` objects
+//! (8-byte header + two 4-byte references + two ints = 24 bytes); a stretch tree
 //! of depth 18 (dropped), a long-lived tree of depth 16 and a 500,000-double array kept alive;
 //! then for depths 4..16 step 2, `2·TreeSize(18)/TreeSize(d)` trees built top-down (Populate)
 //! and as many bottom-up (MakeTree), each dropped. TreeSize(d) = 2^(d+1) − 1.

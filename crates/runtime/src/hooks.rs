@@ -1,4 +1,4 @@
-//! Policy hooks (runtime.md "Hooks for policies"). Each hook is a trait; a policy is a module that
+//! Policy hooks (docs/runtime.md, "Hooks"). Each hook is a trait; a policy is a module that
 //! installs implementations into [`Hooks`], plus one entry in [`POLICIES`]. The runtime calls:
 //! - [`CollectorChoice`]: which collector and collection kind per app state and cause;
 //! - [`PlacementPolicy`]: where a survivor is copied (a placement class = tagged regions), per

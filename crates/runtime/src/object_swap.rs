@@ -1,5 +1,5 @@
 //! Object-granularity swap: the runtime moves an object's contents to its own swap file and
-//! leaves a **stub** in the heap (runtime.md "Object-granularity swap"; Marvin, ATC '20).
+//! leaves a **stub** in the heap (docs/runtime.md, "Object-granularity swap and Marvin"; Marvin, ATC '20).
 //!
 //! What is modelled, as Marvin's released runtime does it:
 //! - **Stubs.** A collection that copies an object may give it a stub instead: the object's

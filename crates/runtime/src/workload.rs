@@ -1,11 +1,11 @@
-//! The mutator workload model: a lifetime-driven graph mutator (runtime.md "Mutator workload").
+//! The mutator workload model: a lifetime-driven graph mutator (docs/runtime.md, "Mutator workload model").
 //!
 //! - **Shape**: `roots` static roots over a long-lived structure: depth-1 containers (one per
 //!   root), depth-2 objects, then holder objects (depth 3) whose slots hold long-lived *units*
 //!   (small trees of objects), and caches (depth 3) whose slots hold medium-lived units. Depth-1
 //!   and depth-2 objects are sized so that they hold `near_root_share` of the structure's bytes.
 //! - **Allocation**: object sizes from a size-class mix given as shares of *bytes* (default: the
-//!   measured Android mix of runtime.md), reference fields per object from `fanout` (never more
+//!   measured Android mix of docs/runtime.md), reference fields per object from `fanout` (never more
 //!   than the object's size allows; objects ≥ 12 KiB are primitive arrays), at `alloc_rate_fg`
 //!   or `alloc_rate_bg` bytes per second. Objects meant to outlive a collection (the structure,
 //!   medium- and long-lived units) draw their sizes from the same mix tilted to the measured mean
@@ -47,7 +47,7 @@ pub struct SizeClass {
     pub byte_share: f64,
 }
 
-/// The measured Android mix of bytes by object size (runtime.md).
+/// The measured Android mix of bytes by object size (docs/runtime.md).
 pub fn android_size_mix() -> Vec<SizeClass> {
     let c = |lo, hi, s| SizeClass { lo, hi, byte_share: s };
     vec![c(8, 16, 0.044), c(17, 32, 0.547), c(33, 64, 0.210), c(65, 128, 0.150), c(129, 256, 0.028), c(257, 512, 0.013), c(12 * 1024, 48 * 1024, 0.010)]
@@ -278,7 +278,7 @@ static ENTRIES: &[Setting<AppProfile>] = &[
         kind: Kind::Size { min: 0, max: u64::MAX },
         unit: "bytes",
         help: "live Java heap in the foreground (long-lived structure built at start)",
-        source: "estimate (runtime.md mutator model)",
+        source: "estimate (docs/runtime.md, mutator workload model)",
         get: |c| size_text(c.live_heap),
         set: |c, v| {
             c.live_heap = v.int();
@@ -291,7 +291,7 @@ static ENTRIES: &[Setting<AppProfile>] = &[
         kind: Kind::Float { min: 0.0, max: 1.0 },
         unit: "",
         help: "share of heap bytes within depth ≤ 2 of a root",
-        source: "runtime.md: ~10% of heap bytes",
+        source: "docs/runtime.md: ~10% of heap bytes",
         get: |c| c.near_root_share.to_string(),
         set: |c, v| {
             c.near_root_share = v.float();
@@ -304,7 +304,7 @@ static ENTRIES: &[Setting<AppProfile>] = &[
         kind: Kind::Float { min: 0.0, max: f64::MAX },
         unit: "",
         help: "root slots (at least 1)",
-        source: "estimate (runtime.md mutator model)",
+        source: "estimate (docs/runtime.md, mutator workload model)",
         get: |c| c.roots.to_string(),
         set: |c, v| {
             c.roots = (v.float() as u32).max(1);
@@ -317,7 +317,7 @@ static ENTRIES: &[Setting<AppProfile>] = &[
         kind: Kind::Float { min: 0.0, max: f64::MAX },
         unit: "",
         help: "reference fields per object (mean, at most 64)",
-        source: "estimate (runtime.md mutator model)",
+        source: "estimate (docs/runtime.md, mutator workload model)",
         get: |c| c.fanout.to_string(),
         set: |c, v| {
             c.fanout = v.float().min(64.0);
@@ -330,7 +330,7 @@ static ENTRIES: &[Setting<AppProfile>] = &[
         kind: Kind::Size { min: 1, max: u32::MAX as u64 },
         unit: "bytes",
         help: "one object size for every object (replaces the Android size mix)",
-        source: "runtime.md: measured Android size mix by default",
+        source: "docs/runtime.md: measured Android size mix by default",
         get: |c| if c.size_mix.len() == 1 { size_text(c.size_mix[0].lo as u64) } else { "android-mix".into() },
         set: |c, v| {
             let s = v.int() as u32;
@@ -357,7 +357,7 @@ static ENTRIES: &[Setting<AppProfile>] = &[
         kind: Kind::Float { min: 0.0, max: f64::MAX },
         unit: "",
         help: "objects per allocation unit (mean; at least 1)",
-        source: "estimate (runtime.md mutator model)",
+        source: "estimate (docs/runtime.md, mutator workload model)",
         get: |c| c.unit_objects.to_string(),
         set: |c, v| {
             c.unit_objects = v.float().max(1.0);
@@ -370,7 +370,7 @@ static ENTRIES: &[Setting<AppProfile>] = &[
         kind: Kind::Float { min: 0.0, max: 1.0 },
         unit: "",
         help: "share of allocated units that are temporary",
-        source: "runtime.md: 54–88% of objects die within the first MiB",
+        source: "docs/runtime.md: 54–88% of objects die within the first MiB",
         get: |c| c.temp_share.to_string(),
         set: |c, v| {
             c.temp_share = v.float();
@@ -383,7 +383,7 @@ static ENTRIES: &[Setting<AppProfile>] = &[
         kind: Kind::Float { min: 0.0, max: 1.0 },
         unit: "",
         help: "share of allocated units that are medium-lived (the rest are long-lived)",
-        source: "runtime.md: 5–16% long-lived",
+        source: "docs/runtime.md: 5–16% long-lived",
         get: |c| c.medium_share.to_string(),
         set: |c, v| {
             c.medium_share = v.float();
@@ -396,7 +396,7 @@ static ENTRIES: &[Setting<AppProfile>] = &[
         kind: Kind::Size { min: 0, max: u64::MAX },
         unit: "bytes",
         help: "mean lifetime of temporary units, in bytes allocated",
-        source: "estimate (runtime.md mutator model)",
+        source: "estimate (docs/runtime.md, mutator workload model)",
         get: |c| size_text(c.temp_life),
         set: |c, v| {
             c.temp_life = v.int().max(1);
@@ -409,7 +409,7 @@ static ENTRIES: &[Setting<AppProfile>] = &[
         kind: Kind::Size { min: 0, max: u64::MAX },
         unit: "bytes",
         help: "mean lifetime of medium-lived units, in bytes allocated",
-        source: "estimate (runtime.md mutator model)",
+        source: "estimate (docs/runtime.md, mutator workload model)",
         get: |c| size_text(c.medium_life),
         set: |c, v| {
             c.medium_life = v.int().max(1);
@@ -422,7 +422,7 @@ static ENTRIES: &[Setting<AppProfile>] = &[
         kind: Kind::Float { min: 0.0, max: 1.0 },
         unit: "",
         help: "share of temporary units in the background",
-        source: "estimate (runtime.md mutator model)",
+        source: "estimate (docs/runtime.md, mutator workload model)",
         get: |c| c.bg_temp_share.to_string(),
         set: |c, v| {
             c.bg_temp_share = v.float();
@@ -435,7 +435,7 @@ static ENTRIES: &[Setting<AppProfile>] = &[
         kind: Kind::Size { min: 0, max: u64::MAX },
         unit: "bytes/s",
         help: "allocation rate in the foreground",
-        source: "estimate (runtime.md mutator model)",
+        source: "estimate (docs/runtime.md, mutator workload model)",
         get: |c| size_text(c.alloc_rate_fg),
         set: |c, v| {
             c.alloc_rate_fg = v.int();
@@ -448,7 +448,7 @@ static ENTRIES: &[Setting<AppProfile>] = &[
         kind: Kind::Size { min: 0, max: u64::MAX },
         unit: "bytes/s",
         help: "allocation rate in the background",
-        source: "estimate (runtime.md mutator model)",
+        source: "estimate (docs/runtime.md, mutator workload model)",
         get: |c| size_text(c.alloc_rate_bg),
         set: |c, v| {
             c.alloc_rate_bg = v.int();
@@ -474,7 +474,7 @@ static ENTRIES: &[Setting<AppProfile>] = &[
         kind: Kind::Float { min: 0.0, max: f64::MAX },
         unit: "ms",
         help: "period of background units of work",
-        source: "estimate (runtime.md mutator model)",
+        source: "estimate (docs/runtime.md, mutator workload model)",
         get: |c| (c.bg_period_ns as f64 / 1e6).to_string(),
         set: |c, v| {
             c.bg_period_ns = (v.float() * 1e6) as Nanos;
@@ -487,7 +487,7 @@ static ENTRIES: &[Setting<AppProfile>] = &[
         kind: Kind::Float { min: 0.0, max: 1.0 },
         unit: "",
         help: "compute share of a foreground period besides memory work",
-        source: "estimate (runtime.md mutator model)",
+        source: "estimate (docs/runtime.md, mutator workload model)",
         get: |c| c.cpu_fg.to_string(),
         set: |c, v| {
             c.cpu_fg = v.float();
@@ -500,7 +500,7 @@ static ENTRIES: &[Setting<AppProfile>] = &[
         kind: Kind::Float { min: 0.0, max: 1.0 },
         unit: "",
         help: "compute share of a background period",
-        source: "estimate (runtime.md mutator model)",
+        source: "estimate (docs/runtime.md, mutator workload model)",
         get: |c| c.cpu_bg.to_string(),
         set: |c, v| {
             c.cpu_bg = v.float();
@@ -513,7 +513,7 @@ static ENTRIES: &[Setting<AppProfile>] = &[
         kind: Kind::Float { min: 0.0, max: f64::MAX },
         unit: "",
         help: "object reads per foreground unit of work",
-        source: "estimate (runtime.md mutator model)",
+        source: "estimate (docs/runtime.md, mutator workload model)",
         get: |c| c.reads_fg.to_string(),
         set: |c, v| {
             c.reads_fg = v.float() as u32;
@@ -526,7 +526,7 @@ static ENTRIES: &[Setting<AppProfile>] = &[
         kind: Kind::Float { min: 0.0, max: f64::MAX },
         unit: "",
         help: "object reads per background unit of work",
-        source: "estimate (runtime.md mutator model)",
+        source: "estimate (docs/runtime.md, mutator workload model)",
         get: |c| c.reads_bg.to_string(),
         set: |c, v| {
             c.reads_bg = v.float() as u32;
@@ -539,7 +539,7 @@ static ENTRIES: &[Setting<AppProfile>] = &[
         kind: Kind::Float { min: 0.0, max: 1.0 },
         unit: "",
         help: "share of reads to recently allocated objects",
-        source: "estimate (runtime.md mutator model)",
+        source: "estimate (docs/runtime.md, mutator workload model)",
         get: |c| c.recent_share.to_string(),
         set: |c, v| {
             c.recent_share = v.float();
@@ -552,7 +552,7 @@ static ENTRIES: &[Setting<AppProfile>] = &[
         kind: Kind::Float { min: 0.0, max: 1.0 },
         unit: "",
         help: "share of reads to the hot set",
-        source: "estimate (runtime.md mutator model)",
+        source: "estimate (docs/runtime.md, mutator workload model)",
         get: |c| c.hot_share.to_string(),
         set: |c, v| {
             c.hot_share = v.float();
@@ -565,7 +565,7 @@ static ENTRIES: &[Setting<AppProfile>] = &[
         kind: Kind::Float { min: 0.0, max: 1.0 },
         unit: "",
         help: "hot set as a share of the live heap",
-        source: "estimate (runtime.md mutator model)",
+        source: "estimate (docs/runtime.md, mutator workload model)",
         get: |c| c.hot_fraction.to_string(),
         set: |c, v| {
             c.hot_fraction = v.float();
@@ -578,7 +578,7 @@ static ENTRIES: &[Setting<AppProfile>] = &[
         kind: Kind::Float { min: 0.0, max: 1.0 },
         unit: "",
         help: "share of the live heap that is pinned (JNI, non-moving)",
-        source: "estimate (runtime.md mutator model)",
+        source: "estimate (docs/runtime.md, mutator workload model)",
         get: |c| c.pinned_share.to_string(),
         set: |c, v| {
             c.pinned_share = v.float();
@@ -591,7 +591,7 @@ static ENTRIES: &[Setting<AppProfile>] = &[
         kind: Kind::Size { min: 0, max: u64::MAX },
         unit: "bytes",
         help: "native anonymous memory (malloc)",
-        source: "estimate (runtime.md mutator model)",
+        source: "estimate (docs/runtime.md, mutator workload model)",
         get: |c| size_text(c.native_anon),
         set: |c, v| {
             c.native_anon = v.int();
@@ -604,7 +604,7 @@ static ENTRIES: &[Setting<AppProfile>] = &[
         kind: Kind::Float { min: 0.0, max: f64::MAX },
         unit: "pages",
         help: "native pages touched per foreground unit of work",
-        source: "estimate (runtime.md mutator model)",
+        source: "estimate (docs/runtime.md, mutator workload model)",
         get: |c| c.native_touch_fg.to_string(),
         set: |c, v| {
             c.native_touch_fg = v.float() as u32;
@@ -617,7 +617,7 @@ static ENTRIES: &[Setting<AppProfile>] = &[
         kind: Kind::Float { min: 0.0, max: 1.0 },
         unit: "",
         help: "share of the native heap that units of work touch (the rest is written once at start-up)",
-        source: "estimate (runtime.md mutator model): allocator arenas hold start-up data the app never reads again; no published measure of the share",
+        source: "estimate (docs/runtime.md): allocator arenas hold start-up data the app never reads again; no published measure of the share",
         get: |c| c.native_hot_share.to_string(),
         set: |c, v| {
             c.native_hot_share = v.float();
@@ -643,7 +643,7 @@ static ENTRIES: &[Setting<AppProfile>] = &[
         kind: Kind::Size { min: 0, max: u64::MAX },
         unit: "bytes",
         help: "mapped files (code, resources)",
-        source: "estimate (runtime.md mutator model)",
+        source: "estimate (docs/runtime.md, mutator workload model)",
         get: |c| size_text(c.file_bytes),
         set: |c, v| {
             c.file_bytes = v.int();
@@ -656,7 +656,7 @@ static ENTRIES: &[Setting<AppProfile>] = &[
         kind: Kind::Float { min: 0.0, max: f64::MAX },
         unit: "pages",
         help: "file pages touched per foreground unit of work",
-        source: "estimate (runtime.md mutator model)",
+        source: "estimate (docs/runtime.md, mutator workload model)",
         get: |c| c.file_touch_fg.to_string(),
         set: |c, v| {
             c.file_touch_fg = v.float() as u32;
@@ -682,7 +682,7 @@ static ENTRIES: &[Setting<AppProfile>] = &[
         kind: Kind::Float { min: 0.0, max: 1.0 },
         unit: "",
         help: "share of the file pages read at start-up (sets hot_launch_file_share too unless given after it)",
-        source: "estimate (runtime.md mutator model)",
+        source: "estimate (docs/runtime.md, mutator workload model)",
         get: |c| c.launch_file_share.to_string(),
         set: |c, v| {
             c.launch_file_share = v.float();
@@ -696,7 +696,7 @@ static ENTRIES: &[Setting<AppProfile>] = &[
         kind: Kind::Float { min: 0.0, max: 1.0 },
         unit: "",
         help: "share of the file pages a hot launch touches",
-        source: "estimate (runtime.md mutator model)",
+        source: "estimate (docs/runtime.md, mutator workload model)",
         get: |c| c.hot_launch_file_share.to_string(),
         set: |c, v| {
             c.hot_launch_file_share = v.float();
@@ -722,7 +722,7 @@ static ENTRIES: &[Setting<AppProfile>] = &[
         kind: Kind::Float { min: 0.0, max: 1.0 },
         unit: "",
         help: "share of near-root objects a hot launch touches",
-        source: "estimate (runtime.md mutator model)",
+        source: "estimate (docs/runtime.md, mutator workload model)",
         get: |c| c.launch_near_share.to_string(),
         set: |c, v| {
             c.launch_near_share = v.float();
@@ -735,7 +735,7 @@ static ENTRIES: &[Setting<AppProfile>] = &[
         kind: Kind::Size { min: 0, max: u64::MAX },
         unit: "bytes",
         help: "allocation window before going to the background whose live units a hot launch touches",
-        source: "estimate (runtime.md mutator model)",
+        source: "estimate (docs/runtime.md, mutator workload model)",
         get: |c| size_text(c.launch_fyo_window),
         set: |c, v| {
             c.launch_fyo_window = v.int();
@@ -748,7 +748,7 @@ static ENTRIES: &[Setting<AppProfile>] = &[
         kind: Kind::Float { min: 0.0, max: 1.0 },
         unit: "",
         help: "share of other live units a hot launch touches",
-        source: "runtime.md: near-root + foreground-young ≈ 2/3 of touched objects",
+        source: "docs/runtime.md: near-root + foreground-young ≈ 2/3 of touched objects",
         get: |c| c.launch_other_share.to_string(),
         set: |c, v| {
             c.launch_other_share = v.float();

@@ -84,7 +84,7 @@ fn survival_and_size_mix_match_the_profile() {
             by_class[i] += s;
         }
     }
-    // Lifetime shares are shares of objects (runtime.md: "54–88% of objects die…").
+    // Lifetime shares are shares of objects (docs/runtime.md: "54–88% of objects die…").
     let survival = live_objects as f64 / (live_objects + dead_objects) as f64;
     assert!((survival - (1.0 - temp)).abs() < 0.05, "survival {survival:.3}, expected about {:.3}", 1.0 - temp);
     assert!(live + dead == alloc);

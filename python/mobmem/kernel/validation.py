@@ -123,7 +123,7 @@ SHAPES: list[Shape] = [
     ),
 ]
 
-# What makes a counter differ between the model (design/kernel.md) and this real kernel, known
+# What makes a counter differ between the model (docs/kernel.md) and this real kernel, known
 # from the kernel's mechanisms. Printed under each table for the counters concerned.
 GAP_NOTES: dict[str, str] = {
     "pgfault": "File faults: the real kernel maps up to 16 cached neighbours per fault (fault-around, 64 KiB, young on x86) and its on-demand readahead decides which neighbours are cached when; the model has fault-around, mmap read-around and the asynchronous PG_readahead continuation with the kernel's window growth, but starts every asynchronous window at the full growth step, while the kernel sizes the first windows from the previous request (get_init_ra_size/ondemand_readahead), so the two sides map different neighbour sets per fault. Anonymous faults match page for page where the reclaim decisions match.",

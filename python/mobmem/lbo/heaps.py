@@ -2,7 +2,7 @@
 
 :func:`heap_multiples` is running-ng's spacing rule: N multiples of the minimum heap up to R,
 closer together at the small end — multiple(n) = 1 + (R − 1)·s(n)/s(N) with
-s(n) = n + sf/(N − 1)·n(n − 1)/2, for n = 1 … N, exactly as in the design brief: the last size is R
+s(n) = n + sf/(N − 1)·n(n − 1)/2, for n = 1 … N, as docs/evaluation.md states it: the last size is R
 times the minimum heap and the first lies just above it (1.37× for N = 9, R = 6, sf = 1), so no
 configuration sits exactly at the edge where the reference collector barely completes. :func:`find_min_heap` bisects the smallest
 heap at which a workload completes with a reference collector: out-of-memory or a time-out means

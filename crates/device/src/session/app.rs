@@ -73,7 +73,7 @@ impl LaunchBreakdown {
     }
 }
 
-/// Objects a hot launch touched, by class (design/runtime.md "launch access set").
+/// Objects a hot launch touched, by class (docs/runtime.md, "Launch access set").
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct LaunchObjects {
     pub near_root: u64,

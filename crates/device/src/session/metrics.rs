@@ -1,4 +1,4 @@
-//! What a session reports (design/device-and-apps.md "Metrics"): launches by kind and app with
+//! What a session reports (docs/sessions.md, "Where the metrics come from"): launches by kind and app with
 //! their breakdowns, cached apps over time, kills by reason, vmstat and its ratios, per-app
 //! refaults, direct reclaims, kswapd CPU, swap traffic, GCs, frames and jank, the memory
 //! timeline, and the event log. Everything is read from the models' counters.

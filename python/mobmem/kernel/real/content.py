@@ -10,7 +10,7 @@ PAGE = 4096
 BANK_PAGES = 256
 
 
-DEFAULT_RATIO = 3.0  # lz4 on Android heap pages is ~2.5-3:1 (design/kernel.md)
+DEFAULT_RATIO = 3.0  # estimate: lz4 on Android heap pages is ~2.5-3:1
 
 
 FILE_RATIO = 2.0

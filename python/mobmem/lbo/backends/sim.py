@@ -12,7 +12,7 @@ that size (``runtime.heap_sizing = fixed``: collections trigger relative to it, 
 live size), so a larger heap means fewer collections — ART's own sizing would make the heap size no
 input at all.
 
-Workloads: the simulated GCBench (binary trees as in design/evaluation.md), and
+Workloads: the simulated GCBench (Boehm's binary trees, crates/runtime/src/gcbench.rs), and
 ``app:SPEC[@SIZE]`` — an app profile of the runtime or a ``synthetic:…`` spec used in the foreground
 until it has allocated SIZE after its start-up (``2g``, or ``12x``: twelve times the app's foreground
 live heap; default ``APP_ALLOC``; ``--app-alloc`` changes it,
@@ -51,8 +51,8 @@ from mobmem.errors import MobmemError
 from mobmem.harness.implementation import Implementation, Parameters, RunContext, RunOutcome
 from mobmem.lbo.backend import Backend
 
-# Workloads: name -> (gcbench parameters, description). "gcbench" is the full benchmark of
-# design/evaluation.md; the smaller ones keep CI and quick looks fast.
+# Workloads: name -> (gcbench parameters, description). "gcbench" is the full benchmark (GCBench's
+# own sizes, as the JVM back end runs it); the smaller ones keep CI and quick looks fast.
 WORKLOADS: dict[str, tuple[dict[str, int], str]] = {
     "gcbench": ({}, "simulated GCBench: stretch depth 18, long-lived depth 16, depths 4..16 step 2"),
     "gcbench-small": (
