@@ -188,6 +188,12 @@ pub fn load_named(data_dir: &Path, name: &str) -> Result<AppProfile, InputError>
     load(&input::named_file(&data_dir.join("apps"), "app", name, ", or synthetic:footprint=180m,objsize=512[,churn=0.01]")?)
 }
 
+/// Whether the profile's live Java heap is a measurement (its section's source says "measured"):
+/// calibration leaves it as it is.
+pub fn java_heap_measured(p: &AppProfile) -> bool {
+    p.java_heap.source.trim_start().starts_with("measured")
+}
+
 /// Map an app profile onto the runtime's mutator workload (`name` names it in results; `seed`
 /// drives its random streams).
 pub fn workload_of(name: &str, p: &AppProfile, seed: u64) -> Workload {

@@ -18,6 +18,7 @@
 
 use crate::input::{self, InputError};
 use mobmem_engine::settings::{Kind, Setting, Table};
+use mobmem_runtime::workload::AppProfile as Workload;
 use std::collections::BTreeMap;
 use std::path::Path;
 use toml::Spanned;
@@ -188,6 +189,19 @@ pub fn load(data_dir: &Path, device: &str) -> Result<Vec<(String, String)>, Inpu
         out.push((key, value));
     }
     Ok(out)
+}
+
+/// Apply the app knobs to one app's workload (a session's app or a standalone run's):
+/// `java_heap_measured` keeps a measured or specified live heap as it is.
+pub fn apply_to_app(k: &Knobs, w: &mut Workload, java_heap_measured: bool) {
+    w.native_anon = (w.native_anon as f64 * k.app_native_scale) as u64;
+    if !java_heap_measured {
+        w.live_heap = (w.live_heap as f64 * k.app_java_scale) as u64;
+    }
+    w.file_bytes = (w.file_bytes as f64 * k.app_code_scale) as u64;
+    w.file_ws_share = k.file_working_set_share;
+    w.launch_other_share = (w.launch_other_share * k.launch_heap_scale).min(1.0);
+    w.ui_hidden_release_share = k.ui_hidden_release_share;
 }
 
 /// The knobs from `calibration.*` settings, in order (the last value of a key wins).

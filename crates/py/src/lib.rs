@@ -151,7 +151,8 @@ fn runtime_run(
 ) -> PyResult<String> {
     let st = mobmem_runtime::AppState::parse(&state).ok_or_else(|| PyValueError::new_err(format!("state must be fg or bg, got {state:?}")))?;
     let s = standalone_settings(&data_dir, device.as_deref(), &settings)?;
-    let w = mobmem_device::standalone::app_workload(std::path::Path::new(&data_dir), &app, &s.app).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let w =
+        mobmem_device::standalone::app_workload(std::path::Path::new(&data_dir), &app, &s.knobs, &s.app).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let alloc_bytes = match alloc.as_deref() {
         None => None,
         Some(a) => Some(mobmem_runtime::sim::alloc_bytes(a, &w).map_err(PyValueError::new_err)?),

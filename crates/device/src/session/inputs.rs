@@ -403,7 +403,7 @@ fn app_spec(name: &str, p: &AppProfile, seed: u64) -> AppSpec {
         graphics_pages: (p.native.graphics_mib * 256.0) as u32,
         framework_read_share: 0.3,
         estimate: p.estimate,
-        java_heap_measured: p.java_heap.source.trim_start().starts_with("measured"),
+        java_heap_measured: app::java_heap_measured(p),
     }
 }
 
@@ -551,14 +551,6 @@ pub fn apply_knobs(k: &crate::calibration::Knobs, system: &mut SystemSpec, apps:
         p.file_mib *= k.system_memory_scale;
     }
     for a in apps {
-        let w = &mut a.workload;
-        w.native_anon = (w.native_anon as f64 * k.app_native_scale) as u64;
-        if !a.java_heap_measured {
-            w.live_heap = (w.live_heap as f64 * k.app_java_scale) as u64;
-        }
-        w.file_bytes = (w.file_bytes as f64 * k.app_code_scale) as u64;
-        w.file_ws_share = k.file_working_set_share;
-        w.launch_other_share = (w.launch_other_share * k.launch_heap_scale).min(1.0);
-        w.ui_hidden_release_share = k.ui_hidden_release_share;
+        crate::calibration::apply_to_app(k, &mut a.workload, a.java_heap_measured);
     }
 }

@@ -193,6 +193,22 @@ def fmt_vs(st: dict) -> str:
     return fmt_versus(st)
 
 
+def calibration_lines(doc: dict) -> list[str]:
+    """Per device the study's runs ran on: the calibration file its stock inputs came from (the
+    file, the revision and command that made it, its knobs), or that it had none."""
+    from mobmem.session.fidelity import _calibration_files
+
+    devices = sorted({r.get("device") for e in doc["experiments"] for r in e.get("results", {}).values() if r.get("device")})
+    out = []
+    for d, c in _calibration_files(devices).items():
+        if c is None:
+            out.append(f"- calibration of `{d}`: none (every calibration knob at its default)")
+        else:
+            knobs = ", ".join(f"{k} = {v:g}" for k, v in c["knobs"].items())
+            out.append(f"- calibration of `{d}`: `{c['file']}` (revision `{c['revision']}`, made by `{c['command']}`): {knobs}")
+    return out
+
+
 def header_lines(doc: dict, study: Study) -> list[str]:
     """The top of a study's report: what ran, from which revision, how long, and how to read the
     tables."""
@@ -209,6 +225,7 @@ def header_lines(doc: dict, study: Study) -> list[str]:
     ]
     if doc.get("reused_runs"):
         lines.append(reused_runs_line(doc["reused_runs"], doc["runs"]))
+    lines += calibration_lines(doc)
     ran = [e["id"] for e in doc["experiments"]]
     skipped = [e.id for e in study.experiments if e.id not in ran]
     if skipped:
