@@ -96,7 +96,7 @@ def plan(device: str, facts_file: Path | None = None) -> Plan:
     """What a calibration of ``device`` fits: its knobs and its fit-set facts."""
     table = devices_table(facts_file)
     if device not in table:
-        raise MobmemError(f"--device: unknown device {device!r} for calibration (no plan in the facts file); known: {', '.join(table) or 'none'}")
+        raise MobmemError(f"--device: unknown device {device!r} for calibration; known (devices with a plan in the facts file): {', '.join(table) or 'none'}")
     all_knobs = knobs()
     names = table[device].get("knobs", [])
     unknown = [k for k in names if k not in all_knobs]
