@@ -205,6 +205,7 @@ def test_sim_lbo_bad_options_get_one_line_errors():
         (["--app-alloc", "-1"], "--app-alloc: expected a positive size"),
         (["--workloads", "app:telegram@lots"], "expected a positive size"),
         (["--workloads", "app:telegram@0x"], "or a multiple of the app's live heap such as 12x"),
+        (["--device", "pixel33"], "--device: unknown device 'pixel33' (did you mean 'pixel3'?)"),
     ):
         base = ["--workloads", "app:telegram", "--collectors", "cc", "--heaps", "2"]
         for i in range(0, len(args), 2):

@@ -59,11 +59,13 @@ def _parse_min_heaps(s: Optional[str]) -> dict[str, int]:
     return out
 
 
-def _backend(name, jdk, measure, log, warmup, timeout, app_alloc=None):
+def _backend(name, jdk, measure, log, warmup, timeout, app_alloc=None, device=None):
     from mobmem.lbo.backends import get_backend
 
     if app_alloc is not None and name.strip().lower() != "sim":
         raise MobmemError("--app-alloc applies to the sim back end only")
+    if device is not None and name.strip().lower() != "sim":
+        raise MobmemError("--device applies to the sim back end only")
     if name.strip().lower() == "jvm":
         wu = None
         if warmup is not None:
@@ -73,7 +75,15 @@ def _backend(name, jdk, measure, log, warmup, timeout, app_alloc=None):
 
             wu = {w: warmup for w in WORKLOADS}
         return get_backend("jvm", jdk=jdk, measure=measure, log=log, warmup=wu, timeout_s=timeout)
-    return get_backend(name, **({"app_alloc": app_alloc} if app_alloc is not None else {}))
+    kw = {"app_alloc": app_alloc} if app_alloc is not None else {}
+    if device is not None:
+        from mobmem import catalog
+
+        known = catalog.names("devices")
+        if device not in known:
+            raise MobmemError(f"--device: unknown device {device!r}; known: {', '.join(known)}")
+        kw["device"] = device
+    return get_backend(name, **kw)
 
 
 @app.callback()
@@ -101,6 +111,11 @@ def main(
         None,
         "--app-alloc",
         help="sim back end: how much each app invocation allocates (its fixed work): a size (2g) or a multiple of the app's live heap (default 12x, 3x with --quick).",
+    ),
+    device: Optional[str] = typer.Option(
+        None,
+        "--device",
+        help="With --backend sim: run on this device profile (its kernel, heap settings and the calibration knobs of its apps); default: the model's defaults.",
     ),
     quick: bool = typer.Option(
         False,
@@ -150,7 +165,7 @@ def main(
     from mobmem.session.executor import check as check_executor
 
     log = _log(quiet or json_flag)
-    be = _backend(backend, jdk, measure, log, warmup, timeout, app_alloc)
+    be = _backend(backend, jdk, measure, log, warmup, timeout, app_alloc, device)
     jobs = check_executor(jobs_ or ("auto" if be.deterministic else "1"), executor)
     sweep.check_parallel(be, jobs, executor)  # before the minimum-heap search
     ws, cs = be.check(_list(workloads, "workloads"), _list(collectors, "collectors") if collectors is not None else list(be.default_collectors))
