@@ -43,6 +43,13 @@ def _err(r: dict) -> str:
     return "—" if r["rel_error"] is None else f"{r['rel_error'] * 100:+.0f} %"
 
 
+def _verdict_md(r: dict) -> str:
+    """The verdict of the report page: a fact outside its tolerance links to the section of
+    fidelity-gaps.md that says why (one per fact, headed by its id)."""
+    v = _verdict(r)
+    return f"{v} ([why](fidelity-gaps.md#{r['id']}))" if r["within"] is False or r["within"] is None else v
+
+
 def _verdict(r: dict) -> str:
     return "not measured" if r["within"] is None else ("yes" if r["within"] else "no")
 
@@ -138,7 +145,7 @@ def markdown(doc: dict, command: str, revision: str | None) -> str:
             ]
             for r in rows:
                 lines.append(
-                    f"| `{r['id']}`: {r['claim']} | {_num(r['published'], r['unit'])} {r['unit']} | {_num(r['mean'], r['unit'])} | {_ci(r)} | {_err(r)} | {_verdict(r)} | {r['scenario']} / {r['system']} × {r['n']} |"
+                    f"| `{r['id']}`: {r['claim']} | {_num(r['published'], r['unit'])} {r['unit']} | {_num(r['mean'], r['unit'])} | {_ci(r)} | {_err(r)} | {_verdict_md(r)} | {r['scenario']} / {r['system']} × {r['n']} |"
                 )
             lines.append("")
     lines += [
