@@ -55,7 +55,7 @@ def test_knob_values_lie_on_the_grid_and_in_the_range():
 
 
 def test_bad_requests_are_one_line_errors(tmp_path):
-    with pytest.raises(MobmemError, match="unknown device 'pixel7pro' for calibration"):
+    with pytest.raises(MobmemError, match=r"unknown device 'pixel7pro' .*for calibration"):
         cal.plan("pixel7pro")
     r = _mobmem("calibrate", "--device", "p9", "--quick")
     assert r.returncode == 2 and "--quick writes no shipped calibration" in r.stderr and "Traceback" not in r.stderr
