@@ -179,7 +179,9 @@ def calibrate(
     say = progress or (lambda _m: None)
     t0 = time.monotonic()
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    sampler = optuna.samplers.TPESampler(seed=seed, n_startup_trials=min(8, max(2, trials // 4)), multivariate=True, constant_liar=True)
+    # Random start-up trials: 8 for any budget of 16 or more, so a fit stopped early and finalised
+    # with a smaller --trials replays the same first trials (and reuses their runs).
+    sampler = optuna.samplers.TPESampler(seed=seed, n_startup_trials=min(8, max(2, trials // 2)), multivariate=True, constant_liar=True)
     study = optuna.create_study(direction="minimize", sampler=sampler)
     study.enqueue_trial({k.name: _grid(k, k.default) for k in p.knobs})
     history: list[dict] = []
