@@ -285,6 +285,7 @@ def file_text(doc: dict, command: str, rev: str) -> str:
 def write_file(doc: dict, path: Path, command: str) -> Path:
     from mobmem.files import atomic_write
 
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
     atomic_write(Path(path), file_text(doc, command, revision()))
     return Path(path)
 
