@@ -22,7 +22,7 @@ fn same_seed_same_result_and_invariants_hold() {
     assert_eq!(a, b, "same scenario and seed must give identical results");
     // A different seed changes the run (the workloads draw differently).
     let path = scenario_file("det2", &text);
-    let c = run_file(&path, &data(), &vec![], Some(8)).unwrap();
+    let c = run_file(&path, &data(), &uncalibrated(), Some(8)).unwrap();
     assert_ne!(a["gc"], c["gc"]);
 }
 

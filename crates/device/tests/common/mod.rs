@@ -18,9 +18,19 @@ pub fn scenario_file(name: &str, text: &str) -> String {
     p.to_string_lossy().into_owned()
 }
 
+/// Every calibration knob at its default. These tests check mechanisms on the app profiles as
+/// written ("a roomy phone", "a 1.5 GB phone"), so a device's fitted calibration file, which
+/// changes whenever it is refitted, must not move them; a test's own settings still override.
+pub fn uncalibrated() -> Vec<(String, String)> {
+    use mobmem_device::calibration::{Knobs, SETTINGS};
+    let k = Knobs::default();
+    SETTINGS.entries.iter().map(|s| (format!("calibration.{}", s.key), (s.get)(&k))).collect()
+}
+
 pub fn run(name: &str, text: &str, set: &[(&str, &str)]) -> Value {
     let path = scenario_file(name, text);
-    let o: Vec<(String, String)> = set.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let mut o = uncalibrated();
+    o.extend(set.iter().map(|(k, v)| (k.to_string(), v.to_string())));
     run_file(&path, &data(), &o, None).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
