@@ -227,12 +227,15 @@ pub fn workload_of(name: &str, p: &AppProfile, seed: u64) -> Workload {
 }
 
 /// The runtime workload of an app spec: `synthetic:…` (see [`Workload::synthetic`]) or the name
-/// of a profile of `data_dir`, with `seed` for its random streams.
-pub fn workload(data_dir: &Path, spec: &str, seed: u64) -> Result<Workload, InputError> {
+/// of a profile of `data_dir`, with `seed` for its random streams; and whether its live Java heap
+/// is given rather than estimated (a synthetic app's specified heap, a profile's measured one),
+/// which calibration leaves as it is.
+pub fn workload(data_dir: &Path, spec: &str, seed: u64) -> Result<(Workload, bool), InputError> {
     if spec.starts_with("synthetic") {
         let mut w = Workload::synthetic(spec).map_err(|msg| InputError { file: "app".into(), line: 0, col: 0, msg })?;
         w.seed = seed;
-        return Ok(w);
+        return Ok((w, true));
     }
-    Ok(workload_of(spec, &load_named(data_dir, spec)?, seed))
+    let p = load_named(data_dir, spec)?;
+    Ok((workload_of(spec, &p, seed), java_heap_measured(&p)))
 }

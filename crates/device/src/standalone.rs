@@ -72,10 +72,8 @@ pub fn settings(data_dir: &Path, device: Option<&str>, user: &[(String, String)]
 /// The workload of app `spec` (a profile name of `data_dir` or a `synthetic:…` spec) with the
 /// calibration `knobs` and then the user's `app.*` pairs applied; the model's default workload seed.
 pub fn app_workload(data_dir: &Path, spec: &str, knobs: &crate::calibration::Knobs, overrides: &[(String, String)]) -> Result<Workload, InputError> {
-    let mut w = app::workload(data_dir, spec, Workload::default().seed)?;
-    // A synthetic app's heap is its specification; a profile's may be a measurement.
-    let measured = spec.starts_with("synthetic") || app::java_heap_measured(&app::load_named(data_dir, spec)?);
-    crate::calibration::apply_to_app(knobs, &mut w, measured);
+    let (mut w, heap_given) = app::workload(data_dir, spec, Workload::default().seed)?;
+    crate::calibration::apply_to_app(knobs, &mut w, heap_given);
     for (k, v) in overrides {
         w.set(k, v).map_err(|msg| InputError { file: "--set".into(), line: 0, col: 0, msg })?;
     }
