@@ -104,7 +104,7 @@ def markdown(doc: dict, command: str, revision: str | None) -> str:
     sources, how to read it."""
     from mobmem.session import calibrate as cal
     from mobmem.session.compare import ci_legend, flags_in
-    from mobmem.session.fidelity import scenario_device
+    from mobmem.session.fidelity import calibration_lines, scenario_device
 
     lines = [
         "# Fidelity of the stock baseline",
@@ -119,13 +119,7 @@ def markdown(doc: dict, command: str, revision: str | None) -> str:
         + (f" (the runs themselves took {sum(r['wall_seconds'] for r in doc['runs']):,.0f} s, one after another)" if doc.get("reused_runs") else ""),
         *([reused_runs_line(doc["reused_runs"], len(doc["runs"]))] if doc.get("reused_runs") else []),
     ]
-    for d in doc["devices"]:
-        c = doc["calibration"].get(d)
-        if c is None:
-            lines.append(f"- calibration of `{d}`: none (every knob at its default)")
-        else:
-            knobs = ", ".join(f"{k} = {v:g}" for k, v in c["knobs"].items())
-            lines.append(f"- calibration of `{d}`: `{c['file']}` (revision `{c['revision']}`, made by `{c['command']}`): {knobs}")
+    lines += calibration_lines({d: doc["calibration"].get(d) for d in doc["devices"]})
     lines += ["", f"**{_summary_line(doc, 'fit')}; {_summary_line(doc, 'held-out')}.**", ""]
     plans = cal.devices_table()
     for d in doc["devices"]:

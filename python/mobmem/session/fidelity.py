@@ -379,7 +379,7 @@ def _job(item: tuple) -> tuple[tuple, dict]:
     return key, session.run(scenario, user, seed=seed, system=system, systems_file=systems_file)
 
 
-def _calibration_files(devices: list[str]) -> dict[str, dict | None]:
+def calibration_files(devices: list[str]) -> dict[str, dict | None]:
     """Per device, its calibration file's path, revision, command and knobs (None without one)."""
     out: dict[str, dict | None] = {}
     for d in devices:
@@ -395,6 +395,19 @@ def _calibration_files(devices: list[str]) -> dict[str, dict | None]:
             "command": doc.get("command"),
             "knobs": doc.get("knobs", {}),
         }
+    return out
+
+
+def calibration_lines(calibration: dict[str, dict | None]) -> list[str]:
+    """A report header's line per device (in the mapping's order): the calibration file its stock
+    inputs came from (the file, the revision and command that made it, its knobs), or none."""
+    out = []
+    for d, c in calibration.items():
+        if c is None:
+            out.append(f"- calibration of `{d}`: none (every calibration knob at its default)")
+        else:
+            knobs = ", ".join(f"{k} = {v:g}" for k, v in c["knobs"].items())
+            out.append(f"- calibration of `{d}`: `{c['file']}` (revision `{c['revision']}`, made by `{c['command']}`): {knobs}")
     return out
 
 
@@ -458,7 +471,7 @@ def fidelity(facts: list[Fact], seeds: int = 3, time_scale: float = 1.0, jobs: i
     return {
         "by_set": by_set,
         "devices": sorted({scenario_device(f.scenario) for f in facts}),
-        "calibration": _calibration_files(sorted({scenario_device(f.scenario) for f in facts})),
+        "calibration": calibration_files(sorted({scenario_device(f.scenario) for f in facts})),
         "tolerance": TOLERANCE,
         "fit_tolerance": FIT_TOLERANCE,
         "confidence": 0.95,

@@ -194,19 +194,11 @@ def fmt_vs(st: dict) -> str:
 
 
 def calibration_lines(doc: dict) -> list[str]:
-    """Per device the study's runs ran on: the calibration file its stock inputs came from (the
-    file, the revision and command that made it, its knobs), or that it had none."""
-    from mobmem.session.fidelity import _calibration_files
+    """Per device the study's runs ran on: the calibration file its stock inputs came from, or none."""
+    from mobmem.session import fidelity
 
     devices = sorted({r.get("device") for e in doc["experiments"] for r in e.get("results", {}).values() if r.get("device")})
-    out = []
-    for d, c in _calibration_files(devices).items():
-        if c is None:
-            out.append(f"- calibration of `{d}`: none (every calibration knob at its default)")
-        else:
-            knobs = ", ".join(f"{k} = {v:g}" for k, v in c["knobs"].items())
-            out.append(f"- calibration of `{d}`: `{c['file']}` (revision `{c['revision']}`, made by `{c['command']}`): {knobs}")
-    return out
+    return fidelity.calibration_lines(fidelity.calibration_files(devices))
 
 
 def header_lines(doc: dict, study: Study) -> list[str]:
