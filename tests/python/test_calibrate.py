@@ -48,6 +48,12 @@ def test_loss_weighs_groups_equally_and_missing_facts_as_full_errors():
     assert cal.loss(rows) == pytest.approx((0.01 + 0.09) / 2 + cal.MISSING_ERROR**2)
 
 
+def test_loss_caps_each_facts_error():
+    over = [{"group": "a", "rel_error": 1.64}, {"group": "a", "rel_error": -3.0}]
+    assert cal.loss(over) == pytest.approx(cal.ERROR_CAP**2)
+    assert cal.loss([{"group": "a", "rel_error": -0.5}]) == pytest.approx(0.25)
+
+
 def test_knob_values_lie_on_the_grid_and_in_the_range():
     k = cal.Knob("x", 0.05, 0.8, 0.35, "", "", "")
     assert cal._grid(k, 0.3333333) == 0.33

@@ -116,19 +116,12 @@ impl ActivityManager {
         self.procs.iter_mut().find(|p| p.proc_idx == proc_idx)
     }
 
-    /// `proc_idx` comes to the foreground: the current foreground app becomes the previous app,
-    /// the previous one becomes cached.
+    /// `proc_idx` comes to the foreground: the current foreground app (if another app is in the
+    /// foreground) becomes the previous app and the previous one becomes cached. Launched from
+    /// home, the previous app stays: the previous process is the last *app* whose activity
+    /// stopped, never home (`updatePreviousProcess`), so it is not counted against the limits.
     pub fn move_to_foreground(&mut self, proc_idx: u32, now: Nanos) {
-        for p in self.procs.iter_mut() {
-            match p.state {
-                ProcState::Foreground if p.proc_idx != proc_idx => {
-                    p.state = ProcState::Previous;
-                    p.last_used = now;
-                }
-                ProcState::Previous if p.proc_idx != proc_idx => p.state = ProcState::Cached,
-                _ => {}
-            }
-        }
+        self.stop_foreground(Some(proc_idx), now);
         if let Some(p) = self.find(proc_idx) {
             p.state = ProcState::Foreground;
             p.last_used = now;
@@ -137,14 +130,22 @@ impl ActivityManager {
 
     /// Home pressed: the foreground app becomes the previous app.
     pub fn home(&mut self, now: Nanos) {
+        self.stop_foreground(None, now);
+    }
+
+    /// The foreground app other than `except` (if any) stops: it becomes the previous app and
+    /// the previous app becomes cached.
+    fn stop_foreground(&mut self, except: Option<u32>, now: Nanos) {
+        let leaving = |p: &AmProc| p.state == ProcState::Foreground && Some(p.proc_idx) != except;
+        if !self.procs.iter().any(leaving) {
+            return;
+        }
         for p in self.procs.iter_mut() {
-            match p.state {
-                ProcState::Foreground => {
-                    p.state = ProcState::Previous;
-                    p.last_used = now;
-                }
-                ProcState::Previous => p.state = ProcState::Cached,
-                _ => {}
+            if leaving(p) {
+                p.state = ProcState::Previous;
+                p.last_used = now;
+            } else if p.state == ProcState::Previous && Some(p.proc_idx) != except {
+                p.state = ProcState::Cached;
             }
         }
     }
@@ -275,6 +276,27 @@ mod tests {
         am.update(&mut k, 20_000);
         assert_eq!(k.procs[4].oom_score_adj, PREVIOUS_APP_ADJ);
         assert_eq!(k.procs[3].oom_score_adj, 900, "the former previous app is the most recent cached");
+    }
+
+    #[test]
+    fn launching_from_home_keeps_the_previous_app() {
+        let mut k = kernel_with(3);
+        let mut am = ActivityManager::new(32);
+        for i in 0..3 {
+            am.add(i, ProcState::Cached, 0);
+        }
+        am.move_to_foreground(0, 1000);
+        am.home(2000);
+        am.home(2500);
+        am.move_to_foreground(1, 3000);
+        am.update(&mut k, 3000);
+        // Home is never the previous process: app0, left for home, stays previous (700), and a
+        // second press of home changes nothing.
+        assert_eq!((k.procs[0].oom_score_adj, k.procs[1].oom_score_adj), (PREVIOUS_APP_ADJ, FOREGROUND_APP_ADJ));
+        // An app switch without home: app1 becomes previous, app0 cached.
+        am.move_to_foreground(2, 4000);
+        am.update(&mut k, 4000);
+        assert_eq!((k.procs[0].oom_score_adj, k.procs[1].oom_score_adj), (900, PREVIOUS_APP_ADJ));
     }
 
     #[test]

@@ -88,6 +88,12 @@ pub struct Storage {
 #[serde(deny_unknown_fields)]
 pub struct Hardware {
     pub max_cached_processes: u32,
+    /// The display's size in pixels (width, height): an app window's buffers are three
+    /// full-screen 32-bit buffers.
+    pub display_px: [u32; 2],
+    /// GPU memory (textures in the renderer's resource cache, kgsl/ion: not on an LRU, so never
+    /// reclaimed or swapped) an app keeps when its UI is hidden, at most (MiB).
+    pub gpu_cache_background_mib: f64,
     pub cpu: Vec<CpuCluster>,
     pub storage: Storage,
 }

@@ -377,3 +377,32 @@ fn apps_trim_their_caches_when_their_ui_is_hidden() {
     assert!(freed.abs_diff(hot / 2) <= hot / 100, "freed {freed} pages of the {hot} used ones");
     assert_eq!(keep["launches"], trim["launches"], "the launch happened before the trim");
 }
+
+#[test]
+fn a_hidden_app_releases_its_window_buffers_and_keeps_its_gpu_cache_up_to_the_limit() {
+    let script = |app: &str| {
+        format!(
+            "name = \"gfx\"\ndevice = \"pixel3\"\nseed = 3\n[[apps]]\nname = \"{app}\"\n\
+             [[script]]\naction = \"launch\"\napp = \"{app}\"\n[[script]]\naction = \"use\"\nseconds = 1.0\n\
+             [[script]]\naction = \"home\"\n[[script]]\naction = \"wait\"\nseconds = 0.5\n"
+        )
+    };
+    let dev: toml::Value = toml::from_str(&std::fs::read_to_string(data().join("devices/pixel3.toml")).unwrap()).unwrap();
+    let d = &dev["device"];
+    let (w, h) = (d["display_px"][0].as_integer().unwrap() as u64, d["display_px"][1].as_integer().unwrap() as u64);
+    let limit = (d["gpu_cache_background_mib"].as_float().unwrap() * 256.0) as u64;
+    let window = (3 * 4 * w * h).div_ceil(4096);
+    // A light app keeps what its cache holds beyond the window; a game's cache is cut to the limit.
+    for app in ["telegram", "angrybirds"] {
+        let prof: toml::Value = toml::from_str(&std::fs::read_to_string(data().join(format!("apps/{app}.toml"))).unwrap()).unwrap();
+        let graphics = (prof["native"]["graphics_mib"].as_float().unwrap() * 256.0) as u64;
+        let v = run(app, &script(app), &[]);
+        let m = v["per_app"][app]["memory_at_end"].as_array().unwrap();
+        let vma = |name: &str| m.iter().find(|x| x["name"] == name).map(|x| (x["pages"].as_u64().unwrap(), x["rss_pages"].as_u64().unwrap()));
+        let kept = graphics.saturating_sub(window).min(limit);
+        assert!(kept > 0, "{app}: the profile leaves no GPU cache beyond the window");
+        assert_eq!(vma("[anon:graphics] gpu cache"), Some((kept, kept)), "{app}: the GPU cache stays resident");
+        let (pages, rss) = vma("[anon:graphics]").unwrap();
+        assert_eq!((pages, rss), (graphics - kept, 0), "{app}: window buffers and the cache above the limit go");
+    }
+}

@@ -47,6 +47,10 @@ BATCH = 2
 STEP = 0.01
 #: A fact no run measured counts as this relative error in the loss.
 MISSING_ERROR = 1.0
+#: A fact's relative error counts at most this much in the loss. Beyond 100 % a fact only says
+#: "wrong shape" (a curve that never drops is scored one past the last launch, +160 % for the
+#: commercial curve), and uncapped it would outweigh every other group of facts together.
+ERROR_CAP = 1.0
 #: ``--quick``: a smoke run of the whole command (numbers not comparable with the published ones).
 QUICK = {"trials": 4, "seeds": 1, "verify_seeds": 1, "time_scale": 0.02}
 FULL = {"trials": 48, "seeds": 1, "verify_seeds": 3, "time_scale": 1.0}
@@ -127,10 +131,11 @@ def _grid(k: Knob, v: float) -> float:
 
 
 def loss(rows: list[dict]) -> float:
-    """Per group, the mean squared relative error of its facts; summed over groups."""
+    """Per group, the mean squared relative error of its facts (each capped at ``ERROR_CAP``);
+    summed over groups."""
     groups: dict[str, list[float]] = {}
     for r in rows:
-        e = MISSING_ERROR if r["rel_error"] is None else r["rel_error"]
+        e = MISSING_ERROR if r["rel_error"] is None else min(abs(r["rel_error"]), ERROR_CAP)
         groups.setdefault(r["group"], []).append(e * e)
     return sum(sum(v) / len(v) for v in groups.values())
 

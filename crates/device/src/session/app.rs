@@ -11,10 +11,16 @@
 //! allocation, barriers, object accesses) and `idle_ms` its idle time other than GC waits; the
 //! components sum to the TTID to the nanosecond (a debug assertion and a session test check it).
 //!
-//! **Graphics buffers** (gralloc/dmabuf) are modelled as a locked anonymous mapping: allocated
-//! when the app becomes visible, unreclaimable while held, released when it goes to the
-//! background (`onTrimMemory(UI_HIDDEN)` / SurfaceFlinger dropping the layer). Real dmabuf memory
-//! is not on the LRU at all; an mlocked mapping is the nearest thing the kernel model has.
+//! **Graphics memory** (gralloc/dmabuf window buffers, the renderer's GPU textures in kgsl/ion)
+//! is modelled as locked anonymous mappings: real graphics memory is not on the LRU at all, and
+//! an mlocked mapping is the nearest thing the kernel model has. Two parts: the window's buffers
+//! and the GPU cache above the background limit, allocated when the app becomes visible and
+//! released when it goes to the background (the window manager destroys a stopped activity's
+//! surface; HWUI's `TRIM_MEMORY_UI_HIDDEN` trim purges its GPU cache down to the limit); and the
+//! textures the cache keeps (up to the device's `gpu_cache_background_mib`), held from the first
+//! frame until the process dies. So a cached app keeps memory that neither reclaim nor swap can
+//! take. Left out: the later purge of textures unused for some seconds (HWUI's
+//! `trimStaleResources`), since the app drew them just before it was hidden.
 //!
 //! Left out: multiple activities, services, the swipe pattern of use (frames are uniform),
 //! RenderThread as a separate thread (its work is part of the frame).
@@ -150,8 +156,13 @@ pub struct Live {
     pub proc_idx: u32,
     pub rt: Runtime,
     pub w: Workload,
+    /// Released when hidden: the window's buffers and the GPU cache above the background limit.
     gfx_vma: Option<u32>,
     gfx_pages: u32,
+    /// Kept when hidden (locked from the first frame until the process dies): the textures the
+    /// renderer's GPU cache retains in the background.
+    gpu_cache_vma: Option<u32>,
+    gpu_cache_pages: u32,
     fw_vma: Option<u32>,
     fw_pages: u32,
     zygote_vma: Option<u32>,
@@ -249,7 +260,13 @@ impl Live {
         let framework_pages = zygote.framework_pages;
         let fw_vma = k.vma_index(pi, "framework").ok();
         let zygote_vma = k.vma_index(pi, mobmem_runtime::heap::ZYGOTE_SPACE_VMA).ok();
-        let gfx_vma = if spec.graphics_pages > 0 { Some(k.map_anon(pi, "[anon:graphics]", spec.graphics_pages).map_err(|e| e.to_string())?) } else { None };
+        let gfx_pages = spec.graphics_pages - spec.gpu_cache_kept_pages;
+        let gfx_vma = if gfx_pages > 0 { Some(k.map_anon(pi, "[anon:graphics]", gfx_pages).map_err(|e| e.to_string())?) } else { None };
+        let gpu_cache_vma = if spec.gpu_cache_kept_pages > 0 {
+            Some(k.map_anon(pi, "[anon:graphics] gpu cache", spec.gpu_cache_kept_pages).map_err(|e| e.to_string())?)
+        } else {
+            None
+        };
         let w = Workload::new(spec.workload.clone());
         Ok(Self {
             pid,
@@ -257,7 +274,9 @@ impl Live {
             rt,
             w,
             gfx_vma,
-            gfx_pages: spec.graphics_pages,
+            gfx_pages,
+            gpu_cache_vma,
+            gpu_cache_pages: spec.gpu_cache_kept_pages,
             fw_vma,
             fw_pages: framework_pages,
             zygote_vma,
@@ -279,6 +298,11 @@ impl Live {
     fn attach_surface(&mut self, k: &mut Kernel) {
         if let Some(v) = self.gfx_vma {
             k.mlock(&mut self.rt.mutator, v, 0, self.gfx_pages);
+        }
+        if let Some(v) = self.gpu_cache_vma {
+            if !k.vmas[v as usize].locked {
+                k.mlock(&mut self.rt.mutator, v, 0, self.gpu_cache_pages);
+            }
         }
         self.visible = true;
     }

@@ -72,8 +72,12 @@ pub struct AppSpec {
     pub workload: Workload,
     pub cold_cpu_ns: Nanos,
     pub hot_cpu_ns: Nanos,
-    /// Graphics buffers (gralloc/dmabuf: not reclaimable), pages.
+    /// Graphics memory in the foreground (window buffers and the renderer's GPU cache:
+    /// gralloc/dmabuf/kgsl, not reclaimable), pages.
     pub graphics_pages: u32,
+    /// The part of it the app keeps when its UI is hidden (textures of its GPU resource cache,
+    /// up to the device's background limit), pages.
+    pub gpu_cache_kept_pages: u32,
     /// Share of the shared framework code a cold launch reads.
     pub framework_read_share: f64,
     pub estimate: bool,
@@ -393,14 +397,26 @@ pub struct Inputs {
     pub overrides: Settings,
 }
 
-fn app_spec(name: &str, p: &AppProfile, seed: u64) -> AppSpec {
+/// Of `graphics_pages`, what an app keeps when hidden: its window's three full-screen 32-bit
+/// buffers go (the window manager destroys a stopped activity's surface), its renderer's GPU
+/// resource cache is purged down to the device's background limit (HWUI's UI_HIDDEN trim).
+fn gpu_cache_kept_pages(graphics_pages: u32, hw: &crate::device::Hardware) -> u32 {
+    let [w, h] = hw.display_px;
+    let window_pages = (3 * 4 * w as u64 * h as u64).div_ceil(4096) as u32;
+    let cache = graphics_pages.saturating_sub(window_pages);
+    cache.min((hw.gpu_cache_background_mib * 256.0) as u32)
+}
+
+fn app_spec(name: &str, p: &AppProfile, seed: u64, hw: &crate::device::Hardware) -> AppSpec {
+    let graphics_pages = (p.native.graphics_mib * 256.0) as u32;
     AppSpec {
         name: name.into(),
         package: p.package.clone(),
         workload: app::workload_of(name, p, seed),
         cold_cpu_ns: (p.launch.cold_cpu_ms * 1e6) as Nanos,
         hot_cpu_ns: (p.launch.hot_cpu_ms * 1e6) as Nanos,
-        graphics_pages: (p.native.graphics_mib * 256.0) as u32,
+        graphics_pages,
+        gpu_cache_kept_pages: gpu_cache_kept_pages(graphics_pages, hw),
         framework_read_share: 0.3,
         estimate: p.estimate,
         java_heap_measured: app::java_heap_measured(p),
@@ -421,6 +437,8 @@ fn synthetic_spec(name: &str, seed: u64) -> Result<AppSpec, String> {
         // estimate: one full-screen window's triple-buffered surface (1080x2160x4 B x 3 ≈ 27 MiB)
         // is shared with SurfaceFlinger; count half of it against the app.
         graphics_pages: 16 * 256,
+        // no GPU cache beyond the window: nothing kept when hidden
+        gpu_cache_kept_pages: 0,
         framework_read_share: 0.3,
         estimate: true,
         java_heap_measured: true,
@@ -460,7 +478,7 @@ pub fn load(scenario_path: &str, data: &Path, overrides: &Settings, seed: Option
         } else {
             let path = data.join("apps").join(format!("{n}.toml"));
             let p = app::load(&path.to_string_lossy())?;
-            app_spec(n, &p, s)
+            app_spec(n, &p, s, &device.device)
         };
         apps.push(spec);
     }
