@@ -104,6 +104,15 @@ def test_thesis_study_quick_experiment_measures_energy_and_mmu(tmp_path):
     assert "| 10 % | `gc-aware` |" in page.read_text()
 
 
+def test_thesis_benchmarks_leave_out_frame_rows():
+    """Benchmarks are batches of work with no UI: frame rate and jank would describe the workload."""
+    from mobmem.session.studies import thesis
+
+    keys = {e.id: {r.key for r in e.rows} for e in thesis.EXPERIMENTS}
+    assert not keys["benchmarks"] & {"fps", "jank"}
+    assert {"fps", "jank"} <= keys["cms"]
+
+
 def test_report_help_lists_every_registered_study():
     """The help and the message for a missing --study name the studies of the registry (each
     registered name is its module's STUDY), not a list written into the command."""
