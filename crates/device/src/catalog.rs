@@ -30,6 +30,11 @@ fn settings_json(prefixes: &[&str], info: Vec<Info>) -> Value {
 /// runtime, app, session: {prefixes, keys: [{key, aliases, type, default, unit, range, help,
 /// source}]}}, devices, apps, scenarios, systems}`. The last four list `data_dir` (empty lists
 /// without one); a file that does not load is an error naming it.
+/// A registry's components as `[{name, help}]`, in registry order.
+fn components<B>(r: &mobmem_engine::component::Registry<B>) -> Vec<Value> {
+    r.entries.iter().map(|c| json!({ "name": c.name, "help": c.help })).collect()
+}
+
 pub fn catalog(data_dir: Option<&Path>) -> Result<Value, InputError> {
     let collectors: Vec<Value> = mobmem_runtime::CollectorKind::all()
         .into_iter()
@@ -40,17 +45,20 @@ pub fn catalog(data_dir: Option<&Path>) -> Result<Value, InputError> {
             json!({ "name": c.name, "aliases": c.aliases, "help": c.help, "reads_cards": reads_cards })
         })
         .collect();
-    let policies: Vec<Value> = mobmem_runtime::policies::POLICIES.iter().map(|(n, h, _)| json!({ "name": n, "help": h })).collect();
-    let lmkd: Vec<Value> = mobmem_kernel::lmkd::POLICIES.iter().map(|(n, h, _)| json!({ "name": n, "help": h })).collect();
+    let policies = components(&mobmem_runtime::policies::POLICIES);
+    let lmkd = components(&mobmem_kernel::lmkd::KILLERS);
     let mut c = json!({
         "collectors": collectors,
         "runtime_policies": policies,
         "lmkd": lmkd,
+        "eviction": components(&mobmem_kernel::policies::EVICTION),
+        "kswapd_sizing": components(&mobmem_kernel::policies::KSWAPD_SIZING),
+        "governors": components(&mobmem_kernel::cpufreq::GOVERNORS),
         "madvise": { "advice": mobmem_kernel::madvise::Advice::NAMES, "hints": HintRegistry::with_builtins().names() },
         "lru_modes": mobmem_kernel::config::LruMode::NAMES,
         "kernel_semantics": mobmem_kernel::config::KernelSemantics::NAMES,
         "settings": {
-            "kernel": settings(&mobmem_kernel::config::SETTINGS, &mobmem_kernel::KernelConfig::default()),
+            "kernel": settings(&mobmem_kernel::settings::SETTINGS, &mobmem_kernel::KernelConfig::default()),
             "runtime": settings(&mobmem_runtime::config::SETTINGS, &mobmem_runtime::RuntimeConfig::default()),
             "app": settings(&mobmem_runtime::workload::SETTINGS, &mobmem_runtime::workload::AppProfile::default()),
             "session": settings(&crate::session::inputs::SETTINGS, &crate::session::inputs::SessionOptions::default()),

@@ -196,9 +196,7 @@ impl Scenario {
             return Err(at(c.span(), format!("system.collector: unknown collector {:?}; expected one of {}", c.get_ref(), CollectorKind::names().join(", "))));
         }
         if let Some(l) = &self.system.lmkd {
-            if !lmkd::names().contains(&l.get_ref().as_str()) {
-                return Err(at(l.span(), format!("system.lmkd: unknown mode {:?}; expected one of {}", l.get_ref(), lmkd::names().join(", "))));
-            }
+            lmkd::KILLERS.get(l.get_ref()).map_err(|e| at(l.span(), format!("system.lmkd: {e}")))?;
         }
         let mut declared = Vec::new();
         for a in &self.apps {

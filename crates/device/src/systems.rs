@@ -85,20 +85,46 @@ fn variables(v: &str) -> Vec<&str> {
     out
 }
 
-/// The system `name` of `path`, or an error listing the known ones.
-pub fn get(path: &Path, name: &str) -> Result<System, String> {
-    let all = load(path).map_err(|e| e.to_string())?;
-    let known: Vec<&str> = all.iter().map(|s| s.name.as_str()).collect();
-    let msg = format!("unknown system {name:?}; known (in {}): {}", path.display(), known.join(", "));
-    all.iter().find(|s| s.name == name).cloned().ok_or(msg)
+/// The parts of a name: `"fleet-rgs+zram"` → both.
+pub fn parts(name: &str) -> Vec<&str> {
+    name.split('+').map(str::trim).collect()
 }
 
-/// The settings of system `name` as pairs, variables resolved for `scenario` on `data_dir` with the
-/// user's `overrides` (only their kernel settings matter).
+/// The system `name` of `path`, or the combination of `+`-joined names (each part's settings in
+/// order, the descriptions joined); an unknown part or a part named twice is an error listing the
+/// known systems.
+pub fn get(path: &Path, name: &str) -> Result<System, String> {
+    let all = load(path).map_err(|e| e.to_string())?;
+    let mut found: Vec<&System> = Vec::new();
+    for part in parts(name) {
+        let Some(s) = all.iter().find(|s| s.name == part) else {
+            let known: Vec<&str> = all.iter().map(|s| s.name.as_str()).collect();
+            return Err(format!("unknown system '{part}'; known (in {}): {} (combine them with +)", path.display(), known.join(", ")));
+        };
+        if found.iter().any(|f| f.name == part) {
+            return Err(format!("'{name}' names a system twice"));
+        }
+        found.push(s);
+    }
+    if let [one] = found[..] {
+        return Ok(one.clone());
+    }
+    Ok(System {
+        name: name.to_string(),
+        description: found.iter().map(|s| s.description.as_str()).collect::<Vec<_>>().join("; "),
+        settings: found.iter().flat_map(|s| s.settings.iter().cloned()).collect(),
+        line: found[0].line,
+    })
+}
+
+/// The settings of system `name` (a `+` combination too) as pairs, variables resolved for
+/// `scenario` on `data_dir` with the user's `overrides` (only their kernel settings matter). The
+/// parts' runtime policies are merged into one `system.policies` setting where the first part set
+/// it: `system.policies` is a list, and a later part must not drop an earlier part's policy.
 pub fn settings_for(path: &Path, name: &str, scenario: &str, data_dir: &Path, overrides: &[(String, String)]) -> Result<Vec<(String, String)>, String> {
     let sys = get(path, name)?;
     let mut vars: Option<[(String, String); 2]> = None;
-    let mut out = Vec::new();
+    let mut out: Vec<(String, String)> = Vec::new();
     for s in &sys.settings {
         let (k, v) = s.split_once('=').expect("checked when loaded");
         let mut v = v.trim().to_string();
@@ -116,7 +142,27 @@ pub fn settings_for(path: &Path, name: &str, scenario: &str, data_dir: &Path, ov
         }
         out.push((k.trim().to_string(), v));
     }
-    Ok(out)
+    Ok(merge_policies(out))
+}
+
+/// One `system.policies` setting holding every `system.policies` value's names, in order, where
+/// the first one was.
+fn merge_policies(pairs: Vec<(String, String)>) -> Vec<(String, String)> {
+    let at: Vec<usize> = pairs.iter().enumerate().filter(|(_, (k, _))| k == "system.policies").map(|(i, _)| i).collect();
+    if at.len() < 2 {
+        return pairs;
+    }
+    let mut names: Vec<String> = Vec::new();
+    for &i in &at {
+        for n in pairs[i].1.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            if !names.iter().any(|x| x == n) {
+                names.push(n.to_string());
+            }
+        }
+    }
+    let mut out: Vec<(String, String)> = pairs.into_iter().enumerate().filter(|(i, _)| !at[1..].contains(i)).map(|(_, p)| p).collect();
+    out[at[0]].1 = names.join(",");
+    out
 }
 
 #[cfg(test)]
@@ -149,5 +195,23 @@ mod tests {
             assert!(e.msg.contains(why), "{text}: {e}");
         }
         assert!(get(f.path(), "nope").unwrap_err().contains("known"));
+    }
+
+    #[test]
+    fn combined_names_join_their_parts_and_merge_policies() {
+        let f = write(
+            "[a]\ndescription = \"A\"\nsettings = [\"system.policies=fleet\", \"kernel.swap=zram\"]\n\n\
+             [b]\ndescription = \"B\"\nsettings = [\"kernel.swappiness=60\", \"system.policies=marvin,fleet\"]\n",
+        );
+        let c = get(f.path(), "a + b").unwrap();
+        assert_eq!((c.description.as_str(), c.settings.len(), c.line), ("A; B", 4, 1));
+        assert!(get(f.path(), "a+a").unwrap_err().contains("names a system twice"));
+        let e = get(f.path(), "a+zz").unwrap_err();
+        assert!(e.contains("unknown system 'zz'") && e.contains("a, b") && e.contains("combine them with +"), "{e}");
+        let pairs: Vec<(String, String)> = c.settings.iter().map(|s| s.split_once('=').map(|(k, v)| (k.to_string(), v.to_string())).unwrap()).collect();
+        let merged = merge_policies(pairs);
+        let keys: Vec<&str> = merged.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(keys, ["system.policies", "kernel.swap", "kernel.swappiness"]);
+        assert_eq!(merged[0].1, "fleet,marvin");
     }
 }

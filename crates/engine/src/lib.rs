@@ -9,12 +9,15 @@
 //!   wait when all are busy; a thread that stalls does not stop the others.
 //! - [`cpufreq`]: frequency domains, their governors' mechanism and the CPU energy model.
 //! - [`settings`]: the tables of `key=value` settings every layer accepts.
+//! - [`component`]: the registry entry every switchable mechanism (collector, policy, killer,
+//!   governor, service) is, and the registries of names settings and messages read.
 //! - [`text`]: reading input text files (positions, UTF-8 errors at their byte).
 //! - [`host_alloc`]: the binaries' allocator for the large host tables (host memory, not model).
 //!
 //! What is left out: preemption inside a booked slice (slices are short: one reclaim batch, one
 //! chunk of mutator work), priorities and CFS fairness.
 
+pub mod component;
 pub mod cpu;
 pub mod cpufreq;
 pub mod host_alloc;

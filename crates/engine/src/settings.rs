@@ -28,6 +28,8 @@ pub enum Kind {
     Bool,
     /// One of these names (the setter may accept historical spellings too).
     Choice(&'static [&'static str]),
+    /// The name of a component of this registry (see [`crate::component`]).
+    Component(&'static dyn crate::component::Names),
     /// Text checked by the setter (a registry name, a list).
     Text,
 }
@@ -40,7 +42,7 @@ impl Kind {
             Kind::Float { .. } => "float",
             Kind::Size { .. } => "size",
             Kind::Bool => "bool",
-            Kind::Choice(_) => "choice",
+            Kind::Choice(_) | Kind::Component(_) => "choice",
             Kind::Text => "text",
         }
     }
@@ -54,6 +56,7 @@ impl Kind {
                 format!("[{}, {}]", size_text(min), if max == u64::MAX { "∞".into() } else { size_text(max) })
             }
             Kind::Choice(names) => names.join(", "),
+            Kind::Component(r) => r.names().join(", "),
             _ => String::new(),
         }
     }
@@ -246,7 +249,7 @@ pub fn parse(kind: Kind, value: &str) -> Result<Value<'_>, String> {
             "false" | "0" | "no" | "off" => Ok(Value::Bool(false)),
             _ => Err(format!("expected true or false, got {value:?}")),
         },
-        Kind::Choice(_) | Kind::Text => Ok(Value::Text(v)),
+        Kind::Choice(_) | Kind::Component(_) | Kind::Text => Ok(Value::Text(v)),
     }
 }
 

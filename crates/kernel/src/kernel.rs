@@ -72,14 +72,9 @@ impl Kernel {
         let wmark = Watermarks::compute(&cfg, managed);
         let swap = SwapDevice::new(cfg.swap, cfg.swap_pages);
         let killer = lmkd::create(&cfg.lmkd).map_err(KernelError::Invalid)?;
-        let eviction: Option<Box<dyn crate::mmzone::EvictionPolicy>> = match cfg.eviction.as_str() {
-            "fae" => Some(Box::new(crate::fae::Fae::new(cfg.fae_fg_chances, n))),
-            _ => None,
-        };
-        let kswapd_sizing: Option<Box<dyn crate::mmzone::KswapdSizing>> = match cfg.kswapd_sizing.as_str() {
-            "lwp" | "lwp-code" => Some(Box::new(crate::lwp::Lwp::new(cfg.lwp.clone(), cfg.kswapd_sizing == "lwp-code").map_err(KernelError::Invalid)?)),
-            _ => None,
-        };
+        let eviction = (crate::policies::EVICTION.get(&cfg.eviction).map_err(KernelError::Invalid)?.build)(&cfg, n).map_err(KernelError::Invalid)?;
+        let kswapd_sizing =
+            (crate::policies::KSWAPD_SIZING.get(&cfg.kswapd_sizing).map_err(KernelError::Invalid)?.build)(&cfg).map_err(KernelError::Invalid)?;
         let mut k = Self {
             cpus: kernel_threads(CpuSet::new(cfg.cores)),
             frames,

@@ -5,7 +5,8 @@
 //! path), [`vmscan`] (reclaim, kswapd; reclaim policies on its hooks: [`fae`] and [`lwp`],
 //! Acclaim's foreground-aware eviction and prediction-based kswapd sizing), [`workingset`] (refaults), [`swap`] and [`zram`],
 //! [`madvise`], [`fork`] (fork and copy-on-write sharing), [`psi`], [`lmkd`], [`oom_kill`],
-//! [`vmstat`] (counters), [`cpufreq`] (the governors of the CPU's frequency), plus the trace format
+//! [`vmstat`] (counters), [`cpufreq`] (the governors of the CPU's frequency), [`policies`] (the
+//! registries of reclaim policies), [`config`] and [`settings`] (the tunables and their table), plus the trace format
 //! ([`trace`]) and its replayer ([`replay`]). [`mmzone`] (and [`psi_types`]) declare the shared
 //! state every mechanism works on; [`kernel`] builds it and runs the event loop. No module imports
 //! one above it: the state is at the bottom, mechanisms over it, the event loop on top.
@@ -27,11 +28,13 @@ pub mod mmzone;
 pub mod oom_kill;
 pub mod page;
 pub mod page_alloc;
+pub mod policies;
 pub mod psi;
 pub mod psi_types;
 pub mod replay;
 pub mod report;
 pub mod series;
+pub mod settings;
 pub mod smaps;
 pub mod swap;
 pub mod task;

@@ -27,31 +27,41 @@ use crate::mmzone::{Event, Kernel};
 pub use crate::mmzone::{KillPolicy, KillRecord};
 use crate::page::lru;
 use crate::page_alloc::WmarkLevel;
+use mobmem_engine::component::{Component, Registry};
 use mobmem_engine::Nanos;
 
 type Ctor = fn() -> Box<dyn KillPolicy>;
 
-/// The registry of kill policies.
-pub const POLICIES: &[(&str, &str, Ctor)] = &[
-    ("psi", "Android 11+ lmkd: PSI triggers, thrashing/swap/watermark rules, LRU victim by adj slot", || Box::new(PsiLmkd::default())),
-    ("minfree", "legacy lmkd: kills at the first minfree level where free memory and file cache are below it", || Box::new(MinfreeLmkd::default())),
-    ("psi-minfree", "Android 10 lmkd with minfree levels: PSI triggers, then the minfree rule; heaviest victim by adj slot", || {
-        Box::new(PsiMinfreeLmkd::default())
-    }),
-    ("off", "no user-space killer (the kernel's OOM killer only)", || Box::new(Off)),
-];
+/// The registry of kill policies (`kernel.lmkd`).
+pub static KILLERS: Registry<Ctor> = Registry {
+    kind: "kill policy",
+    entries: &[
+        Component {
+            name: "psi",
+            help: "Android 11+ lmkd: PSI triggers, thrashing/swap/watermark rules, LRU victim by adj slot",
+            build: || Box::new(PsiLmkd::default()),
+        },
+        Component {
+            name: "minfree",
+            help: "legacy lmkd: kills at the first minfree level where free memory and file cache are below it",
+            build: || Box::new(MinfreeLmkd::default()),
+        },
+        Component {
+            name: "psi-minfree",
+            help: "Android 10 lmkd with minfree levels: PSI triggers, then the minfree rule; heaviest victim by adj slot",
+            build: || Box::new(PsiMinfreeLmkd::default()),
+        },
+        Component { name: "off", help: "no user-space killer (the kernel's OOM killer only)", build: || Box::new(Off) },
+    ],
+};
 
 /// The kill policies' names, in registry order.
 pub fn names() -> Vec<&'static str> {
-    POLICIES.iter().map(|(n, _, _)| *n).collect()
+    KILLERS.list()
 }
 
 pub fn create(name: &str) -> Result<Box<dyn KillPolicy>, String> {
-    POLICIES
-        .iter()
-        .find(|(n, _, _)| *n == name)
-        .map(|(_, _, c)| c())
-        .ok_or_else(|| format!("unknown lmkd mode {name:?}; expected one of {}", names().join(", ")))
+    KILLERS.get(name).map(|c| (c.build)())
 }
 
 /// How lmkd picks a victim inside an adj slot.

@@ -223,8 +223,17 @@ fn systems(path: String) -> PyResult<String> {
     Ok(serde_json::to_string(&s).expect("plain data"))
 }
 
-/// The settings of system `name` (of the systems file `path`) as pairs, `${ram_mib}`/`${zram_mib}`
-/// resolved for `scenario` with the user's `overrides`.
+/// System `name` of the systems file `path` (a `+` combination too) as JSON: name, description,
+/// settings (variables unresolved), line; an unknown or repeated part raises ValueError.
+#[pyfunction]
+fn system(path: String, name: String) -> PyResult<String> {
+    let s = mobmem_device::systems::get(std::path::Path::new(&path), &name).map_err(PyValueError::new_err)?;
+    Ok(serde_json::to_string(&s).expect("plain data"))
+}
+
+/// The settings of system `name` (of the systems file `path`; a `+` combination too, its runtime
+/// policies merged) as pairs, `${ram_mib}`/`${zram_mib}` resolved for `scenario` with the user's
+/// `overrides`.
 #[pyfunction]
 #[pyo3(signature = (path, name, scenario, data_dir, overrides=Vec::new()))]
 fn system_settings(path: String, name: String, scenario: String, data_dir: String, overrides: Pairs) -> PyResult<Pairs> {
@@ -311,6 +320,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(runtime_gcbench, m)?)?;
     m.add_function(wrap_pyfunction!(runtime_bench, m)?)?;
     m.add_function(wrap_pyfunction!(systems, m)?)?;
+    m.add_function(wrap_pyfunction!(system, m)?)?;
     m.add_function(wrap_pyfunction!(system_settings, m)?)?;
     m.add_function(wrap_pyfunction!(catalog, m)?)?;
     m.add_function(wrap_pyfunction!(session_run, m)?)?;

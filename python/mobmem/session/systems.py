@@ -39,24 +39,15 @@ def load(path: Path | None = None) -> dict[str, System]:
     return {e["name"]: System(e["name"], e["description"], tuple(e["settings"]), e["line"]) for e in entries}
 
 
-def parts(name: str) -> list[str]:
-    """The systems a (possibly combined) name is made of: ``"fleet-rgs+zram"`` → both."""
-    return [p.strip() for p in name.split("+")]
-
-
 def get(name: str, path: Path | None = None) -> System:
-    """A named system, or the combination of ``+``-joined names."""
-    systems = load(path)
-    found = []
-    for part in parts(name):
-        if part not in systems:
-            raise MobmemError(f"--system: unknown system {part!r}; known (in {path or SYSTEMS_FILE}): {', '.join(systems)} (combine them with +)")
-        found.append(systems[part])
-    if len(found) == 1:
-        return found[0]
-    if len({s.name for s in found}) != len(found):
-        raise MobmemError(f"--system: {name!r} names a system twice")
-    return System(name, "; ".join(s.description for s in found), tuple(x for s in found for x in s.settings), found[0].line)
+    """A named system, or the combination of ``+``-joined names (resolved by the core)."""
+    from mobmem import _core
+
+    try:
+        e = json.loads(_core.system(str(path or SYSTEMS_FILE), name))
+    except ValueError as err:
+        raise MobmemError(f"--system: {err}") from None
+    return System(e["name"], e["description"], tuple(e["settings"]), e["line"])
 
 
 def parse_names(spec: str, path: Path | None = None) -> list[str]:
@@ -64,44 +55,24 @@ def parse_names(spec: str, path: Path | None = None) -> list[str]:
     names = [n.strip() for n in (spec or "").split(",") if n.strip()]
     if not names:
         raise MobmemError("--systems: expected a comma-separated list of system names, e.g. stock,zram")
-    systems = load(path)
     for n in names:
-        for part in parts(n):
-            if part not in systems:
-                raise MobmemError(f"--systems: unknown system {part!r}; known: {', '.join(systems)} (combine them with +)")
-        if len(set(parts(n))) != len(parts(n)):
-            raise MobmemError(f"--systems: {n!r} names a system twice")
+        try:
+            get(n, path)
+        except MobmemError as e:
+            raise MobmemError(str(e).replace("--system:", "--systems:", 1)) from None
     if len(set(names)) != len(names):
         raise MobmemError(f"--systems: {spec!r} names a system twice")
     return names
 
 
 def settings_for(name: str, scenario: Path, user: list[tuple[str, str]], path: Path | None = None) -> list[tuple[str, str]]:
-    """The named system's settings as pairs, ``${ram_mib}``/``${zram_mib}`` resolved for
-    ``scenario`` with the user's kernel settings (by the core, as a session would boot)."""
+    """The named (or combined) system's settings as pairs, ``${ram_mib}``/``${zram_mib}``
+    resolved for ``scenario`` with the user's kernel settings and the parts' runtime policies
+    merged (by the core, as a session would boot)."""
     from mobmem import _core
 
     get(name, path)  # unknown names: the --system message
-    pairs: list[tuple[str, str]] = []
-    for part in parts(name):
-        try:
-            pairs += [tuple(p) for p in _core.system_settings(str(path or SYSTEMS_FILE), part, str(scenario), str(DATA), list(user))]
-        except ValueError as e:
-            raise MobmemError(str(e)) from None
-    return _merge_policies(pairs)
-
-
-def _merge_policies(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """One ``system.policies`` setting holding every part's policies, in order, where the first
-    one was (a later part must not drop an earlier part's policy)."""
-    keys = [i for i, (k, _) in enumerate(pairs) if k == "system.policies"]
-    if len(keys) < 2:
-        return pairs
-    names: list[str] = []
-    for i in keys:
-        for n in pairs[i][1].split(","):
-            if n.strip() and n.strip() not in names:
-                names.append(n.strip())
-    out = [p for i, p in enumerate(pairs) if i not in keys[1:]]
-    out[keys[0]] = ("system.policies", ",".join(names))
-    return out
+    try:
+        return [tuple(p) for p in _core.system_settings(str(path or SYSTEMS_FILE), name, str(scenario), str(DATA), list(user))]
+    except ValueError as e:
+        raise MobmemError(str(e)) from None

@@ -233,17 +233,13 @@ static SESSION_ENTRIES: &[Setting<SessionOptions>] = &[
     Setting {
         key: "system.lmkd",
         aliases: &["kernel.lmkd"],
-        kind: Kind::Text,
+        kind: Kind::Component(&mobmem_kernel::lmkd::KILLERS),
         unit: "",
-        help: "the kill policy (a kill-policy registry name)",
+        help: "the user-space low-memory killer's kill policy",
         source: "the scenario's [system] table",
         get: |c| c.lmkd.clone(),
         set: |c, v| {
-            let names = mobmem_kernel::lmkd::names();
-            if !names.contains(&v.text()) {
-                return Err(format!("unknown lmkd mode {:?}; expected one of {}", v.text(), names.join(", ")));
-            }
-            c.lmkd = v.text().into();
+            c.lmkd = mobmem_kernel::lmkd::KILLERS.get(v.text())?.name.into();
             Ok(())
         },
     },

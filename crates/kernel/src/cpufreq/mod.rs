@@ -3,7 +3,7 @@
 //! governor of Hussein's thesis). The mechanism — frequency domains, how a slice's time and energy
 //! follow the frequency — is `mobmem_engine::cpufreq`; a governor only decides.
 //!
-//! A new governor is a module here plus one entry in `config::GOVERNORS` and [`governor`].
+//! A new governor is a module here plus one entry in [`GOVERNORS`].
 //! Left out: `conservative` and `userspace`; input boost and touch boost; the `hispeed_freq` of
 //! `interactive` below the top (it is the top, its default).
 
@@ -13,9 +13,8 @@ mod ondemand;
 mod schedutil;
 
 use crate::config::KernelConfig;
+use mobmem_engine::component::{Component, Registry};
 use mobmem_engine::cpufreq::{ClusterSpec, Dvfs, Governor, Sample};
-
-pub use crate::config::GOVERNORS;
 
 /// `performance`: always the top operating point.
 #[derive(Debug)]
@@ -35,18 +34,38 @@ impl Governor for Powersave {
     }
 }
 
+/// Builds a governor for one cluster from the kernel's settings.
+pub type GovernorBuild = fn(&KernelConfig, &ClusterSpec) -> Box<dyn Governor>;
+
+/// The registry of governors (`kernel.cpufreq.governor`).
+pub static GOVERNORS: Registry<GovernorBuild> = Registry {
+    kind: "governor",
+    entries: &[
+        Component { name: "performance", help: "the top frequency (no change to timing)", build: |_, _| Box::new(Performance) },
+        Component { name: "powersave", help: "the lowest frequency", build: |_, _| Box::new(Powersave) },
+        Component {
+            name: "ondemand",
+            help: "Linux ondemand: the top frequency above up_threshold, else proportional to the load",
+            build: |c, _| Box::new(ondemand::Ondemand { up_threshold: c.cpufreq.up_threshold }),
+        },
+        Component {
+            name: "interactive",
+            help: "Android's interactive governor (up to kernel 4.9)",
+            build: |c, _| Box::new(interactive::Interactive::new(&c.cpufreq)),
+        },
+        Component { name: "schedutil", help: "Linux schedutil: frequency from the scheduler's utilisation", build: |_, _| Box::new(schedutil::Schedutil) },
+        Component {
+            name: "gc-aware",
+            help: "the GC-aware governor of Hussein's thesis: ondemand with a frequency cap on the core running GC threads",
+            build: |c, cluster| Box::new(gc_aware::GcAware::new(&c.cpufreq, cluster)),
+        },
+    ],
+};
+
 /// The governor `name` for one cluster, with the kernel's cpufreq settings.
 pub fn governor(name: &str, cfg: &KernelConfig, cluster: &ClusterSpec) -> Result<Box<dyn Governor>, String> {
-    let c = &cfg.cpufreq;
-    Ok(match name {
-        "performance" => Box::new(Performance),
-        "powersave" => Box::new(Powersave),
-        "ondemand" => Box::new(ondemand::Ondemand { up_threshold: c.up_threshold }),
-        "interactive" => Box::new(interactive::Interactive::new(c)),
-        "schedutil" => Box::new(schedutil::Schedutil),
-        "gc-aware" => Box::new(gc_aware::GcAware::new(c, cluster)),
-        _ => return Err(format!("kernel.cpufreq.governor: unknown governor {name:?} (one of {})", GOVERNORS.join(", "))),
-    })
+    let g = GOVERNORS.get(name).map_err(|e| format!("kernel.cpufreq.governor: {e}"))?;
+    Ok((g.build)(cfg, cluster))
 }
 
 /// The cores of a device: its clusters (fastest first) under the configured governor.
@@ -98,7 +117,7 @@ mod tests {
     #[test]
     fn every_registered_governor_builds() {
         let cfg = KernelConfig::default();
-        for g in GOVERNORS {
+        for g in GOVERNORS.list() {
             assert!(governor(g, &cfg, &cluster()).is_ok(), "{g}");
         }
         assert!(governor("turbo", &cfg, &cluster()).unwrap_err().contains("kernel.cpufreq.governor"));

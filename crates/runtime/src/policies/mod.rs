@@ -13,6 +13,7 @@ use crate::config::RuntimeConfig;
 use crate::heap::Heap;
 use crate::hooks::Hooks;
 use crate::sizing::GrowForUtilization;
+use mobmem_engine::component::{Component, Registry};
 use mobmem_engine::settings::SettingError;
 use settings::{Layer, SettingsLayer};
 
@@ -20,32 +21,43 @@ use settings::{Layer, SettingsLayer};
 /// settings from the runtime configuration.
 pub type InstallFn = fn(&mut Hooks, &mut Heap, &RuntimeConfig) -> Result<(), String>;
 
-/// The policy registry: name, description, installer. A new policy = a module + one entry.
-pub const POLICIES: &[(&str, &str, InstallFn)] = &[
-    ("segregate-by-state", "test policy: survivors and new objects go to regions tagged by the app state at allocation (fg/bg)", |h, heap, _| {
-        segregate::install(h, heap);
-        Ok(())
-    }),
-    ("grow-for-utilization", "ART's GrowForUtilization heap sizing (the default)", |h, _, _| {
-        h.sizing = Box::new(GrowForUtilization);
-        Ok(())
-    }),
-    (
-        "fleet",
-        "Fleet (ASPLOS '24): runtime-guided swap plus the background-object GC — after the grouping GC, background objects get their own regions and background collections neither trace nor move the grouped foreground objects (a second card table remembers writes into them) (settings fleet.*)",
-        fleet::install_fleet,
-    ),
-    (
-        "fleet-rgs",
-        "Fleet's runtime-guided swap: a breadth-first grouping GC T_B after going to background copies near-root and foreground-young objects to launch regions, objects the app touched during it to working-set regions and the rest to cold regions, which are paged out at once while launch regions are kept hot (settings fleet.*)",
-        fleet::install_rgs,
-    ),
-    (
-        "marvin",
-        "Marvin (ATC '20): object-granularity swap — compactions give objects of at least marvin.threshold bytes stubs that keep their references, cold objects are written to the app's swap file and their pages released in the background, a mutator access reads an object back, and everything is read back when the app returns to the foreground (settings marvin.*)",
-        marvin::install,
-    ),
-];
+/// The policy registry (`system.policies`). A new policy = a module + one entry.
+pub static POLICIES: Registry<InstallFn> = Registry {
+    kind: "runtime policy",
+    entries: &[
+        Component {
+            name: "segregate-by-state",
+            help: "test policy: survivors and new objects go to regions tagged by the app state at allocation (fg/bg)",
+            build: |h, heap, _| {
+                segregate::install(h, heap);
+                Ok(())
+            },
+        },
+        Component {
+            name: "grow-for-utilization",
+            help: "ART's GrowForUtilization heap sizing (the default)",
+            build: |h, _, _| {
+                h.sizing = Box::new(GrowForUtilization);
+                Ok(())
+            },
+        },
+        Component {
+            name: "fleet",
+            help: "Fleet (ASPLOS '24): runtime-guided swap plus the background-object GC — after the grouping GC, background objects get their own regions and background collections neither trace nor move the grouped foreground objects (a second card table remembers writes into them) (settings fleet.*)",
+            build: fleet::install_fleet,
+        },
+        Component {
+            name: "fleet-rgs",
+            help: "Fleet's runtime-guided swap: a breadth-first grouping GC T_B after going to background copies near-root and foreground-young objects to launch regions, objects the app touched during it to working-set regions and the rest to cold regions, which are paged out at once while launch regions are kept hot (settings fleet.*)",
+            build: fleet::install_rgs,
+        },
+        Component {
+            name: "marvin",
+            help: "Marvin (ATC '20): object-granularity swap — compactions give objects of at least marvin.threshold bytes stubs that keep their references, cold objects are written to the app's swap file and their pages released in the background, a mutator access reads an object back, and everything is read back when the app returns to the foreground (settings marvin.*)",
+            build: marvin::install,
+        },
+    ],
+};
 
 /// The settings layers of the registered policies.
 pub static LAYERS: &[&dyn SettingsLayer] = &[&Layer(&fleet::SETTINGS), &Layer(&marvin::SETTINGS)];
@@ -72,11 +84,7 @@ pub fn apply_setting(cfg: &mut RuntimeConfig, key: &str, value: &str) -> Result<
 
 /// Install the named policy.
 pub fn install(name: &str, hooks: &mut Hooks, heap: &mut Heap, cfg: &RuntimeConfig) -> Result<(), String> {
-    let (_, _, f) = POLICIES.iter().find(|(n, _, _)| *n == name).ok_or_else(|| {
-        let names: Vec<_> = POLICIES.iter().map(|(n, _, _)| *n).collect();
-        format!("unknown runtime policy {name:?}; known: {}", names.join(", "))
-    })?;
-    f(hooks, heap, cfg)?;
+    (POLICIES.get(name)?.build)(hooks, heap, cfg)?;
     hooks.installed.push(name.into());
     Ok(())
 }
