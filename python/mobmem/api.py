@@ -160,11 +160,9 @@ class Result:
     @property
     def mmu(self):
         """Minimum mutator utilisation per app: ``app, window_ms, mmu`` for windows of 1 ms … 1 s
-        (:mod:`mobmem.session.mmu`; a run records them, older runs' are computed from their
-        mutator stops)."""
-        from mobmem.session.mmu import mmu_rows
-
-        return self._get("mmu", lambda: _frame(self.raw.get("mmu") or mmu_rows(self.raw), ["app", "window_ms", "mmu"]))
+        (the exact curve over the run's mutator stops, computed by the core; a run records them,
+        older runs' are computed from their mutator stops)."""
+        return self._get("mmu", lambda: _frame(self.raw.get("mmu") or _older_mmu(self.raw), ["app", "window_ms", "mmu"]))
 
     @property
     def apps(self):
@@ -289,3 +287,13 @@ def sweep(scenario: str | os.PathLike, grid: Mapping[str, Sequence[object]], **k
     from mobmem.session import sweep as sw
 
     return sw.sweep(scenario, grid, **kw)
+
+
+def _older_mmu(raw: dict) -> list[dict]:
+    """The MMU curves of a result saved before runs recorded them (the core computes them)."""
+    import json
+
+    from mobmem import _core
+
+    keys = ("per_app", "mutator_stops", "sim_seconds")
+    return json.loads(_core.mmu_rows(json.dumps({k: raw.get(k) for k in keys})))

@@ -223,6 +223,14 @@ fn systems(path: String) -> PyResult<String> {
     Ok(serde_json::to_string(&s).expect("plain data"))
 }
 
+/// The MMU curves (`[{app, window_ms, mmu}]` JSON) of a saved session result's JSON, for results
+/// written before runs recorded them.
+#[pyfunction]
+fn mmu_rows(result: String) -> PyResult<String> {
+    let v: serde_json::Value = serde_json::from_str(&result).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok(serde_json::to_string(&mobmem_device::session::mmu::rows_of_result(&v)).expect("plain data"))
+}
+
 /// System `name` of the systems file `path` (a `+` combination too) as JSON: name, description,
 /// settings (variables unresolved), line; an unknown or repeated part raises ValueError.
 #[pyfunction]
@@ -321,6 +329,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(runtime_bench, m)?)?;
     m.add_function(wrap_pyfunction!(systems, m)?)?;
     m.add_function(wrap_pyfunction!(system, m)?)?;
+    m.add_function(wrap_pyfunction!(mmu_rows, m)?)?;
     m.add_function(wrap_pyfunction!(system_settings, m)?)?;
     m.add_function(wrap_pyfunction!(catalog, m)?)?;
     m.add_function(wrap_pyfunction!(session_run, m)?)?;

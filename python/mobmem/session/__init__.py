@@ -154,25 +154,7 @@ def run_pairs(path: Path, overrides: list[Pair], seed: int | None, progress: Cal
         raise MobmemError(_clean_error(str(e))) from None
     except OverflowError:
         raise MobmemError(f"--seed must be within [0, 2^64), got {seed}") from None
-    res = json.loads(text)
-    # MMU curves per app from the mutator stops: small enough to stay in a run's summary.
-    from mobmem.session.mmu import mmu_rows
-
-    res["mmu"] = mmu_rows(res)
-    res["java_heap"] = java_heap_footprint(res)
-    return res
-
-
-def java_heap_footprint(res: dict) -> dict:
-    """The apps' Java heaps together over the run, from the per-app memory series (every
-    ``session.app_sample_ms``): the mean and the largest, over sample times, of the sum over live
-    apps of the Java heap's resident MiB (dumpsys meminfo's "Java Heap"). Small enough for a
-    run's summary."""
-    by_t: dict[float, float] = {}
-    for r in res.get("app_memory", []):
-        by_t[r["t_s"]] = by_t.get(r["t_s"], 0.0) + float(r.get("java_heap_mib") or 0.0)
-    vals = list(by_t.values())
-    return {"mean_mib": sum(vals) / len(vals) if vals else None, "max_mib": max(vals) if vals else None, "samples": len(vals)}
+    return json.loads(text)
 
 
 def check(path: Path, overrides: list[Pair], seed: int | None = None) -> None:

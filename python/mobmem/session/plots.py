@@ -9,7 +9,7 @@ drawn with matplotlib from the files the run wrote — nothing is re-simulated.
   point, a column per system, the median a dash, a box of quartiles only from five launches;
 - ``activity`` — collections (duration, pauses) per app and reclaim (kswapd and direct scan
   rates, PSI) over time;
-- ``mmu`` — minimum mutator utilisation curves (:mod:`mobmem.session.mmu`).
+- ``mmu`` — minimum mutator utilisation curves (a result's ``mmu`` rows).
 
 Every axis is labelled with its unit, counts get whole-number ticks, systems are named in the
 legends (each in one colour and marker in every figure, :func:`system_style`) and every app has

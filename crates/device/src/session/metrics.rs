@@ -138,6 +138,8 @@ pub fn result(s: &Session, wall_s: f64) -> Value {
     let alive_mean = if alive_after.is_empty() { 0.0 } else { alive_after.iter().map(|&x| x as f64).sum::<f64>() / alive_after.len() as f64 };
     let evictions = v.pgsteal_kswapd + v.pgsteal_direct;
     let sim_s = s.now as f64 / 1e9;
+    let apps: Vec<String> = per_app.keys().cloned().collect();
+    let mmu = super::mmu::rows(&apps, &s.mutator_stops, sim_s * 1e3);
     let o = &s.inp.options;
     json!({
         "scenario": s.inp.scenario.name,
@@ -205,5 +207,24 @@ pub fn result(s: &Session, wall_s: f64) -> Value {
         "janky_frames": s.janky_frames,
         "mutator_stops": s.mutator_stops,
         "app_memory": s.app_memory,
+        "mmu": mmu,
+        "java_heap": java_heap(&s.app_memory),
     })
+}
+
+/// The apps' Java heaps together over the run, from the per-app memory series (every
+/// `session.app_sample_ms`): the mean and the largest, over sample times, of the sum over live
+/// apps of the Java heap's resident MiB (dumpsys meminfo's "Java Heap").
+fn java_heap(samples: &[super::records::AppSample]) -> Value {
+    let mut by_t: Vec<(f64, f64)> = Vec::new();
+    for r in samples {
+        match by_t.iter_mut().rev().find(|(t, _)| *t == r.t_s) {
+            Some(x) => x.1 += r.java_heap_mib,
+            None => by_t.push((r.t_s, r.java_heap_mib)),
+        }
+    }
+    let n = by_t.len();
+    let mean = (n > 0).then(|| by_t.iter().map(|(_, v)| v).sum::<f64>() / n as f64);
+    let max = by_t.iter().map(|(_, v)| *v).reduce(f64::max);
+    json!({ "mean_mib": mean, "max_mib": max, "samples": n })
 }

@@ -23,6 +23,7 @@ pub mod file_io;
 pub mod gc_service;
 pub mod inputs;
 pub mod metrics;
+pub mod mmu;
 pub mod records;
 pub mod run;
 pub mod system;
