@@ -8,6 +8,7 @@
 //! ConcurrentCopying, ConcurrentMarkCompact, mark-sweep with sticky collections, mark-sweep with
 //! on-the-fly root scanning), [`sizing`]
 //! (`GrowForUtilization`), [`runtime`](mod@runtime) (triggers, the GC thread, state transitions, attribution),
+//! [`trigger`] (a delegate taking over the triggers: the global GC service),
 //! [`hooks`] (policy hooks and their registry) and [`policies`], [`object_swap`] (stubs, the
 //! swapped-in space and the app's swap file of object-granularity swap), [`costs`] and [`config`]; the
 //! workloads: [`workload`] (the lifetime-driven graph mutator of an app) and [`gcbench`]; the
@@ -35,6 +36,7 @@ pub mod runtime;
 pub mod sim;
 pub mod sizing;
 pub mod space;
+pub mod trigger;
 pub mod workload;
 
 pub use config::{CollectorKind, HeapConfig, RuntimeConfig};

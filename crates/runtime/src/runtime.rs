@@ -114,7 +114,7 @@ pub struct Runtime {
     /// Allocation units are kept as unit cells (the unit grain; see [`crate::cell`]).
     pub cells: bool,
     pub pending_transition: Option<Nanos>,
-    pub pending_trim: Option<Nanos>,
+    pub(crate) pending_trim: Option<Nanos>,
     pub footprint: Vec<FootprintSample>,
     pub sample_interval_ns: Nanos,
     next_sample: Nanos,
@@ -126,10 +126,10 @@ pub struct Runtime {
     /// Measure the host's wall time per phase name (benchmarks only; never part of results).
     pub host_timing: bool,
     pub host_phase_ns: Vec<(&'static str, u128)>,
-    /// A system-wide GC service decides when this app collects and trims (see the device
-    /// layer's `gc_service`): the runtime starts no concurrent collection and schedules no trim
-    /// of its own; allocation failures still collect.
-    pub external_triggers: bool,
+    /// A delegate (the device layer's GC service) decides when this app collects and trims
+    /// (see [`crate::trigger`]): the runtime starts no concurrent collection and schedules no
+    /// trim of its own; allocation failures still collect.
+    pub(crate) external_triggers: bool,
 }
 
 impl Runtime {

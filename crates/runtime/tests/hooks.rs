@@ -303,3 +303,33 @@ fn a_policy_owns_a_second_card_table_as_extra_roots() {
         assert_eq!(rt.heap.objs.is_live(y), mark, "the remembered reference kept y alive only with the card mark");
     }
 }
+
+#[test]
+fn a_delegate_takes_over_collections_and_trims() {
+    let (mut k, mut rt) = setup(CollectorKind::ConcurrentCopying);
+    rt.delegate_triggers(true);
+    assert!(rt.triggers_delegated());
+    rt.set_target_footprint(u64::MAX);
+    assert_eq!(rt.target_footprint, rt.limit(), "a delegate's target is capped at the heap limit");
+    // Well past the concurrent start: the runtime starts nothing of its own.
+    let start = rt.concurrent_start_bytes;
+    chain(&mut rt, &mut k, 0, (start / 200) as usize + 1000, 200);
+    assert!(rt.heap.bytes_allocated > start && rt.records.is_empty() && !rt.gc_running());
+    rt.delegated_collection(&mut k, "Delegate");
+    rt.wait_for_gc(&mut k);
+    assert_eq!(rt.records.len(), 1);
+    rt.mutator_idle_until(rt.mutator.now + 60_000_000_000);
+    rt.poll(&mut k);
+    assert_eq!(rt.stats.trims, 0, "no trim of its own after a collection");
+    rt.delegated_compaction(&mut k, "DelegateCompact");
+    assert_eq!(rt.running_gc_type(), Some(GcType::Full));
+    rt.wait_for_gc(&mut k);
+    rt.poll(&mut k);
+    assert_eq!(rt.stats.trims, 1, "the compaction's trim runs when it has ended");
+    // Without the delegate the runtime triggers again.
+    rt.delegate_triggers(false);
+    let n = (rt.limit() / 400) as usize;
+    let before = rt.records.len();
+    chain(&mut rt, &mut k, 1, n, 200);
+    assert!(rt.gc_running() || rt.records.len() > before, "the runtime starts its own collection again");
+}

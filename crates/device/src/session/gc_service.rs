@@ -16,7 +16,8 @@
 //!   most) is collected; one new collection per period;
 //! - **compaction and trimming**: when memory is scarce, the background app whose heap is most
 //!   fragmented (free space inside its footprint) gets a full collection followed by a trim; the
-//!   runtimes no longer trim after every collection (`Runtime::external_triggers`).
+//!   runtimes no longer trim after every collection: the service is their triggers' delegate
+//!   (`mobmem_runtime::trigger`), and it acts on a runtime only through that delegation.
 //!
 //! Its CPU (a fixed cost per period and per app, an estimate) is charged to system_server.
 //!
@@ -26,7 +27,6 @@
 use super::app::Live;
 use mobmem_engine::Nanos;
 use mobmem_kernel::Kernel;
-use mobmem_runtime::gc::{GcCause, GcType};
 use mobmem_runtime::object::AppState;
 use serde::Serialize;
 
@@ -147,8 +147,8 @@ impl GcService {
             let mult = if fg { h.foreground_multiplier } else { 1.0 };
             let want = want.clamp(h.min_free as f64, h.max_free as f64 * mult);
             t.growth += FILTER * (want - t.growth);
-            let target = (live + t.growth as u64).min(rt.limit());
-            rt.target_footprint = target;
+            rt.set_target_footprint(live + t.growth as u64);
+            let target = rt.target_footprint;
             if rt.gc_running() {
                 continue;
             }
@@ -169,18 +169,14 @@ impl GcService {
             }
         }
         if let Some((_, i)) = due {
-            let rt = &mut apps[i].rt;
-            let ty = rt.next_gc_type;
-            rt.start_gc(k, GcCause::Policy("GcService"), ty);
+            apps[i].rt.delegated_collection(k, "GcService");
             self.stats.collections += 1;
         }
         if let Some((_, i)) = sparse {
             if due.is_none_or(|(_, d)| d != i) {
                 let pid = apps[i].pid;
-                let rt = &mut apps[i].rt;
-                rt.start_gc(k, GcCause::Policy("GcServiceCompact"), GcType::Full);
-                // The trim runs when that collection has ended.
-                rt.pending_trim = Some(rt.mutator.now);
+                // A full collection, and a trim when it has ended.
+                apps[i].rt.delegated_compaction(k, "GcServiceCompact");
                 self.stats.compactions += 1;
                 if let Some(t) = self.tracks.iter_mut().find(|t| t.pid == pid) {
                     t.last_compact = now;

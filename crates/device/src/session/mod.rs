@@ -464,7 +464,7 @@ impl Session {
             let pid = self.next_pid;
             self.next_pid += 1;
             let mut l = Live::spawn(&mut self.k, &spec, pid, spec.workload.runtime_config(&self.rcfg), &self.inp.options.policies, &self.zygote, t_start)?;
-            l.rt.external_triggers = self.gc_service.is_some();
+            l.rt.delegate_triggers(self.gc_service.is_some());
             let pi = l.proc_idx as usize;
             if self.proc_app.len() <= pi {
                 self.proc_app.resize(pi + 1, None);
