@@ -508,6 +508,9 @@ def test_bench_session_json():
     assert b["sim_seconds"] > 5 and b["sim_seconds_per_wall_second"] > 0 and b["meets_goal"] is None
     assert b["objects_allocated"] > 0 and b["allocation_benchmark_objects_per_s"] > 0
     assert 0 < b["allocation_only_floor_wall_seconds"] < b["wall_seconds"]
+    ops = b["objects_allocated"] + b["gc_objects_touched"] + b["objects_read"]
+    assert b["objects_read"] > 0 and b["ns_per_object_op"] == pytest.approx(b["wall_seconds"] * 1e9 / ops)
+    assert b["meets_ns_goal"] == (b["ns_per_object_op"] <= b["goal_ns_per_object_op"])
 
 
 def test_demo_runs():

@@ -110,6 +110,7 @@ pub fn result(s: &Session, wall_s: f64) -> Value {
         gc.gc_major_faults += t.gc_major_faults;
         gc.objects_allocated += t.objects_allocated;
         gc.bytes_allocated += t.bytes_allocated;
+        gc.objects_read += t.objects_read;
         let launches: Vec<&super::app::LaunchRecord> = s.launches.iter().filter(|l| l.app == a.spec.name).collect();
         let mut j = serde_json::to_value(t).unwrap_or(Value::Null);
         j["cold_launches"] = json!(launches.iter().filter(|l| l.kind == "cold").count());
@@ -197,6 +198,7 @@ pub fn result(s: &Session, wall_s: f64) -> Value {
             "gc_objects_touched": gc.gc_objects_touched, "objects_marked": gc.gc_objects_marked,
             "objects_copied": gc.gc_objects_copied, "gc_major_faults": gc.gc_major_faults,
             "objects_allocated": gc.objects_allocated, "bytes_allocated": gc.bytes_allocated,
+            "objects_read": gc.objects_read,
         },
         "frames": { "total": frames.frames, "janky": frames.janky, "jank_ratio": ratio(frames.janky, frames.frames), "missed_vsyncs": frames.missed_vsyncs, "max_frame_ms": frames.max_frame_ms },
         "per_app": per_app,

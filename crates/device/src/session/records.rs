@@ -156,6 +156,8 @@ pub struct AppTotals {
     /// Java objects and bytes the app's workload allocated (the simulator's per-object work).
     pub objects_allocated: u64,
     pub bytes_allocated: u64,
+    /// Java objects the app's workload read (the third kind of per-object work).
+    pub objects_read: u64,
     pub trims: u64,
     pub transitions: u64,
     /// Object-granularity swap (a runtime policy such as Marvin; zeros without one).
@@ -202,6 +204,7 @@ impl AppTotals {
         self.gc_energy_mj += k.cpus.thread(rt.gc_task.thread).energy_pj as f64 / 1e9;
         self.objects_allocated += l.w.stats.objects_allocated;
         self.bytes_allocated += l.w.stats.bytes_allocated;
+        self.objects_read += l.w.stats.reads;
         self.trims += rt.stats.trims;
         self.transitions += rt.stats.transitions;
         self.object_swap.add(&rt.heap.oswap.stats);
