@@ -591,3 +591,17 @@ def test_gc_service_decides_collections_and_trims():
     assert off["gc_service"] is None and "Background" in {g["cause"] for g in off["gcs"]}
     p = run("run", TINY, "--set", "system.gc_service_period_ms=0", *fast)
     assert p.returncode == 2 and "system.gc_service_period_ms" in p.stderr and p.stderr.count("\n") == 1, p.stderr
+
+
+def test_an_unknown_policy_and_an_incompatible_combination_fail_before_any_run(tmp_path):
+    """In run, compare and sweep alike: one line, exit 2, no file written (the policies are
+    installed on a throwaway runtime when the inputs are checked)."""
+    for bad, why in (("system.policies=nosuch", 'unknown runtime policy "nosuch"'), ("system.collector=ms", "needs a copying collector")):
+        for cmd in (
+            ("run", TINY, "--system", "fleet", "--out", str(tmp_path / "r")),
+            ("compare", TINY, "--systems", "stock,fleet", "--out", str(tmp_path / "c")),
+            ("sweep", TINY, "--systems", "stock,fleet", "--grid", "kernel.swappiness=60,100", "--out", str(tmp_path / "s")),
+        ):
+            p = run(*cmd, "--set", bad)
+            assert p.returncode == 2 and p.stderr.count("\n") == 1 and why in p.stderr, (cmd, p.stderr)
+            assert not [f for f in tmp_path.rglob("*") if f.is_file()], cmd

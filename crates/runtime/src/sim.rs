@@ -32,6 +32,23 @@ pub fn runtime_config(settings: &Settings) -> Result<RuntimeConfig, String> {
     Ok(cfg)
 }
 
+/// Install `policies` on a throwaway runtime of `cfg` (a small kernel, nothing allocated): an
+/// unknown policy, an incompatible collector or two policies claiming the same hook fail here,
+/// before any simulation starts, with the message the first app's launch would give.
+pub fn check_policies(cfg: &RuntimeConfig, policies: &[String]) -> Result<(), String> {
+    if policies.is_empty() {
+        return Ok(());
+    }
+    let mut kc = mobmem_kernel::KernelConfig::default();
+    kc.ram_pages = 64 << 8; // 64 MiB: nothing is allocated
+    let mut k = Kernel::new(kc).map_err(|e| e.to_string())?;
+    let mut rt = Runtime::new(&mut k, 1, "check", 0, cfg.clone(), 0)?;
+    for p in policies {
+        rt.install_policy(p)?;
+    }
+    Ok(())
+}
+
 /// Summary over a run's collections (pause totals and maxima, CPU split for LBO).
 pub fn summarize(rt: &Runtime, k: &Kernel, sim_ns: Nanos) -> Value {
     let recs = &rt.records;

@@ -78,8 +78,8 @@ pub fn run_file_observed(
 pub fn check(scenario: &str, data: &std::path::Path, overrides: &inputs::Settings, seed: Option<u64>) -> Result<(), String> {
     let inp = inputs::load(scenario, data, overrides, seed).map_err(|e| e.to_string())?;
     mobmem_runtime::sim::kernel_config(&inp.kernel)?;
-    mobmem_runtime::sim::runtime_config(&inp.runtime)?;
-    Ok(())
+    let rcfg = mobmem_runtime::sim::runtime_config(&inp.runtime)?;
+    mobmem_runtime::sim::check_policies(&rcfg, &inp.options.policies)
 }
 
 /// The kernel configuration a session of `scenario` would boot with (device ← scenario
