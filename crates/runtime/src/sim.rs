@@ -39,9 +39,8 @@ pub fn check_policies(cfg: &RuntimeConfig, policies: &[String]) -> Result<(), St
     if policies.is_empty() {
         return Ok(());
     }
-    let mut kc = mobmem_kernel::KernelConfig::default();
-    kc.ram_pages = 64 << 8; // 64 MiB: nothing is allocated
-    let mut k = Kernel::new(kc).map_err(|e| e.to_string())?;
+    // 64 MiB: nothing is allocated.
+    let mut k = Kernel::new(KernelConfig { ram_pages: 64 << 8, ..KernelConfig::default() }).map_err(|e| e.to_string())?;
     let mut rt = Runtime::new(&mut k, 1, "check", 0, cfg.clone(), 0)?;
     for p in policies {
         rt.install_policy(p)?;
