@@ -71,7 +71,7 @@ impl Kernel {
         let managed = cfg.ram_pages - cfg.reserved_pages;
         let wmark = Watermarks::compute(&cfg, managed);
         let swap = SwapDevice::new(cfg.swap, cfg.swap_pages);
-        let killer = lmkd::create(&cfg.lmkd).map_err(KernelError::Invalid)?;
+        let killer = (lmkd::KILLERS.get(&cfg.lmkd).map_err(KernelError::Invalid)?.build)();
         let eviction = (crate::policies::EVICTION.get(&cfg.eviction).map_err(KernelError::Invalid)?.build)(&cfg, n).map_err(KernelError::Invalid)?;
         let kswapd_sizing =
             (crate::policies::KSWAPD_SIZING.get(&cfg.kswapd_sizing).map_err(KernelError::Invalid)?.build)(&cfg).map_err(KernelError::Invalid)?;

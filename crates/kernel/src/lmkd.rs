@@ -55,15 +55,6 @@ pub static KILLERS: Registry<Ctor> = Registry {
     ],
 };
 
-/// The kill policies' names, in registry order.
-pub fn names() -> Vec<&'static str> {
-    KILLERS.list()
-}
-
-pub fn create(name: &str) -> Result<Box<dyn KillPolicy>, String> {
-    KILLERS.get(name).map(|c| (c.build)())
-}
-
 /// How lmkd picks a victim inside an adj slot.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Pick {
