@@ -276,6 +276,65 @@ pub fn not_one_of(names: &[&str], value: &str) -> String {
     format!("expected one of {}, got {value:?}", names.join(", "))
 }
 
+/// One [`Setting`] for a plain field of the layer's state, in one line:
+///
+/// ```
+/// # use mobmem_engine::{setting, settings::{Setting, Table}};
+/// # #[derive(Default)] struct Cfg { swappiness: u64, ratio: f64, on: bool }
+/// static S: &[Setting<Cfg>] = &[
+///     setting!(int "swappiness" => swappiness, [0, 200], "", "anon vs file balance", "Linux"),
+///     setting!(float "ratio" => ratio, [0.0, 1.0], "", "a share", "estimate"),
+///     setting!(bool "on" => on, "", "a switch", "estimate"),
+/// ];
+/// # let t = Table { layer: "x", prefixes: &[], entries: S };
+/// # let mut c = Cfg::default();
+/// # t.set(&mut c, "swappiness", "100").unwrap();
+/// # assert_eq!(c.swappiness, 100);
+/// ```
+///
+/// The field path may be nested (`heap.min_free`); integers and numbers are converted to the
+/// field's type with `as`. A key can carry aliases (`"live_heap" | "footprint" => ...`). Entries
+/// whose getter or setter does more than read or write the field are written out in full.
+#[macro_export]
+macro_rules! setting {
+    (@entry $key:literal, [$($alias:literal),*], $kind:expr, $unit:expr, $help:expr, $source:expr, $get:expr, $set:expr) => {
+        $crate::settings::Setting {
+            key: $key,
+            aliases: &[$($alias),*],
+            kind: $kind,
+            unit: $unit,
+            help: $help,
+            source: $source,
+            get: $get,
+            set: $set,
+        }
+    };
+    (int $key:literal $(| $alias:literal)* => $($f:ident).+, [$min:expr, $max:expr], $unit:expr, $help:expr, $source:expr $(,)?) => {
+        $crate::setting!(@entry $key, [$($alias),*], $crate::settings::Kind::Int { min: $min, max: $max }, $unit, $help, $source,
+            |c| c.$($f).+.to_string(),
+            |c, v| {
+                c.$($f).+ = v.int() as _;
+                Ok(())
+            })
+    };
+    (float $key:literal $(| $alias:literal)* => $($f:ident).+, [$min:expr, $max:expr], $unit:expr, $help:expr, $source:expr $(,)?) => {
+        $crate::setting!(@entry $key, [$($alias),*], $crate::settings::Kind::Float { min: $min, max: $max }, $unit, $help, $source,
+            |c| c.$($f).+.to_string(),
+            |c, v| {
+                c.$($f).+ = v.float() as _;
+                Ok(())
+            })
+    };
+    (bool $key:literal $(| $alias:literal)* => $($f:ident).+, $unit:expr, $help:expr, $source:expr $(,)?) => {
+        $crate::setting!(@entry $key, [$($alias),*], $crate::settings::Kind::Bool, $unit, $help, $source,
+            |c| c.$($f).+.to_string(),
+            |c, v| {
+                c.$($f).+ = v.bool();
+                Ok(())
+            })
+    };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,6 +5,7 @@
 
 use crate::config::*;
 use mobmem_engine::component::Registry;
+use mobmem_engine::setting;
 use mobmem_engine::settings::{not_one_of, Kind, Setting, Table, MAX_COST_NS};
 
 /// A registered component's name (the registry's message for an unknown one).
@@ -102,71 +103,36 @@ static ENTRIES: &[Setting<KernelConfig>] = &[
             Ok(())
         },
     },
-    Setting {
-        key: "swappiness",
-        aliases: &[],
-        kind: Kind::Int { min: 0, max: 200 },
-        unit: "",
-        help: "vm.swappiness: anon vs file reclaim balance",
-        source: "Linux default 60; Android devices commonly 100",
-        get: |c| c.swappiness.to_string(),
-        set: |c, v| {
-            c.swappiness = v.int() as u32;
-            Ok(())
-        },
-    },
-    Setting {
-        key: "balance_anon_file_reclaim",
-        aliases: &[],
-        kind: Kind::Bool,
-        unit: "",
-        help: "CONFIG_BALANCE_ANON_FILE_RECLAIM: reclaim never scans file pages only because the inactive file list is large (no cache-trim mode), so anon is swapped alongside",
-        source: "Linux default off; Qualcomm msm kernels (e.g. the Pixel 3's crosshatch_defconfig) enable it",
-        get: |c| c.balance_anon_file_reclaim.to_string(),
-        set: |c, v| {
-            c.balance_anon_file_reclaim = v.bool();
-            Ok(())
-        },
-    },
-    Setting {
-        key: "min_free_kbytes",
-        aliases: &[],
-        kind: Kind::Int { min: 0, max: MAX_MODEL_MIB * 1024 },
-        unit: "KiB",
-        help: "vm.min_free_kbytes; 0 = computed as the kernel does",
-        source: "Linux mm/page_alloc.c (int_sqrt(lowmem_kb * 16), clamped)",
-        get: |c| c.min_free_kbytes.to_string(),
-        set: |c, v| {
-            c.min_free_kbytes = v.int();
-            Ok(())
-        },
-    },
-    Setting {
-        key: "watermark_scale_factor",
-        aliases: &[],
-        kind: Kind::Int { min: 1, max: 3000 },
-        unit: "1/10000",
-        help: "vm.watermark_scale_factor: gap between watermarks",
-        source: "Linux default 10",
-        get: |c| c.watermark_scale_factor.to_string(),
-        set: |c, v| {
-            c.watermark_scale_factor = v.int();
-            Ok(())
-        },
-    },
-    Setting {
-        key: "extra_free_kbytes",
-        aliases: &[],
-        kind: Kind::Int { min: 0, max: u64::MAX },
-        unit: "KiB",
-        help: "Android's vm.extra_free_kbytes, added to the low and high watermarks",
-        source: "AOSP, 0 unless set",
-        get: |c| c.extra_free_kbytes.to_string(),
-        set: |c, v| {
-            c.extra_free_kbytes = v.int();
-            Ok(())
-        },
-    },
+    setting!(
+        int "swappiness" => swappiness, [0, 200],
+        "",
+        "vm.swappiness: anon vs file reclaim balance",
+        "Linux default 60; Android devices commonly 100"
+    ),
+    setting!(
+        bool "balance_anon_file_reclaim" => balance_anon_file_reclaim,
+        "",
+        "CONFIG_BALANCE_ANON_FILE_RECLAIM: reclaim never scans file pages only because the inactive file list is large (no cache-trim mode), so anon is swapped alongside",
+        "Linux default off; Qualcomm msm kernels (e.g. the Pixel 3's crosshatch_defconfig) enable it"
+    ),
+    setting!(
+        int "min_free_kbytes" => min_free_kbytes, [0, MAX_MODEL_MIB * 1024],
+        "KiB",
+        "vm.min_free_kbytes; 0 = computed as the kernel does",
+        "Linux mm/page_alloc.c (int_sqrt(lowmem_kb * 16), clamped)"
+    ),
+    setting!(
+        int "watermark_scale_factor" => watermark_scale_factor, [1, 3000],
+        "1/10000",
+        "vm.watermark_scale_factor: gap between watermarks",
+        "Linux default 10"
+    ),
+    setting!(
+        int "extra_free_kbytes" => extra_free_kbytes, [0, u64::MAX],
+        "KiB",
+        "Android's vm.extra_free_kbytes, added to the low and high watermarks",
+        "AOSP, 0 unless set"
+    ),
     Setting {
         key: "swap",
         aliases: &[],
@@ -193,123 +159,60 @@ static ENTRIES: &[Setting<KernelConfig>] = &[
             Ok(())
         },
     },
-    Setting {
-        key: "zram.ratio",
-        aliases: &[],
-        kind: Kind::Float { min: 1.0, max: 64.0 },
-        unit: "",
-        help: "mean lz4 compression ratio of pages that are not same-filled",
-        source: "estimate: heap pages ≈ 2.5–3:1",
-        get: |c| c.zram.ratio.to_string(),
-        set: |c, v| {
-            c.zram.ratio = v.float();
-            Ok(())
-        },
-    },
-    Setting {
-        key: "zram.sigma",
-        aliases: &[],
-        kind: Kind::Float { min: 0.0, max: 3.0 },
-        unit: "",
-        help: "spread (σ of log size) of per-page compressed sizes",
-        source: "estimate",
-        get: |c| c.zram.sigma.to_string(),
-        set: |c, v| {
-            c.zram.sigma = v.float();
-            Ok(())
-        },
-    },
-    Setting {
-        key: "zram.same_page_fraction",
-        aliases: &[],
-        kind: Kind::Float { min: 0.0, max: 1.0 },
-        unit: "",
-        help: "share of swapped anon pages that are same-filled (stored without data)",
-        source: "estimate",
-        get: |c| c.zram.same_page_fraction.to_string(),
-        set: |c, v| {
-            c.zram.same_page_fraction = v.float();
-            Ok(())
-        },
-    },
-    Setting {
-        key: "zram.pool_overhead",
-        aliases: &[],
-        kind: Kind::Float { min: 1.0, max: 2.0 },
-        unit: "",
-        help: "zsmalloc pool pages per page of compressed bytes",
-        source: "measured on this project's host: 1.035–1.084 (docs/validation.md)",
-        get: |c| c.zram.pool_overhead.to_string(),
-        set: |c, v| {
-            c.zram.pool_overhead = v.float();
-            Ok(())
-        },
-    },
-    Setting {
-        key: "page_cluster",
-        aliases: &[],
-        kind: Kind::Int { min: 0, max: u32::MAX as u64 },
-        unit: "log2 pages",
-        help: "vm.page-cluster: swap readahead of 2^n pages",
-        source: "Android sets 0",
-        get: |c| c.page_cluster.to_string(),
-        set: |c, v| {
-            c.page_cluster = v.int() as u32;
-            Ok(())
-        },
-    },
-    Setting {
-        key: "read_ahead_kb",
-        aliases: &[],
-        kind: Kind::Int { min: 0, max: u64::MAX },
-        unit: "KiB",
-        help: "block-device read_ahead_kb for file faults",
-        source: "Linux default 128",
-        get: |c| c.read_ahead_kb.to_string(),
-        set: |c, v| {
-            c.read_ahead_kb = v.int();
-            Ok(())
-        },
-    },
-    Setting {
-        key: "fault_around_bytes",
-        aliases: &[],
-        kind: Kind::Int { min: 0, max: u64::MAX },
-        unit: "bytes",
-        help: "cached file pages mapped around a read fault",
-        source: "Linux default 65536",
-        get: |c| c.fault_around_bytes.to_string(),
-        set: |c, v| {
-            c.fault_around_bytes = v.int();
-            Ok(())
-        },
-    },
-    Setting {
-        key: "fault_around_young",
-        aliases: &[],
-        kind: Kind::Bool,
-        unit: "",
-        help: "whether fault-around maps pages young",
-        source: "arm64 asks for old prefaulted PTEs (arch_wants_old_prefaulted_pte); x86 maps them young",
-        get: |c| c.fault_around_young.to_string(),
-        set: |c, v| {
-            c.fault_around_young = v.bool();
-            Ok(())
-        },
-    },
-    Setting {
-        key: "cores",
-        aliases: &[],
-        kind: Kind::Int { min: 1, max: 256 },
-        unit: "",
-        help: "CPU cores the tasks and kernel threads compete for",
-        source: "the device profile",
-        get: |c| c.cores.to_string(),
-        set: |c, v| {
-            c.cores = v.int() as usize;
-            Ok(())
-        },
-    },
+    setting!(
+        float "zram.ratio" => zram.ratio, [1.0, 64.0],
+        "",
+        "mean lz4 compression ratio of pages that are not same-filled",
+        "estimate: heap pages ≈ 2.5–3:1"
+    ),
+    setting!(
+        float "zram.sigma" => zram.sigma, [0.0, 3.0],
+        "",
+        "spread (σ of log size) of per-page compressed sizes",
+        "estimate"
+    ),
+    setting!(
+        float "zram.same_page_fraction" => zram.same_page_fraction, [0.0, 1.0],
+        "",
+        "share of swapped anon pages that are same-filled (stored without data)",
+        "estimate"
+    ),
+    setting!(
+        float "zram.pool_overhead" => zram.pool_overhead, [1.0, 2.0],
+        "",
+        "zsmalloc pool pages per page of compressed bytes",
+        "measured on this project's host: 1.035–1.084 (docs/validation.md)"
+    ),
+    setting!(
+        int "page_cluster" => page_cluster, [0, u32::MAX as u64],
+        "log2 pages",
+        "vm.page-cluster: swap readahead of 2^n pages",
+        "Android sets 0"
+    ),
+    setting!(
+        int "read_ahead_kb" => read_ahead_kb, [0, u64::MAX],
+        "KiB",
+        "block-device read_ahead_kb for file faults",
+        "Linux default 128"
+    ),
+    setting!(
+        int "fault_around_bytes" => fault_around_bytes, [0, u64::MAX],
+        "bytes",
+        "cached file pages mapped around a read fault",
+        "Linux default 65536"
+    ),
+    setting!(
+        bool "fault_around_young" => fault_around_young,
+        "",
+        "whether fault-around maps pages young",
+        "arm64 asks for old prefaulted PTEs (arch_wants_old_prefaulted_pte); x86 maps them young"
+    ),
+    setting!(
+        int "cores" => cores, [1, 256],
+        "",
+        "CPU cores the tasks and kernel threads compete for",
+        "the device profile"
+    ),
     Setting {
         key: "lmkd",
         aliases: &[],
@@ -350,19 +253,12 @@ static ENTRIES: &[Setting<KernelConfig>] = &[
             Ok(())
         },
     },
-    Setting {
-        key: "fae_fg_chances",
-        aliases: &[],
-        kind: Kind::Int { min: 0, max: 16 },
-        unit: "scans",
-        help: "extra chances a foreground app's page gets before foreground-aware eviction reclaims it (0: none)",
-        source: "Acclaim's older code: 3 extra chances for foreground pages",
-        get: |c| c.fae_fg_chances.to_string(),
-        set: |c, v| {
-            c.fae_fg_chances = v.int() as u32;
-            Ok(())
-        },
-    },
+    setting!(
+        int "fae_fg_chances" => fae_fg_chances, [0, 16],
+        "scans",
+        "extra chances a foreground app's page gets before foreground-aware eviction reclaims it (0: none)",
+        "Acclaim's older code: 3 extra chances for foreground pages"
+    ),
     Setting {
         key: "kswapd_sizing",
         aliases: &[],
@@ -389,136 +285,66 @@ static ENTRIES: &[Setting<KernelConfig>] = &[
             Ok(())
         },
     },
-    Setting {
-        key: "cpufreq.sampling_ms",
-        aliases: &[],
-        kind: Kind::Int { min: 1, max: 10_000 },
-        unit: "ms",
-        help: "period at which the governor samples the load and picks each cluster's frequency",
-        source: "estimate: an ondemand-like governor sampling load every 50 ms (interactive's timer_rate defaults to 20 ms)",
-        get: |c| c.cpufreq.sampling_ms.to_string(),
-        set: |c, v| {
-            c.cpufreq.sampling_ms = v.int();
-            Ok(())
-        },
-    },
-    Setting {
-        key: "cpufreq.up_threshold",
-        aliases: &[],
-        kind: Kind::Int { min: 1, max: 100 },
-        unit: "%",
-        help: "ondemand: load above which the cluster goes to its top frequency",
-        source: "Linux cpufreq_ondemand.c DEF_FREQUENCY_UP_THRESHOLD 80",
-        get: |c| c.cpufreq.up_threshold.to_string(),
-        set: |c, v| {
-            c.cpufreq.up_threshold = v.int() as u32;
-            Ok(())
-        },
-    },
-    Setting {
-        key: "cpufreq.target_load",
-        aliases: &[],
-        kind: Kind::Int { min: 1, max: 100 },
-        unit: "%",
-        help: "interactive: load the governor aims for at the chosen frequency",
-        source: "Android cpufreq_interactive.c DEFAULT_TARGET_LOAD 90",
-        get: |c| c.cpufreq.target_load.to_string(),
-        set: |c, v| {
-            c.cpufreq.target_load = v.int() as u32;
-            Ok(())
-        },
-    },
-    Setting {
-        key: "cpufreq.go_hispeed_load",
-        aliases: &[],
-        kind: Kind::Int { min: 1, max: 100 },
-        unit: "%",
-        help: "interactive: load at which the cluster jumps to hispeed_freq (the top)",
-        source: "Android cpufreq_interactive.c DEFAULT_GO_HISPEED_LOAD 99",
-        get: |c| c.cpufreq.go_hispeed_load.to_string(),
-        set: |c, v| {
-            c.cpufreq.go_hispeed_load = v.int() as u32;
-            Ok(())
-        },
-    },
-    Setting {
-        key: "cpufreq.min_sample_ms",
-        aliases: &[],
-        kind: Kind::Int { min: 0, max: 10_000 },
-        unit: "ms",
-        help: "interactive: time a frequency is held before the governor may lower it",
-        source: "Android cpufreq_interactive.c DEFAULT_MIN_SAMPLE_TIME 80 ms",
-        get: |c| c.cpufreq.min_sample_ms.to_string(),
-        set: |c, v| {
-            c.cpufreq.min_sample_ms = v.int();
-            Ok(())
-        },
-    },
-    Setting {
-        key: "cpufreq.gc_cap_mhz",
-        aliases: &[],
-        kind: Kind::Int { min: 0, max: 10_000 },
-        unit: "MHz",
-        help: "gc-aware: frequency cap while a GC thread runs, an operating point of the device (0: the point closest to half of each cluster's top frequency)",
-        source: "estimate (the thesis's GC-aware governor caps the GC core's frequency; its cap is not used here)",
-        get: |c| c.cpufreq.gc_cap_mhz.to_string(),
-        set: |c, v| {
-            c.cpufreq.gc_cap_mhz = v.int() as u32;
-            Ok(())
-        },
-    },
-    Setting {
-        key: "cpufreq.membound_app",
-        aliases: &[],
-        kind: Kind::Float { min: 0.0, max: 1.0 },
-        unit: "",
-        help: "share of app threads' work that waits on memory and does not scale with the frequency",
-        source: "estimate",
-        get: |c| c.cpufreq.membound_app.to_string(),
-        set: |c, v| {
-            c.cpufreq.membound_app = v.float();
-            Ok(())
-        },
-    },
-    Setting {
-        key: "cpufreq.membound_gc",
-        aliases: &[],
-        kind: Kind::Float { min: 0.0, max: 1.0 },
-        unit: "",
-        help: "share of GC threads' work (tracing, copying) that waits on memory and does not scale with the frequency",
-        source: "estimate: tracing is memory-bound (high cycles per instruction; Hussein's thesis), the share is not measured here",
-        get: |c| c.cpufreq.membound_gc.to_string(),
-        set: |c, v| {
-            c.cpufreq.membound_gc = v.float();
-            Ok(())
-        },
-    },
-    Setting {
-        key: "cpufreq.membound_kswapd",
-        aliases: &[],
-        kind: Kind::Float { min: 0.0, max: 1.0 },
-        unit: "",
-        help: "share of kswapd's work that waits on memory and does not scale with the frequency",
-        source: "estimate",
-        get: |c| c.cpufreq.membound_kswapd.to_string(),
-        set: |c, v| {
-            c.cpufreq.membound_kswapd = v.float();
-            Ok(())
-        },
-    },
-    Setting {
-        key: "cpufreq.membound_system",
-        aliases: &[],
-        kind: Kind::Float { min: 0.0, max: 1.0 },
-        unit: "",
-        help: "share of system processes' work that waits on memory and does not scale with the frequency",
-        source: "estimate",
-        get: |c| c.cpufreq.membound_system.to_string(),
-        set: |c, v| {
-            c.cpufreq.membound_system = v.float();
-            Ok(())
-        },
-    },
+    setting!(
+        int "cpufreq.sampling_ms" => cpufreq.sampling_ms, [1, 10_000],
+        "ms",
+        "period at which the governor samples the load and picks each cluster's frequency",
+        "estimate: an ondemand-like governor sampling load every 50 ms (interactive's timer_rate defaults to 20 ms)"
+    ),
+    setting!(
+        int "cpufreq.up_threshold" => cpufreq.up_threshold, [1, 100],
+        "%",
+        "ondemand: load above which the cluster goes to its top frequency",
+        "Linux cpufreq_ondemand.c DEF_FREQUENCY_UP_THRESHOLD 80"
+    ),
+    setting!(
+        int "cpufreq.target_load" => cpufreq.target_load, [1, 100],
+        "%",
+        "interactive: load the governor aims for at the chosen frequency",
+        "Android cpufreq_interactive.c DEFAULT_TARGET_LOAD 90"
+    ),
+    setting!(
+        int "cpufreq.go_hispeed_load" => cpufreq.go_hispeed_load, [1, 100],
+        "%",
+        "interactive: load at which the cluster jumps to hispeed_freq (the top)",
+        "Android cpufreq_interactive.c DEFAULT_GO_HISPEED_LOAD 99"
+    ),
+    setting!(
+        int "cpufreq.min_sample_ms" => cpufreq.min_sample_ms, [0, 10_000],
+        "ms",
+        "interactive: time a frequency is held before the governor may lower it",
+        "Android cpufreq_interactive.c DEFAULT_MIN_SAMPLE_TIME 80 ms"
+    ),
+    setting!(
+        int "cpufreq.gc_cap_mhz" => cpufreq.gc_cap_mhz, [0, 10_000],
+        "MHz",
+        "gc-aware: frequency cap while a GC thread runs, an operating point of the device (0: the point closest to half of each cluster's top frequency)",
+        "estimate (the thesis's GC-aware governor caps the GC core's frequency; its cap is not used here)"
+    ),
+    setting!(
+        float "cpufreq.membound_app" => cpufreq.membound_app, [0.0, 1.0],
+        "",
+        "share of app threads' work that waits on memory and does not scale with the frequency",
+        "estimate"
+    ),
+    setting!(
+        float "cpufreq.membound_gc" => cpufreq.membound_gc, [0.0, 1.0],
+        "",
+        "share of GC threads' work (tracing, copying) that waits on memory and does not scale with the frequency",
+        "estimate: tracing is memory-bound (high cycles per instruction; Hussein's thesis), the share is not measured here"
+    ),
+    setting!(
+        float "cpufreq.membound_kswapd" => cpufreq.membound_kswapd, [0.0, 1.0],
+        "",
+        "share of kswapd's work that waits on memory and does not scale with the frequency",
+        "estimate"
+    ),
+    setting!(
+        float "cpufreq.membound_system" => cpufreq.membound_system, [0.0, 1.0],
+        "",
+        "share of system processes' work that waits on memory and does not scale with the frequency",
+        "estimate"
+    ),
     Setting {
         key: "lwp_p1",
         aliases: &[],
@@ -610,162 +436,78 @@ static ENTRIES: &[Setting<KernelConfig>] = &[
             Ok(())
         },
     },
-    Setting {
-        key: "lmkd.thrashing_limit",
-        aliases: &[],
-        kind: Kind::Int { min: 0, max: u32::MAX as u64 },
-        unit: "%",
-        help: "lmkd thrashing limit (ro.lmk.thrashing_limit)",
-        source: "AOSP default 100",
-        get: |c| c.lmkd_thrashing_limit.to_string(),
-        set: |c, v| {
-            c.lmkd_thrashing_limit = v.int() as u32;
-            Ok(())
-        },
-    },
-    Setting {
-        key: "lmkd.swap_free_low_pct",
-        aliases: &[],
-        kind: Kind::Int { min: 0, max: u32::MAX as u64 },
-        unit: "%",
-        help: "free swap below this share counts as swap low (ro.lmk.swap_free_low_percentage)",
-        source: "AOSP default 10",
-        get: |c| c.lmkd_swap_free_low_pct.to_string(),
-        set: |c, v| {
-            c.lmkd_swap_free_low_pct = v.int() as u32;
-            Ok(())
-        },
-    },
-    Setting {
-        key: "lmkd.psi_some_ms",
-        aliases: &[],
-        kind: Kind::Int { min: 1, max: 1000 },
-        unit: "ms",
-        help: "PSI trigger: partial memory stall per 1 s window that wakes lmkd (ro.lmk.psi_partial_stall_ms)",
-        source: "AOSP lmkd default 70 (Android 10: the low-level monitor, some 70 ms)",
-        get: |c| c.lmkd_psi_some_ms.to_string(),
-        set: |c, v| {
-            c.lmkd_psi_some_ms = v.int();
-            Ok(())
-        },
-    },
-    Setting {
-        key: "lmkd.psi_full_ms",
-        aliases: &[],
-        kind: Kind::Int { min: 1, max: 1000 },
-        unit: "ms",
-        help: "PSI trigger: complete memory stall per 1 s window counted as critical (ro.lmk.psi_complete_stall_ms)",
-        source: "AOSP lmkd default 700 (Android 11+)",
-        get: |c| c.lmkd_psi_full_ms.to_string(),
-        set: |c, v| {
-            c.lmkd_psi_full_ms = v.int();
-            Ok(())
-        },
-    },
-    Setting {
-        key: "seed",
-        aliases: &[],
-        kind: Kind::Int { min: 0, max: u64::MAX },
-        unit: "",
-        help: "seed of the run's random streams",
-        source: "",
-        get: |c| c.seed.to_string(),
-        set: |c, v| {
-            c.seed = v.int();
-            Ok(())
-        },
-    },
-    Setting {
-        key: "cost.touch_ns",
-        aliases: &[],
-        kind: Kind::Int { min: 0, max: MAX_COST_NS },
-        unit: "ns",
-        help: "a mutator access to a resident, mapped page",
-        source: "estimate: one cache-missing load",
-        get: |c| c.costs.touch_ns.to_string(),
-        set: |c, v| {
-            c.costs.touch_ns = v.int();
-            Ok(())
-        },
-    },
-    Setting {
-        key: "cost.minor_fault_ns",
-        aliases: &[],
-        kind: Kind::Int { min: 0, max: MAX_COST_NS },
-        unit: "ns",
-        help: "an anonymous zero-fill fault, including page clearing",
-        source: "estimate: ~1 µs on a phone big core",
-        get: |c| c.costs.minor_fault_ns.to_string(),
-        set: |c, v| {
-            c.costs.minor_fault_ns = v.int();
-            Ok(())
-        },
-    },
-    Setting {
-        key: "cost.file_minor_fault_ns",
-        aliases: &[],
-        kind: Kind::Int { min: 0, max: MAX_COST_NS },
-        unit: "ns",
-        help: "a minor fault mapping an already cached file page",
-        source: "estimate",
-        get: |c| c.costs.file_minor_fault_ns.to_string(),
-        set: |c, v| {
-            c.costs.file_minor_fault_ns = v.int();
-            Ok(())
-        },
-    },
-    Setting {
-        key: "cost.major_fault_overhead_ns",
-        aliases: &[],
-        kind: Kind::Int { min: 0, max: MAX_COST_NS },
-        unit: "ns",
-        help: "fault-path overhead of a major fault, excluding the device",
-        source: "estimate",
-        get: |c| c.costs.major_fault_overhead_ns.to_string(),
-        set: |c, v| {
-            c.costs.major_fault_overhead_ns = v.int();
-            Ok(())
-        },
-    },
-    Setting {
-        key: "cost.zram_decompress_ns",
-        aliases: &[],
-        kind: Kind::Int { min: 0, max: MAX_COST_NS },
-        unit: "ns",
-        help: "lz4 decompression of one page",
-        source: "estimate: typically 2–5 µs on a big core",
-        get: |c| c.costs.zram_decompress_ns.to_string(),
-        set: |c, v| {
-            c.costs.zram_decompress_ns = v.int();
-            Ok(())
-        },
-    },
-    Setting {
-        key: "cost.zram_compress_ns",
-        aliases: &[],
-        kind: Kind::Int { min: 0, max: MAX_COST_NS },
-        unit: "ns",
-        help: "lz4 compression of one page",
-        source: "estimate: typically 2–3× decompression",
-        get: |c| c.costs.zram_compress_ns.to_string(),
-        set: |c, v| {
-            c.costs.zram_compress_ns = v.int();
-            Ok(())
-        },
-    },
-    Setting {
-        key: "cost.flash_read_ns",
-        aliases: &[],
-        kind: Kind::Int { min: 0, max: MAX_COST_NS },
-        unit: "ns",
-        help: "random 4 KiB flash read latency",
-        source: "estimate: typical UFS random 4 KiB read 60–100 µs",
-        get: |c| c.costs.flash_read_ns.to_string(),
-        set: |c, v| {
-            c.costs.flash_read_ns = v.int();
-            Ok(())
-        },
-    },
+    setting!(
+        int "lmkd.thrashing_limit" => lmkd_thrashing_limit, [0, u32::MAX as u64],
+        "%",
+        "lmkd thrashing limit (ro.lmk.thrashing_limit)",
+        "AOSP default 100"
+    ),
+    setting!(
+        int "lmkd.swap_free_low_pct" => lmkd_swap_free_low_pct, [0, u32::MAX as u64],
+        "%",
+        "free swap below this share counts as swap low (ro.lmk.swap_free_low_percentage)",
+        "AOSP default 10"
+    ),
+    setting!(
+        int "lmkd.psi_some_ms" => lmkd_psi_some_ms, [1, 1000],
+        "ms",
+        "PSI trigger: partial memory stall per 1 s window that wakes lmkd (ro.lmk.psi_partial_stall_ms)",
+        "AOSP lmkd default 70 (Android 10: the low-level monitor, some 70 ms)"
+    ),
+    setting!(
+        int "lmkd.psi_full_ms" => lmkd_psi_full_ms, [1, 1000],
+        "ms",
+        "PSI trigger: complete memory stall per 1 s window counted as critical (ro.lmk.psi_complete_stall_ms)",
+        "AOSP lmkd default 700 (Android 11+)"
+    ),
+    setting!(
+        int "seed" => seed, [0, u64::MAX],
+        "",
+        "seed of the run's random streams",
+        ""
+    ),
+    setting!(
+        int "cost.touch_ns" => costs.touch_ns, [0, MAX_COST_NS],
+        "ns",
+        "a mutator access to a resident, mapped page",
+        "estimate: one cache-missing load"
+    ),
+    setting!(
+        int "cost.minor_fault_ns" => costs.minor_fault_ns, [0, MAX_COST_NS],
+        "ns",
+        "an anonymous zero-fill fault, including page clearing",
+        "estimate: ~1 µs on a phone big core"
+    ),
+    setting!(
+        int "cost.file_minor_fault_ns" => costs.file_minor_fault_ns, [0, MAX_COST_NS],
+        "ns",
+        "a minor fault mapping an already cached file page",
+        "estimate"
+    ),
+    setting!(
+        int "cost.major_fault_overhead_ns" => costs.major_fault_overhead_ns, [0, MAX_COST_NS],
+        "ns",
+        "fault-path overhead of a major fault, excluding the device",
+        "estimate"
+    ),
+    setting!(
+        int "cost.zram_decompress_ns" => costs.zram_decompress_ns, [0, MAX_COST_NS],
+        "ns",
+        "lz4 decompression of one page",
+        "estimate: typically 2–5 µs on a big core"
+    ),
+    setting!(
+        int "cost.zram_compress_ns" => costs.zram_compress_ns, [0, MAX_COST_NS],
+        "ns",
+        "lz4 compression of one page",
+        "estimate: typically 2–3× decompression"
+    ),
+    setting!(
+        int "cost.flash_read_ns" => costs.flash_read_ns, [0, MAX_COST_NS],
+        "ns",
+        "random 4 KiB flash read latency",
+        "estimate: typical UFS random 4 KiB read 60–100 µs"
+    ),
     Setting {
         key: "cost.flash_read_bw",
         aliases: &[],
@@ -792,45 +534,24 @@ static ENTRIES: &[Setting<KernelConfig>] = &[
             Ok(())
         },
     },
-    Setting {
-        key: "cost.scan_page_ns",
-        aliases: &[],
-        kind: Kind::Int { min: 0, max: MAX_COST_NS },
-        unit: "ns",
-        help: "scanning one page in shrink_*_list",
-        source: "estimate",
-        get: |c| c.costs.scan_page_ns.to_string(),
-        set: |c, v| {
-            c.costs.scan_page_ns = v.int();
-            Ok(())
-        },
-    },
-    Setting {
-        key: "cost.reclaim_page_ns",
-        aliases: &[],
-        kind: Kind::Int { min: 0, max: MAX_COST_NS },
-        unit: "ns",
-        help: "reclaiming (unmapping, freeing) one page",
-        source: "estimate",
-        get: |c| c.costs.reclaim_page_ns.to_string(),
-        set: |c, v| {
-            c.costs.reclaim_page_ns = v.int();
-            Ok(())
-        },
-    },
-    Setting {
-        key: "cost.cow_copy_ns",
-        aliases: &[],
-        kind: Kind::Int { min: 0, max: MAX_COST_NS },
-        unit: "ns",
-        help: "copying one page at a copy-on-write break",
-        source: "estimate: a cache-cold 4 KiB copy at ~8–10 GB/s",
-        get: |c| c.costs.cow_copy_ns.to_string(),
-        set: |c, v| {
-            c.costs.cow_copy_ns = v.int();
-            Ok(())
-        },
-    },
+    setting!(
+        int "cost.scan_page_ns" => costs.scan_page_ns, [0, MAX_COST_NS],
+        "ns",
+        "scanning one page in shrink_*_list",
+        "estimate"
+    ),
+    setting!(
+        int "cost.reclaim_page_ns" => costs.reclaim_page_ns, [0, MAX_COST_NS],
+        "ns",
+        "reclaiming (unmapping, freeing) one page",
+        "estimate"
+    ),
+    setting!(
+        int "cost.cow_copy_ns" => costs.cow_copy_ns, [0, MAX_COST_NS],
+        "ns",
+        "copying one page at a copy-on-write break",
+        "estimate: a cache-cold 4 KiB copy at ~8–10 GB/s"
+    ),
 ];
 
 impl KernelConfig {

@@ -10,6 +10,7 @@ use crate::device::{self, DeviceProfile};
 use crate::input::{self, InputError};
 use crate::scenario::{Known, Scenario};
 use mobmem_engine::rng::hash3;
+use mobmem_engine::setting;
 use mobmem_engine::settings::{Kind, Setting, Table};
 use mobmem_engine::Nanos;
 use mobmem_runtime::workload::AppProfile as Workload;
@@ -181,7 +182,8 @@ static SESSION_ENTRIES: &[Setting<SessionOptions>] = &[
         aliases: &[],
         kind: Kind::Float { min: 0.0, max: 3_600_000.0 },
         unit: "ms",
-        help: "interval of the per-app memory series (RSS, PSS, swap per live app; 0 = off); it walks each app's page tables, so a fine interval costs host time",
+        help:
+            "interval of the per-app memory series (RSS, PSS, swap per live app; 0 = off); it walks each app's page tables, so a fine interval costs host time",
         source: "simulation parameter",
         get: |c| (c.app_sample_ns as f64 / 1e6).to_string(),
         set: |c, v| {
@@ -202,19 +204,12 @@ static SESSION_ENTRIES: &[Setting<SessionOptions>] = &[
             Ok(())
         },
     },
-    Setting {
-        key: "session.time_scale",
-        aliases: &[],
-        kind: Kind::Float { min: 1e-6, max: 100.0 },
-        unit: "",
-        help: "multiplies every use and wait duration (a quick preview; the result records it)",
-        source: "simulation parameter",
-        get: |c| c.time_scale.to_string(),
-        set: |c, v| {
-            c.time_scale = v.float();
-            Ok(())
-        },
-    },
+    setting!(
+        float "session.time_scale" => time_scale, [1e-6, 100.0],
+        "",
+        "multiplies every use and wait duration (a quick preview; the result records it)",
+        "simulation parameter"
+    ),
     Setting {
         key: "system.collector",
         aliases: &["collector"],
@@ -243,84 +238,42 @@ static SESSION_ENTRIES: &[Setting<SessionOptions>] = &[
             Ok(())
         },
     },
-    Setting {
-        key: "system.cached_app_compaction",
-        aliases: &[],
-        kind: Kind::Bool,
-        unit: "",
-        help: "ActivityManager compacts cached apps (process_madvise PAGEOUT)",
-        source: "the scenario's [system] table",
-        get: |c| c.cached_app_compaction.to_string(),
-        set: |c, v| {
-            c.cached_app_compaction = v.bool();
-            Ok(())
-        },
-    },
-    Setting {
-        key: "system.freezer",
-        aliases: &[],
-        kind: Kind::Bool,
-        unit: "",
-        help: "the cached-apps freezer (frozen apps do no background work)",
-        source: "the scenario's [system] table",
-        get: |c| c.freezer.to_string(),
-        set: |c, v| {
-            c.freezer = v.bool();
-            Ok(())
-        },
-    },
-    Setting {
-        key: "system.cached_app_work",
-        aliases: &[],
-        kind: Kind::Bool,
-        unit: "",
-        help: "cached apps (oom_score_adj >= 900) keep a small background activity (reads, allocation at the background rates) as the previous app does; off: a cached app is idle, its runtime only finishes pending collections",
-        source: "estimate: on the phone cached apps run the occasional broadcast, job or service; source.android.com (Cached apps freezer): processes are typically not expected to do any work when cached; the scenario's [system] table",
-        get: |c| c.cached_app_work.to_string(),
-        set: |c, v| {
-            c.cached_app_work = v.bool();
-            Ok(())
-        },
-    },
-    Setting {
-        key: "system.max_cached_processes",
-        aliases: &[],
-        kind: Kind::Int { min: 0, max: 1024 },
-        unit: "processes",
-        help: "ActivityManager's process limit (CUR_MAX_CACHED_PROCESSES; half of it for empty processes, the rest for cached apps); 0: the device profile's",
-        source: "AOSP ActivityManagerConstants: max_cached_processes, settable with `device_config put activity_manager max_cached_processes N` (Android 10+)",
-        get: |c| c.max_cached_processes.to_string(),
-        set: |c, v| {
-            c.max_cached_processes = v.int() as u32;
-            Ok(())
-        },
-    },
-    Setting {
-        key: "system.memtester_mib",
-        aliases: &[],
-        kind: Kind::Int { min: 0, max: 1 << 20 },
-        unit: "MiB",
-        help: "memory a memtester process holds locked (mlock) from boot: the phone with that much less memory for everything else; 0: none",
-        source: "Acclaim (ATC '20) made its 2.5 GB setting from the 3 GB Huawei P9 by running memtester on 0.5 GB; memtester locks the memory it tests",
-        get: |c| c.memtester_mib.to_string(),
-        set: |c, v| {
-            c.memtester_mib = v.int();
-            Ok(())
-        },
-    },
-    Setting {
-        key: "system.gc_service",
-        aliases: &[],
-        kind: Kind::Bool,
-        unit: "",
-        help: "a global GC service decides for every app when to collect (the app with the most recoverable garbage first), how far its heap grows (from its allocation rate, state, age and the phone's free memory) and when to compact and trim sparse background heaps (when memory is scarce), instead of each runtime",
-        source: "the GC service of Hussein's thesis (Purdue 2017; 'GC as a service', VEE 2017)",
-        get: |c| c.gc_service.to_string(),
-        set: |c, v| {
-            c.gc_service = v.bool();
-            Ok(())
-        },
-    },
+    setting!(
+        bool "system.cached_app_compaction" => cached_app_compaction,
+        "",
+        "ActivityManager compacts cached apps (process_madvise PAGEOUT)",
+        "the scenario's [system] table"
+    ),
+    setting!(
+        bool "system.freezer" => freezer,
+        "",
+        "the cached-apps freezer (frozen apps do no background work)",
+        "the scenario's [system] table"
+    ),
+    setting!(
+        bool "system.cached_app_work" => cached_app_work,
+        "",
+        "cached apps (oom_score_adj >= 900) keep a small background activity (reads, allocation at the background rates) as the previous app does; off: a cached app is idle, its runtime only finishes pending collections",
+        "estimate: on the phone cached apps run the occasional broadcast, job or service; source.android.com (Cached apps freezer): processes are typically not expected to do any work when cached; the scenario's [system] table"
+    ),
+    setting!(
+        int "system.max_cached_processes" => max_cached_processes, [0, 1024],
+        "processes",
+        "ActivityManager's process limit (CUR_MAX_CACHED_PROCESSES; half of it for empty processes, the rest for cached apps); 0: the device profile's",
+        "AOSP ActivityManagerConstants: max_cached_processes, settable with `device_config put activity_manager max_cached_processes N` (Android 10+)"
+    ),
+    setting!(
+        int "system.memtester_mib" => memtester_mib, [0, 1 << 20],
+        "MiB",
+        "memory a memtester process holds locked (mlock) from boot: the phone with that much less memory for everything else; 0: none",
+        "Acclaim (ATC '20) made its 2.5 GB setting from the 3 GB Huawei P9 by running memtester on 0.5 GB; memtester locks the memory it tests"
+    ),
+    setting!(
+        bool "system.gc_service" => gc_service,
+        "",
+        "a global GC service decides for every app when to collect (the app with the most recoverable garbage first), how far its heap grows (from its allocation rate, state, age and the phone's free memory) and when to compact and trim sparse background heaps (when memory is scarce), instead of each runtime",
+        "the GC service of Hussein's thesis (Purdue 2017; 'GC as a service', VEE 2017)"
+    ),
     Setting {
         key: "system.gc_service_period_ms",
         aliases: &[],
@@ -334,32 +287,18 @@ static SESSION_ENTRIES: &[Setting<SessionOptions>] = &[
             Ok(())
         },
     },
-    Setting {
-        key: "system.gc_service_plenty_mib",
-        aliases: &[],
-        kind: Kind::Int { min: 0, max: 1 << 20 },
-        unit: "MiB",
-        help: "available memory (free + half the page cache) above which the GC service delays collections (doubles heap growth)",
-        source: "estimate",
-        get: |c| c.gc_service_plenty_mib.to_string(),
-        set: |c, v| {
-            c.gc_service_plenty_mib = v.int();
-            Ok(())
-        },
-    },
-    Setting {
-        key: "system.gc_service_scarce_mib",
-        aliases: &[],
-        kind: Kind::Int { min: 0, max: 1 << 20 },
-        unit: "MiB",
-        help: "available memory below which the GC service halves heap growth and compacts and trims sparse background heaps (above lmkd's highest minfree level so that it acts first)",
-        source: "estimate",
-        get: |c| c.gc_service_scarce_mib.to_string(),
-        set: |c, v| {
-            c.gc_service_scarce_mib = v.int();
-            Ok(())
-        },
-    },
+    setting!(
+        int "system.gc_service_plenty_mib" => gc_service_plenty_mib, [0, 1 << 20],
+        "MiB",
+        "available memory (free + half the page cache) above which the GC service delays collections (doubles heap growth)",
+        "estimate"
+    ),
+    setting!(
+        int "system.gc_service_scarce_mib" => gc_service_scarce_mib, [0, 1 << 20],
+        "MiB",
+        "available memory below which the GC service halves heap growth and compacts and trims sparse background heaps (above lmkd's highest minfree level so that it acts first)",
+        "estimate"
+    ),
     Setting {
         key: "system.policies",
         aliases: &[],

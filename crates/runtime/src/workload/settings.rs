@@ -3,6 +3,7 @@
 
 use super::profile::AppProfile;
 use super::size_mix::SizeClass;
+use mobmem_engine::setting;
 use mobmem_engine::settings::{size_text, Kind, Setting, Table};
 use mobmem_engine::Nanos;
 
@@ -36,19 +37,12 @@ static ENTRIES: &[Setting<AppProfile>] = &[
             Ok(())
         },
     },
-    Setting {
-        key: "near_root_share",
-        aliases: &[],
-        kind: Kind::Float { min: 0.0, max: 1.0 },
-        unit: "",
-        help: "share of heap bytes within depth ≤ 2 of a root",
-        source: "docs/runtime.md: ~10% of heap bytes",
-        get: |c| c.near_root_share.to_string(),
-        set: |c, v| {
-            c.near_root_share = v.float();
-            Ok(())
-        },
-    },
+    setting!(
+        float "near_root_share" => near_root_share, [0.0, 1.0],
+        "",
+        "share of heap bytes within depth ≤ 2 of a root",
+        "docs/runtime.md: ~10% of heap bytes"
+    ),
     Setting {
         key: "roots",
         aliases: &[],
@@ -89,19 +83,12 @@ static ENTRIES: &[Setting<AppProfile>] = &[
             Ok(())
         },
     },
-    Setting {
-        key: "survivor_object_bytes",
-        aliases: &[],
-        kind: Kind::Float { min: 0.0, max: 1e6 },
-        unit: "bytes",
-        help: "mean size of objects that outlive their first GC (long-lived structure, medium and long units; 0 = the allocation mix)",
-        source: "ART SIGQUIT dumps of Android 8+ apps: bytes moved / objects moved of concurrent copying, median 52 B over 16 public dumps (quartiles 48-53.5 B)",
-        get: |c| c.survivor_object_bytes.to_string(),
-        set: |c, v| {
-            c.survivor_object_bytes = v.float();
-            Ok(())
-        },
-    },
+    setting!(
+        float "survivor_object_bytes" => survivor_object_bytes, [0.0, 1e6],
+        "bytes",
+        "mean size of objects that outlive their first GC (long-lived structure, medium and long units; 0 = the allocation mix)",
+        "ART SIGQUIT dumps of Android 8+ apps: bytes moved / objects moved of concurrent copying, median 52 B over 16 public dumps (quartiles 48-53.5 B)"
+    ),
     Setting {
         key: "unit_objects",
         aliases: &[],
@@ -115,32 +102,18 @@ static ENTRIES: &[Setting<AppProfile>] = &[
             Ok(())
         },
     },
-    Setting {
-        key: "temp_share",
-        aliases: &[],
-        kind: Kind::Float { min: 0.0, max: 1.0 },
-        unit: "",
-        help: "share of allocated units that are temporary",
-        source: "docs/runtime.md: 54–88% of objects die within the first MiB",
-        get: |c| c.temp_share.to_string(),
-        set: |c, v| {
-            c.temp_share = v.float();
-            Ok(())
-        },
-    },
-    Setting {
-        key: "medium_share",
-        aliases: &[],
-        kind: Kind::Float { min: 0.0, max: 1.0 },
-        unit: "",
-        help: "share of allocated units that are medium-lived (the rest are long-lived)",
-        source: "docs/runtime.md: 5–16% long-lived",
-        get: |c| c.medium_share.to_string(),
-        set: |c, v| {
-            c.medium_share = v.float();
-            Ok(())
-        },
-    },
+    setting!(
+        float "temp_share" => temp_share, [0.0, 1.0],
+        "",
+        "share of allocated units that are temporary",
+        "docs/runtime.md: 54–88% of objects die within the first MiB"
+    ),
+    setting!(
+        float "medium_share" => medium_share, [0.0, 1.0],
+        "",
+        "share of allocated units that are medium-lived (the rest are long-lived)",
+        "docs/runtime.md: 5–16% long-lived"
+    ),
     Setting {
         key: "temp_life",
         aliases: &[],
@@ -167,19 +140,12 @@ static ENTRIES: &[Setting<AppProfile>] = &[
             Ok(())
         },
     },
-    Setting {
-        key: "bg_temp_share",
-        aliases: &[],
-        kind: Kind::Float { min: 0.0, max: 1.0 },
-        unit: "",
-        help: "share of temporary units in the background",
-        source: "estimate (docs/runtime.md, mutator workload model)",
-        get: |c| c.bg_temp_share.to_string(),
-        set: |c, v| {
-            c.bg_temp_share = v.float();
-            Ok(())
-        },
-    },
+    setting!(
+        float "bg_temp_share" => bg_temp_share, [0.0, 1.0],
+        "",
+        "share of temporary units in the background",
+        "estimate (docs/runtime.md, mutator workload model)"
+    ),
     Setting {
         key: "alloc_rate_fg",
         aliases: &["rate"],
@@ -232,110 +198,54 @@ static ENTRIES: &[Setting<AppProfile>] = &[
             Ok(())
         },
     },
-    Setting {
-        key: "cpu_fg",
-        aliases: &[],
-        kind: Kind::Float { min: 0.0, max: 1.0 },
-        unit: "",
-        help: "compute share of a foreground period besides memory work",
-        source: "estimate (docs/runtime.md, mutator workload model)",
-        get: |c| c.cpu_fg.to_string(),
-        set: |c, v| {
-            c.cpu_fg = v.float();
-            Ok(())
-        },
-    },
-    Setting {
-        key: "cpu_bg",
-        aliases: &[],
-        kind: Kind::Float { min: 0.0, max: 1.0 },
-        unit: "",
-        help: "compute share of a background period",
-        source: "estimate (docs/runtime.md, mutator workload model)",
-        get: |c| c.cpu_bg.to_string(),
-        set: |c, v| {
-            c.cpu_bg = v.float();
-            Ok(())
-        },
-    },
-    Setting {
-        key: "reads_fg",
-        aliases: &[],
-        kind: Kind::Float { min: 0.0, max: f64::MAX },
-        unit: "",
-        help: "object reads per foreground unit of work",
-        source: "estimate (docs/runtime.md, mutator workload model)",
-        get: |c| c.reads_fg.to_string(),
-        set: |c, v| {
-            c.reads_fg = v.float() as u32;
-            Ok(())
-        },
-    },
-    Setting {
-        key: "reads_bg",
-        aliases: &[],
-        kind: Kind::Float { min: 0.0, max: f64::MAX },
-        unit: "",
-        help: "object reads per background unit of work",
-        source: "estimate (docs/runtime.md, mutator workload model)",
-        get: |c| c.reads_bg.to_string(),
-        set: |c, v| {
-            c.reads_bg = v.float() as u32;
-            Ok(())
-        },
-    },
-    Setting {
-        key: "recent_share",
-        aliases: &[],
-        kind: Kind::Float { min: 0.0, max: 1.0 },
-        unit: "",
-        help: "share of reads to recently allocated objects",
-        source: "estimate (docs/runtime.md, mutator workload model)",
-        get: |c| c.recent_share.to_string(),
-        set: |c, v| {
-            c.recent_share = v.float();
-            Ok(())
-        },
-    },
-    Setting {
-        key: "hot_share",
-        aliases: &[],
-        kind: Kind::Float { min: 0.0, max: 1.0 },
-        unit: "",
-        help: "share of reads to the hot set",
-        source: "estimate (docs/runtime.md, mutator workload model)",
-        get: |c| c.hot_share.to_string(),
-        set: |c, v| {
-            c.hot_share = v.float();
-            Ok(())
-        },
-    },
-    Setting {
-        key: "hot_fraction",
-        aliases: &[],
-        kind: Kind::Float { min: 0.0, max: 1.0 },
-        unit: "",
-        help: "hot set as a share of the live heap",
-        source: "estimate (docs/runtime.md, mutator workload model)",
-        get: |c| c.hot_fraction.to_string(),
-        set: |c, v| {
-            c.hot_fraction = v.float();
-            Ok(())
-        },
-    },
-    Setting {
-        key: "pinned_share",
-        aliases: &[],
-        kind: Kind::Float { min: 0.0, max: 1.0 },
-        unit: "",
-        help: "share of the live heap that is pinned (JNI, non-moving)",
-        source: "estimate (docs/runtime.md, mutator workload model)",
-        get: |c| c.pinned_share.to_string(),
-        set: |c, v| {
-            c.pinned_share = v.float();
-            Ok(())
-        },
-    },
+    setting!(
+        float "cpu_fg" => cpu_fg, [0.0, 1.0],
+        "",
+        "compute share of a foreground period besides memory work",
+        "estimate (docs/runtime.md, mutator workload model)"
+    ),
+    setting!(
+        float "cpu_bg" => cpu_bg, [0.0, 1.0],
+        "",
+        "compute share of a background period",
+        "estimate (docs/runtime.md, mutator workload model)"
+    ),
+    setting!(
+        float "reads_fg" => reads_fg, [0.0, f64::MAX],
+        "",
+        "object reads per foreground unit of work",
+        "estimate (docs/runtime.md, mutator workload model)"
+    ),
+    setting!(
+        float "reads_bg" => reads_bg, [0.0, f64::MAX],
+        "",
+        "object reads per background unit of work",
+        "estimate (docs/runtime.md, mutator workload model)"
+    ),
+    setting!(
+        float "recent_share" => recent_share, [0.0, 1.0],
+        "",
+        "share of reads to recently allocated objects",
+        "estimate (docs/runtime.md, mutator workload model)"
+    ),
+    setting!(
+        float "hot_share" => hot_share, [0.0, 1.0],
+        "",
+        "share of reads to the hot set",
+        "estimate (docs/runtime.md, mutator workload model)"
+    ),
+    setting!(
+        float "hot_fraction" => hot_fraction, [0.0, 1.0],
+        "",
+        "hot set as a share of the live heap",
+        "estimate (docs/runtime.md, mutator workload model)"
+    ),
+    setting!(
+        float "pinned_share" => pinned_share, [0.0, 1.0],
+        "",
+        "share of the live heap that is pinned (JNI, non-moving)",
+        "estimate (docs/runtime.md, mutator workload model)"
+    ),
     Setting {
         key: "native_anon",
         aliases: &[],
@@ -349,45 +259,24 @@ static ENTRIES: &[Setting<AppProfile>] = &[
             Ok(())
         },
     },
-    Setting {
-        key: "native_touch_fg",
-        aliases: &[],
-        kind: Kind::Float { min: 0.0, max: f64::MAX },
-        unit: "pages",
-        help: "native pages touched per foreground unit of work",
-        source: "estimate (docs/runtime.md, mutator workload model)",
-        get: |c| c.native_touch_fg.to_string(),
-        set: |c, v| {
-            c.native_touch_fg = v.float() as u32;
-            Ok(())
-        },
-    },
-    Setting {
-        key: "native_hot_share",
-        aliases: &[],
-        kind: Kind::Float { min: 0.0, max: 1.0 },
-        unit: "",
-        help: "share of the native heap that units of work touch (the rest is written once at start-up)",
-        source: "estimate (docs/runtime.md): allocator arenas hold start-up data the app never reads again; no published measure of the share",
-        get: |c| c.native_hot_share.to_string(),
-        set: |c, v| {
-            c.native_hot_share = v.float();
-            Ok(())
-        },
-    },
-    Setting {
-        key: "ui_hidden_release_share",
-        aliases: &[],
-        kind: Kind::Float { min: 0.0, max: 1.0 },
-        unit: "",
-        help: "share of the native heap's used part the app frees when its UI is hidden (onTrimMemory(TRIM_MEMORY_UI_HIDDEN): caches trimmed); use in the foreground refills it",
-        source: "estimate: image loaders trim their memory caches at UI_HIDDEN (bumptech/glide: trimToSize(maxSize / 2) at TRIM_MEMORY_UI_HIDDEN); how much of a native heap that is is not measured (a session's calibration knob sets it for every app)",
-        get: |c| c.ui_hidden_release_share.to_string(),
-        set: |c, v| {
-            c.ui_hidden_release_share = v.float();
-            Ok(())
-        },
-    },
+    setting!(
+        float "native_touch_fg" => native_touch_fg, [0.0, f64::MAX],
+        "pages",
+        "native pages touched per foreground unit of work",
+        "estimate (docs/runtime.md, mutator workload model)"
+    ),
+    setting!(
+        float "native_hot_share" => native_hot_share, [0.0, 1.0],
+        "",
+        "share of the native heap that units of work touch (the rest is written once at start-up)",
+        "estimate (docs/runtime.md): allocator arenas hold start-up data the app never reads again; no published measure of the share"
+    ),
+    setting!(
+        float "ui_hidden_release_share" => ui_hidden_release_share, [0.0, 1.0],
+        "",
+        "share of the native heap's used part the app frees when its UI is hidden (onTrimMemory(TRIM_MEMORY_UI_HIDDEN): caches trimmed); use in the foreground refills it",
+        "estimate: image loaders trim their memory caches at UI_HIDDEN (bumptech/glide: trimToSize(maxSize / 2) at TRIM_MEMORY_UI_HIDDEN); how much of a native heap that is is not measured (a session's calibration knob sets it for every app)"
+    ),
     Setting {
         key: "file_bytes",
         aliases: &[],
@@ -401,32 +290,18 @@ static ENTRIES: &[Setting<AppProfile>] = &[
             Ok(())
         },
     },
-    Setting {
-        key: "file_touch_fg",
-        aliases: &[],
-        kind: Kind::Float { min: 0.0, max: f64::MAX },
-        unit: "pages",
-        help: "file pages touched per foreground unit of work",
-        source: "estimate (docs/runtime.md, mutator workload model)",
-        get: |c| c.file_touch_fg.to_string(),
-        set: |c, v| {
-            c.file_touch_fg = v.float() as u32;
-            Ok(())
-        },
-    },
-    Setting {
-        key: "file_ws_share",
-        aliases: &[],
-        kind: Kind::Float { min: 0.0, max: 1.0 },
-        unit: "",
-        help: "share of the file pages the app keeps re-reading in use (its file-backed working set); touches follow a 1/rank popularity over it, the pages its launch reads first most often",
-        source: "estimate: Launcher3 references at least 1.5 of its 2 MB of compiled code and 2 of its 5.7 MB APK in regular use (AOSP frameworks/base commit 402d78eb, 2018); a session's calibration knob file_working_set_share sets it for every app",
-        get: |c| c.file_ws_share.to_string(),
-        set: |c, v| {
-            c.file_ws_share = v.float();
-            Ok(())
-        },
-    },
+    setting!(
+        float "file_touch_fg" => file_touch_fg, [0.0, f64::MAX],
+        "pages",
+        "file pages touched per foreground unit of work",
+        "estimate (docs/runtime.md, mutator workload model)"
+    ),
+    setting!(
+        float "file_ws_share" => file_ws_share, [0.0, 1.0],
+        "",
+        "share of the file pages the app keeps re-reading in use (its file-backed working set); touches follow a 1/rank popularity over it, the pages its launch reads first most often",
+        "estimate: Launcher3 references at least 1.5 of its 2 MB of compiled code and 2 of its 5.7 MB APK in regular use (AOSP frameworks/base commit 402d78eb, 2018); a session's calibration knob file_working_set_share sets it for every app"
+    ),
     Setting {
         key: "launch_file_share",
         aliases: &[],
@@ -441,45 +316,24 @@ static ENTRIES: &[Setting<AppProfile>] = &[
             Ok(())
         },
     },
-    Setting {
-        key: "hot_launch_file_share",
-        aliases: &[],
-        kind: Kind::Float { min: 0.0, max: 1.0 },
-        unit: "",
-        help: "share of the file pages a hot launch touches",
-        source: "estimate (docs/runtime.md, mutator workload model)",
-        get: |c| c.hot_launch_file_share.to_string(),
-        set: |c, v| {
-            c.hot_launch_file_share = v.float();
-            Ok(())
-        },
-    },
-    Setting {
-        key: "launch_read_run_pages",
-        aliases: &[],
-        kind: Kind::Float { min: 1.0, max: 1e6 },
-        unit: "pages",
-        help: "mean length of a contiguous run of the file pages a launch reads (runs are scattered over the file)",
-        source: "AOSP system/iorap compiled launch traces of a Pixel 3 XL (2019): launch page-cache misses in many small scattered ranges, median 8-12 KiB; estimate of the mean",
-        get: |c| c.launch_read_run_pages.to_string(),
-        set: |c, v| {
-            c.launch_read_run_pages = v.float();
-            Ok(())
-        },
-    },
-    Setting {
-        key: "launch_near_share",
-        aliases: &[],
-        kind: Kind::Float { min: 0.0, max: 1.0 },
-        unit: "",
-        help: "share of near-root objects a hot launch touches",
-        source: "estimate (docs/runtime.md, mutator workload model)",
-        get: |c| c.launch_near_share.to_string(),
-        set: |c, v| {
-            c.launch_near_share = v.float();
-            Ok(())
-        },
-    },
+    setting!(
+        float "hot_launch_file_share" => hot_launch_file_share, [0.0, 1.0],
+        "",
+        "share of the file pages a hot launch touches",
+        "estimate (docs/runtime.md, mutator workload model)"
+    ),
+    setting!(
+        float "launch_read_run_pages" => launch_read_run_pages, [1.0, 1e6],
+        "pages",
+        "mean length of a contiguous run of the file pages a launch reads (runs are scattered over the file)",
+        "AOSP system/iorap compiled launch traces of a Pixel 3 XL (2019): launch page-cache misses in many small scattered ranges, median 8-12 KiB; estimate of the mean"
+    ),
+    setting!(
+        float "launch_near_share" => launch_near_share, [0.0, 1.0],
+        "",
+        "share of near-root objects a hot launch touches",
+        "estimate (docs/runtime.md, mutator workload model)"
+    ),
     Setting {
         key: "launch_fyo_window",
         aliases: &[],
@@ -493,58 +347,30 @@ static ENTRIES: &[Setting<AppProfile>] = &[
             Ok(())
         },
     },
-    Setting {
-        key: "launch_other_share",
-        aliases: &[],
-        kind: Kind::Float { min: 0.0, max: 1.0 },
-        unit: "",
-        help: "share of other live units a hot launch touches",
-        source: "docs/runtime.md: near-root + foreground-young ≈ 2/3 of touched objects",
-        get: |c| c.launch_other_share.to_string(),
-        set: |c, v| {
-            c.launch_other_share = v.float();
-            Ok(())
-        },
-    },
-    Setting {
-        key: "introspects_heap",
-        aliases: &[],
-        kind: Kind::Bool,
-        unit: "",
-        help: "the app sizes caches from the reported maximum heap (heap-size feedback)",
-        source: "e.g. Glide: 0.4 × memory class",
-        get: |c| c.introspects_heap.to_string(),
-        set: |c, v| {
-            c.introspects_heap = v.bool();
-            Ok(())
-        },
-    },
-    Setting {
-        key: "largeheap",
-        aliases: &["large_heap"],
-        kind: Kind::Bool,
-        unit: "",
-        help: "the app's manifest declares android:largeHeap (its heap limit is dalvik.vm.heapsize)",
-        source: "the app's manifest",
-        get: |c| c.large_heap.to_string(),
-        set: |c, v| {
-            c.large_heap = v.bool();
-            Ok(())
-        },
-    },
-    Setting {
-        key: "seed",
-        aliases: &[],
-        kind: Kind::Int { min: 0, max: u64::MAX },
-        unit: "",
-        help: "seed of the app's random streams",
-        source: "",
-        get: |c| c.seed.to_string(),
-        set: |c, v| {
-            c.seed = v.int();
-            Ok(())
-        },
-    },
+    setting!(
+        float "launch_other_share" => launch_other_share, [0.0, 1.0],
+        "",
+        "share of other live units a hot launch touches",
+        "docs/runtime.md: near-root + foreground-young ≈ 2/3 of touched objects"
+    ),
+    setting!(
+        bool "introspects_heap" => introspects_heap,
+        "",
+        "the app sizes caches from the reported maximum heap (heap-size feedback)",
+        "e.g. Glide: 0.4 × memory class"
+    ),
+    setting!(
+        bool "largeheap" | "large_heap" => large_heap,
+        "",
+        "the app's manifest declares android:largeHeap (its heap limit is dalvik.vm.heapsize)",
+        "the app's manifest"
+    ),
+    setting!(
+        int "seed" => seed, [0, u64::MAX],
+        "",
+        "seed of the app's random streams",
+        ""
+    ),
 ];
 
 impl AppProfile {
