@@ -293,7 +293,8 @@ pub fn not_one_of(names: &[&str], value: &str) -> String {
 /// ```
 ///
 /// The field path may be nested (`heap.min_free`); integers and numbers are converted to the
-/// field's type with `as`. A key can carry aliases (`"live_heap" | "footprint" => ...`). Entries
+/// field's type with `as`. `size` takes a size in bytes (`512k`); `int ... => field * 256` and
+/// `float ... => field * 1e6` store the written value times a scale (MiB as pages, ms as ns). A key can carry aliases (`"live_heap" | "footprint" => ...`). Entries
 /// whose getter or setter does more than read or write the field are written out in full.
 #[macro_export]
 macro_rules! setting {
@@ -312,6 +313,30 @@ macro_rules! setting {
     (int $key:literal $(| $alias:literal)* => $($f:ident).+, [$min:expr, $max:expr], $unit:expr, $help:expr, $source:expr $(,)?) => {
         $crate::setting!(@entry $key, [$($alias),*], $crate::settings::Kind::Int { min: $min, max: $max }, $unit, $help, $source,
             |c| c.$($f).+.to_string(),
+            |c, v| {
+                c.$($f).+ = v.int() as _;
+                Ok(())
+            })
+    };
+    (int $key:literal $(| $alias:literal)* => $($f:ident).+ * $scale:literal, [$min:expr, $max:expr], $unit:expr, $help:expr, $source:expr $(,)?) => {
+        $crate::setting!(@entry $key, [$($alias),*], $crate::settings::Kind::Int { min: $min, max: $max }, $unit, $help, $source,
+            |c| (c.$($f).+ / $scale).to_string(),
+            |c, v| {
+                c.$($f).+ = v.int() * $scale;
+                Ok(())
+            })
+    };
+    (float $key:literal $(| $alias:literal)* => $($f:ident).+ * $scale:literal, [$min:expr, $max:expr], $unit:expr, $help:expr, $source:expr $(,)?) => {
+        $crate::setting!(@entry $key, [$($alias),*], $crate::settings::Kind::Float { min: $min, max: $max }, $unit, $help, $source,
+            |c| (c.$($f).+ as f64 / $scale).to_string(),
+            |c, v| {
+                c.$($f).+ = (v.float() * $scale) as _;
+                Ok(())
+            })
+    };
+    (size $key:literal $(| $alias:literal)* => $($f:ident).+, [$min:expr, $max:expr], $unit:expr, $help:expr, $source:expr $(,)?) => {
+        $crate::setting!(@entry $key, [$($alias),*], $crate::settings::Kind::Size { min: $min, max: $max }, $unit, $help, $source,
+            |c| $crate::settings::size_text(c.$($f).+ as u64),
             |c, v| {
                 c.$($f).+ = v.int() as _;
                 Ok(())

@@ -64,45 +64,24 @@ static ENTRIES: &[Setting<KernelConfig>] = &[
             Ok(())
         },
     },
-    Setting {
-        key: "ram_mib",
-        aliases: &[],
-        kind: Kind::Int { min: 1, max: MAX_MODEL_MIB },
-        unit: "MiB",
-        help: "physical memory",
-        source: "the device profile",
-        get: |c| (c.ram_pages / 256).to_string(),
-        set: |c, v| {
-            c.ram_pages = v.int() * 256;
-            Ok(())
-        },
-    },
-    Setting {
-        key: "reserved_mib",
-        aliases: &[],
-        kind: Kind::Int { min: 0, max: 1 << 40 },
-        unit: "MiB",
-        help: "memory the kernel holds that is not simulated page by page (text, slab, carve-outs)",
-        source: "the device profile",
-        get: |c| (c.reserved_pages / 256).to_string(),
-        set: |c, v| {
-            c.reserved_pages = v.int() * 256;
-            Ok(())
-        },
-    },
-    Setting {
-        key: "memcg_limit_mib",
-        aliases: &[],
-        kind: Kind::Int { min: 0, max: MAX_MODEL_MIB },
-        unit: "MiB",
-        help: "memory-cgroup limit when scope = memcg",
-        source: "the replayed trace",
-        get: |c| (c.memcg_limit_pages / 256).to_string(),
-        set: |c, v| {
-            c.memcg_limit_pages = v.int() * 256;
-            Ok(())
-        },
-    },
+    setting!(
+        int "ram_mib" => ram_pages * 256, [1, MAX_MODEL_MIB],
+        "MiB",
+        "physical memory",
+        "the device profile"
+    ),
+    setting!(
+        int "reserved_mib" => reserved_pages * 256, [0, 1 << 40],
+        "MiB",
+        "memory the kernel holds that is not simulated page by page (text, slab, carve-outs)",
+        "the device profile"
+    ),
+    setting!(
+        int "memcg_limit_mib" => memcg_limit_pages * 256, [0, MAX_MODEL_MIB],
+        "MiB",
+        "memory-cgroup limit when scope = memcg",
+        "the replayed trace"
+    ),
     setting!(
         int "swappiness" => swappiness, [0, 200],
         "",
@@ -146,19 +125,12 @@ static ENTRIES: &[Setting<KernelConfig>] = &[
             Ok(())
         },
     },
-    Setting {
-        key: "swap_mib",
-        aliases: &[],
-        kind: Kind::Int { min: 0, max: MAX_MODEL_MIB },
-        unit: "MiB",
-        help: "swap device size",
-        source: "the device profile",
-        get: |c| (c.swap_pages / 256).to_string(),
-        set: |c, v| {
-            c.swap_pages = v.int() * 256;
-            Ok(())
-        },
-    },
+    setting!(
+        int "swap_mib" => swap_pages * 256, [0, MAX_MODEL_MIB],
+        "MiB",
+        "swap device size",
+        "the device profile"
+    ),
     setting!(
         float "zram.ratio" => zram.ratio, [1.0, 64.0],
         "",
@@ -384,32 +356,18 @@ static ENTRIES: &[Setting<KernelConfig>] = &[
             Ok(())
         },
     },
-    Setting {
-        key: "lwp_slot_ms",
-        aliases: &[],
-        kind: Kind::Int { min: 1, max: 10_000 },
-        unit: "ms",
-        help: "LWP: sampling slot of the allocation window",
-        source: "Acclaim (ATC '20): 10 ms",
-        get: |c| (c.lwp.slot_ns / 1_000_000).to_string(),
-        set: |c, v| {
-            c.lwp.slot_ns = v.int() * 1_000_000;
-            Ok(())
-        },
-    },
-    Setting {
-        key: "lwp_window_ms",
-        aliases: &[],
-        kind: Kind::Int { min: 1, max: 100_000 },
-        unit: "ms",
-        help: "LWP: length of the sliding window (a whole number of slots)",
-        source: "Acclaim (ATC '20): 100 ms",
-        get: |c| (c.lwp.window_ns / 1_000_000).to_string(),
-        set: |c, v| {
-            c.lwp.window_ns = v.int() * 1_000_000;
-            Ok(())
-        },
-    },
+    setting!(
+        int "lwp_slot_ms" => lwp.slot_ns * 1_000_000, [1, 10_000],
+        "ms",
+        "LWP: sampling slot of the allocation window",
+        "Acclaim (ATC '20): 10 ms"
+    ),
+    setting!(
+        int "lwp_window_ms" => lwp.window_ns * 1_000_000, [1, 100_000],
+        "ms",
+        "LWP: length of the sliding window (a whole number of slots)",
+        "Acclaim (ATC '20): 100 ms"
+    ),
     Setting {
         key: "sample_interval_ms",
         aliases: &[],

@@ -451,77 +451,42 @@ pub use mobmem_engine::settings::parse_size;
 pub static SETTINGS: Table<RuntimeConfig> = Table { layer: "runtime", prefixes: &["runtime.", "dalvik.vm."], entries: ENTRIES };
 
 static ENTRIES: &[Setting<RuntimeConfig>] = &[
-    Setting {
-        key: "heapstartsize",
-        aliases: &[],
-        kind: Kind::Size { min: 0, max: MAX_HEAP_BYTES },
-        unit: "bytes",
-        help: "dalvik.vm.heapstartsize: initial target footprint",
-        source: "the device profile (AOSP phone-xhdpi-4096-dalvik-heap.mk: 8m on a 4 GB phone)",
-        get: |c| size_text(c.heap.start_size),
-        set: |c, v| {
-            c.heap.start_size = v.int();
-            Ok(())
-        },
-    },
-    Setting {
-        key: "heapgrowthlimit",
-        aliases: &[],
-        kind: Kind::Size { min: 0, max: MAX_HEAP_BYTES },
-        unit: "bytes",
-        help: "dalvik.vm.heapgrowthlimit: the heap limit of normal apps",
-        source: "the device profile",
-        get: |c| size_text(c.heap.growth_limit),
-        set: |c, v| {
-            c.heap.growth_limit = v.int();
-            Ok(())
-        },
-    },
-    Setting {
-        key: "heapsize",
-        aliases: &[],
-        kind: Kind::Size { min: 0, max: MAX_HEAP_BYTES },
-        unit: "bytes",
-        help: "dalvik.vm.heapsize: heap capacity (the limit of largeHeap apps)",
-        source: "the device profile",
-        get: |c| size_text(c.heap.capacity),
-        set: |c, v| {
-            c.heap.capacity = v.int();
-            Ok(())
-        },
-    },
+    setting!(
+        size "heapstartsize" => heap.start_size, [0, MAX_HEAP_BYTES],
+        "bytes",
+        "dalvik.vm.heapstartsize: initial target footprint",
+        "the device profile (AOSP phone-xhdpi-4096-dalvik-heap.mk: 8m on a 4 GB phone)"
+    ),
+    setting!(
+        size "heapgrowthlimit" => heap.growth_limit, [0, MAX_HEAP_BYTES],
+        "bytes",
+        "dalvik.vm.heapgrowthlimit: the heap limit of normal apps",
+        "the device profile"
+    ),
+    setting!(
+        size "heapsize" => heap.capacity, [0, MAX_HEAP_BYTES],
+        "bytes",
+        "dalvik.vm.heapsize: heap capacity (the limit of largeHeap apps)",
+        "the device profile"
+    ),
     setting!(
         float "heaptargetutilization" => heap.target_utilization, [0.05, 0.95],
         "",
         "dalvik.vm.heaptargetutilization: live / footprint after a GC",
         "the device profile"
     ),
-    Setting {
-        key: "heapminfree",
-        aliases: &[],
-        kind: Kind::Size { min: 0, max: MAX_HEAP_BYTES },
-        unit: "bytes",
-        help: "dalvik.vm.heapminfree: least free space granted after a GC",
-        source: "the device profile",
-        get: |c| size_text(c.heap.min_free),
-        set: |c, v| {
-            c.heap.min_free = v.int();
-            Ok(())
-        },
-    },
-    Setting {
-        key: "heapmaxfree",
-        aliases: &[],
-        kind: Kind::Size { min: 0, max: MAX_HEAP_BYTES },
-        unit: "bytes",
-        help: "dalvik.vm.heapmaxfree: most free space granted after a GC",
-        source: "the device profile",
-        get: |c| size_text(c.heap.max_free),
-        set: |c, v| {
-            c.heap.max_free = v.int();
-            Ok(())
-        },
-    },
+    setting!(
+        size "heapminfree" => heap.min_free, [0, MAX_HEAP_BYTES],
+        "bytes",
+        "dalvik.vm.heapminfree: least free space granted after a GC",
+        "the device profile"
+    ),
+    setting!(
+        size "heapmaxfree" => heap.max_free, [0, MAX_HEAP_BYTES],
+        "bytes",
+        "dalvik.vm.heapmaxfree: most free space granted after a GC",
+        "the device profile"
+    ),
     setting!(
         float "foreground_heap_growth_multiplier" => heap.foreground_multiplier, [1.0, 10.0],
         "",
@@ -549,45 +514,24 @@ static ENTRIES: &[Setting<RuntimeConfig>] = &[
             Ok(())
         },
     },
-    Setting {
-        key: "non_moving_capacity",
-        aliases: &[],
-        kind: Kind::Size { min: 0, max: MAX_HEAP_BYTES },
-        unit: "bytes",
-        help: "non-moving space capacity",
-        source: "ART kNonMovingSpaceCapacity = 64 MiB",
-        get: |c| size_text(c.heap.non_moving_capacity),
-        set: |c, v| {
-            c.heap.non_moving_capacity = v.int();
-            Ok(())
-        },
-    },
-    Setting {
-        key: "boot_image_size",
-        aliases: &[],
-        kind: Kind::Size { min: 0, max: u64::MAX },
-        unit: "bytes",
-        help: "boot image mapped by every app",
-        source: "estimate: 12 MiB of boot*.art for Android 10–14",
-        get: |c| size_text(c.heap.boot_image_bytes),
-        set: |c, v| {
-            c.heap.boot_image_bytes = v.int();
-            Ok(())
-        },
-    },
-    Setting {
-        key: "zygote_space_size",
-        aliases: &[],
-        kind: Kind::Size { min: 0, max: u64::MAX },
-        unit: "bytes",
-        help: "zygote space (objects preloaded by the zygote)",
-        source: "estimate: 4 MiB",
-        get: |c| size_text(c.heap.zygote_space_bytes),
-        set: |c, v| {
-            c.heap.zygote_space_bytes = v.int();
-            Ok(())
-        },
-    },
+    setting!(
+        size "non_moving_capacity" => heap.non_moving_capacity, [0, MAX_HEAP_BYTES],
+        "bytes",
+        "non-moving space capacity",
+        "ART kNonMovingSpaceCapacity = 64 MiB"
+    ),
+    setting!(
+        size "boot_image_size" => heap.boot_image_bytes, [0, u64::MAX],
+        "bytes",
+        "boot image mapped by every app",
+        "estimate: 12 MiB of boot*.art for Android 10–14"
+    ),
+    setting!(
+        size "zygote_space_size" => heap.zygote_space_bytes, [0, u64::MAX],
+        "bytes",
+        "zygote space (objects preloaded by the zygote)",
+        "estimate: 4 MiB"
+    ),
     Setting {
         key: "collector",
         aliases: &[],
@@ -669,19 +613,12 @@ static ENTRIES: &[Setting<RuntimeConfig>] = &[
             Ok(())
         },
     },
-    Setting {
-        key: "tlab_size",
-        aliases: &[],
-        kind: Kind::Size { min: 256, max: 1 << 18 },
-        unit: "bytes",
-        help: "thread-local allocation buffer",
-        source: "ART kDefaultTLABSize = 32 KiB",
-        get: |c| size_text(c.tlab_size as u64),
-        set: |c, v| {
-            c.tlab_size = v.int() as u32;
-            Ok(())
-        },
-    },
+    setting!(
+        size "tlab_size" => tlab_size, [256, 1 << 18],
+        "bytes",
+        "thread-local allocation buffer",
+        "ART kDefaultTLABSize = 32 KiB"
+    ),
     Setting {
         key: "large_object_threshold",
         aliases: &[],
@@ -763,19 +700,12 @@ static ENTRIES: &[Setting<RuntimeConfig>] = &[
         "map the card table as an anonymous VMA whose pages barriers and card passes touch",
         "ART maps the card table as the anonymous mapping `dalvik-card table`"
     ),
-    Setting {
-        key: "slice_us",
-        aliases: &[],
-        kind: Kind::Int { min: 1, max: u64::MAX / 1000 },
-        unit: "µs",
-        help: "mutator slice: the granularity at which the GC thread and mutators interleave",
-        source: "simulation parameter",
-        get: |c| (c.slice_ns / 1000).to_string(),
-        set: |c, v| {
-            c.slice_ns = v.int() * 1000;
-            Ok(())
-        },
-    },
+    setting!(
+        int "slice_us" => slice_ns * 1000, [1, u64::MAX / 1000],
+        "µs",
+        "mutator slice: the granularity at which the GC thread and mutators interleave",
+        "simulation parameter"
+    ),
     Setting {
         key: "heap_sizing",
         aliases: &[],

@@ -151,32 +151,18 @@ impl Default for SessionOptions {
 pub static SETTINGS: Table<SessionOptions> = Table { layer: "session", prefixes: &[], entries: SESSION_ENTRIES };
 
 static SESSION_ENTRIES: &[Setting<SessionOptions>] = &[
-    Setting {
-        key: "session.slice_ms",
-        aliases: &[],
-        kind: Kind::Float { min: 1e-6, max: 60_000.0 },
-        unit: "ms",
-        help: "interleaving quantum: every process runs up to the end of a slice before the next",
-        source: "simulation parameter",
-        get: |c| (c.slice_ns as f64 / 1e6).to_string(),
-        set: |c, v| {
-            c.slice_ns = (v.float() * 1e6) as Nanos;
-            Ok(())
-        },
-    },
-    Setting {
-        key: "session.sample_ms",
-        aliases: &[],
-        kind: Kind::Float { min: 1e-6, max: 60_000.0 },
-        unit: "ms",
-        help: "time-series sampling interval",
-        source: "simulation parameter",
-        get: |c| (c.sample_ns as f64 / 1e6).to_string(),
-        set: |c, v| {
-            c.sample_ns = (v.float() * 1e6) as Nanos;
-            Ok(())
-        },
-    },
+    setting!(
+        float "session.slice_ms" => slice_ns * 1e6, [1e-6, 60_000.0],
+        "ms",
+        "interleaving quantum: every process runs up to the end of a slice before the next",
+        "simulation parameter"
+    ),
+    setting!(
+        float "session.sample_ms" => sample_ns * 1e6, [1e-6, 60_000.0],
+        "ms",
+        "time-series sampling interval",
+        "simulation parameter"
+    ),
     Setting {
         key: "session.app_sample_ms",
         aliases: &[],
@@ -274,19 +260,12 @@ static SESSION_ENTRIES: &[Setting<SessionOptions>] = &[
         "a global GC service decides for every app when to collect (the app with the most recoverable garbage first), how far its heap grows (from its allocation rate, state, age and the phone's free memory) and when to compact and trim sparse background heaps (when memory is scarce), instead of each runtime",
         "the GC service of Hussein's thesis (Purdue 2017; 'GC as a service', VEE 2017)"
     ),
-    Setting {
-        key: "system.gc_service_period_ms",
-        aliases: &[],
-        kind: Kind::Int { min: 1, max: 60_000 },
-        unit: "ms",
-        help: "how often the GC service reads the apps' heaps and decides",
-        source: "estimate",
-        get: |c| (c.gc_service_period_ns / 1_000_000).to_string(),
-        set: |c, v| {
-            c.gc_service_period_ns = v.int() * 1_000_000;
-            Ok(())
-        },
-    },
+    setting!(
+        int "system.gc_service_period_ms" => gc_service_period_ns * 1_000_000, [1, 60_000],
+        "ms",
+        "how often the GC service reads the apps' heaps and decides",
+        "estimate"
+    ),
     setting!(
         int "system.gc_service_plenty_mib" => gc_service_plenty_mib, [0, 1 << 20],
         "MiB",

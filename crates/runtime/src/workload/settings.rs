@@ -2,10 +2,9 @@
 //! range, help and source; setting a key (`AppProfile::set`, checked by the table).
 
 use super::profile::AppProfile;
-use super::size_mix::SizeClass;
+use super::size_mix::{android_size_mix, SizeClass};
 use mobmem_engine::setting;
-use mobmem_engine::settings::{size_text, Kind, Setting, Table};
-use mobmem_engine::Nanos;
+use mobmem_engine::settings::{parse, size_text, Kind, Setting, Table, Value};
 
 /// Every app setting (`app.<key>` or the bare key in a profile): type, unit, range, help and source.
 pub static SETTINGS: Table<AppProfile> = Table { layer: "app", prefixes: &["app."], entries: ENTRIES };
@@ -24,19 +23,12 @@ static ENTRIES: &[Setting<AppProfile>] = &[
             Ok(())
         },
     },
-    Setting {
-        key: "live_heap",
-        aliases: &["footprint"],
-        kind: Kind::Size { min: 0, max: u64::MAX },
-        unit: "bytes",
-        help: "live Java heap in the foreground (long-lived structure built at start)",
-        source: "estimate (docs/runtime.md, mutator workload model)",
-        get: |c| size_text(c.live_heap),
-        set: |c, v| {
-            c.live_heap = v.int();
-            Ok(())
-        },
-    },
+    setting!(
+        size "live_heap" | "footprint" => live_heap, [0, u64::MAX],
+        "bytes",
+        "live Java heap in the foreground (long-lived structure built at start)",
+        "estimate (docs/runtime.md, mutator workload model)"
+    ),
     setting!(
         float "near_root_share" => near_root_share, [0.0, 1.0],
         "",
@@ -72,13 +64,20 @@ static ENTRIES: &[Setting<AppProfile>] = &[
     Setting {
         key: "objsize",
         aliases: &[],
-        kind: Kind::Size { min: 1, max: u32::MAX as u64 },
+        kind: Kind::Text,
         unit: "bytes",
-        help: "one object size for every object (replaces the Android size mix)",
+        help: "one object size for every object (1 byte to 4g), or android-mix for the measured Android size mix",
         source: "docs/runtime.md: measured Android size mix by default",
         get: |c| if c.size_mix.len() == 1 { size_text(c.size_mix[0].lo as u64) } else { "android-mix".into() },
         set: |c, v| {
-            let s = v.int() as u32;
+            if v.text() == "android-mix" {
+                c.size_mix = android_size_mix();
+                return Ok(());
+            }
+            let s = match parse(Kind::Size { min: 1, max: u32::MAX as u64 }, v.text())? {
+                Value::Int(b) => b as u32,
+                _ => unreachable!("a size parses to an integer"),
+            };
             c.size_mix = vec![SizeClass { lo: s, hi: s, byte_share: 1.0 }];
             Ok(())
         },
@@ -146,58 +145,30 @@ static ENTRIES: &[Setting<AppProfile>] = &[
         "share of temporary units in the background",
         "estimate (docs/runtime.md, mutator workload model)"
     ),
-    Setting {
-        key: "alloc_rate_fg",
-        aliases: &["rate"],
-        kind: Kind::Size { min: 0, max: u64::MAX },
-        unit: "bytes/s",
-        help: "allocation rate in the foreground",
-        source: "estimate (docs/runtime.md, mutator workload model)",
-        get: |c| size_text(c.alloc_rate_fg),
-        set: |c, v| {
-            c.alloc_rate_fg = v.int();
-            Ok(())
-        },
-    },
-    Setting {
-        key: "alloc_rate_bg",
-        aliases: &[],
-        kind: Kind::Size { min: 0, max: u64::MAX },
-        unit: "bytes/s",
-        help: "allocation rate in the background",
-        source: "estimate (docs/runtime.md, mutator workload model)",
-        get: |c| size_text(c.alloc_rate_bg),
-        set: |c, v| {
-            c.alloc_rate_bg = v.int();
-            Ok(())
-        },
-    },
-    Setting {
-        key: "frame_ms",
-        aliases: &[],
-        kind: Kind::Float { min: 0.0, max: f64::MAX },
-        unit: "ms",
-        help: "period of foreground units of work (a frame)",
-        source: "the display's vsync period (DISPLAY_HZ)",
-        get: |c| (c.frame_ns as f64 / 1e6).to_string(),
-        set: |c, v| {
-            c.frame_ns = (v.float() * 1e6) as Nanos;
-            Ok(())
-        },
-    },
-    Setting {
-        key: "bg_period_ms",
-        aliases: &[],
-        kind: Kind::Float { min: 0.0, max: f64::MAX },
-        unit: "ms",
-        help: "period of background units of work",
-        source: "estimate (docs/runtime.md, mutator workload model)",
-        get: |c| (c.bg_period_ns as f64 / 1e6).to_string(),
-        set: |c, v| {
-            c.bg_period_ns = (v.float() * 1e6) as Nanos;
-            Ok(())
-        },
-    },
+    setting!(
+        size "alloc_rate_fg" | "rate" => alloc_rate_fg, [0, u64::MAX],
+        "bytes/s",
+        "allocation rate in the foreground",
+        "estimate (docs/runtime.md, mutator workload model)"
+    ),
+    setting!(
+        size "alloc_rate_bg" => alloc_rate_bg, [0, u64::MAX],
+        "bytes/s",
+        "allocation rate in the background",
+        "estimate (docs/runtime.md, mutator workload model)"
+    ),
+    setting!(
+        float "frame_ms" => frame_ns * 1e6, [0.0, f64::MAX],
+        "ms",
+        "period of foreground units of work (a frame)",
+        "the display's vsync period (DISPLAY_HZ)"
+    ),
+    setting!(
+        float "bg_period_ms" => bg_period_ns * 1e6, [0.0, f64::MAX],
+        "ms",
+        "period of background units of work",
+        "estimate (docs/runtime.md, mutator workload model)"
+    ),
     setting!(
         float "cpu_fg" => cpu_fg, [0.0, 1.0],
         "",
@@ -246,19 +217,12 @@ static ENTRIES: &[Setting<AppProfile>] = &[
         "share of the live heap that is pinned (JNI, non-moving)",
         "estimate (docs/runtime.md, mutator workload model)"
     ),
-    Setting {
-        key: "native_anon",
-        aliases: &[],
-        kind: Kind::Size { min: 0, max: u64::MAX },
-        unit: "bytes",
-        help: "native anonymous memory (malloc)",
-        source: "estimate (docs/runtime.md, mutator workload model)",
-        get: |c| size_text(c.native_anon),
-        set: |c, v| {
-            c.native_anon = v.int();
-            Ok(())
-        },
-    },
+    setting!(
+        size "native_anon" => native_anon, [0, u64::MAX],
+        "bytes",
+        "native anonymous memory (malloc)",
+        "estimate (docs/runtime.md, mutator workload model)"
+    ),
     setting!(
         float "native_touch_fg" => native_touch_fg, [0.0, f64::MAX],
         "pages",
@@ -277,19 +241,12 @@ static ENTRIES: &[Setting<AppProfile>] = &[
         "share of the native heap's used part the app frees when its UI is hidden (onTrimMemory(TRIM_MEMORY_UI_HIDDEN): caches trimmed); use in the foreground refills it",
         "estimate: image loaders trim their memory caches at UI_HIDDEN (bumptech/glide: trimToSize(maxSize / 2) at TRIM_MEMORY_UI_HIDDEN); how much of a native heap that is is not measured (a session's calibration knob sets it for every app)"
     ),
-    Setting {
-        key: "file_bytes",
-        aliases: &[],
-        kind: Kind::Size { min: 0, max: u64::MAX },
-        unit: "bytes",
-        help: "mapped files (code, resources)",
-        source: "estimate (docs/runtime.md, mutator workload model)",
-        get: |c| size_text(c.file_bytes),
-        set: |c, v| {
-            c.file_bytes = v.int();
-            Ok(())
-        },
-    },
+    setting!(
+        size "file_bytes" => file_bytes, [0, u64::MAX],
+        "bytes",
+        "mapped files (code, resources)",
+        "estimate (docs/runtime.md, mutator workload model)"
+    ),
     setting!(
         float "file_touch_fg" => file_touch_fg, [0.0, f64::MAX],
         "pages",
@@ -334,19 +291,12 @@ static ENTRIES: &[Setting<AppProfile>] = &[
         "share of near-root objects a hot launch touches",
         "estimate (docs/runtime.md, mutator workload model)"
     ),
-    Setting {
-        key: "launch_fyo_window",
-        aliases: &[],
-        kind: Kind::Size { min: 0, max: u64::MAX },
-        unit: "bytes",
-        help: "allocation window before going to the background whose live units a hot launch touches",
-        source: "estimate (docs/runtime.md, mutator workload model)",
-        get: |c| size_text(c.launch_fyo_window),
-        set: |c, v| {
-            c.launch_fyo_window = v.int();
-            Ok(())
-        },
-    },
+    setting!(
+        size "launch_fyo_window" => launch_fyo_window, [0, u64::MAX],
+        "bytes",
+        "allocation window before going to the background whose live units a hot launch touches",
+        "estimate (docs/runtime.md, mutator workload model)"
+    ),
     setting!(
         float "launch_other_share" => launch_other_share, [0.0, 1.0],
         "",

@@ -1,6 +1,7 @@
 //! Fleet's parameters and their settings table (`--set fleet.KEY=VALUE`, `mobmem keys fleet`):
 //! the paper's values as defaults, the released code's as documented alternatives.
 
+use mobmem_engine::setting;
 use mobmem_engine::settings::{Kind, Setting, Table};
 use mobmem_engine::Nanos;
 use serde::Serialize;
@@ -90,45 +91,24 @@ static ENTRIES: &[Setting<FleetConfig>] = &[
             Ok(())
         },
     },
-    Setting {
-        key: "depth",
-        aliases: &[],
-        kind: Kind::Int { min: 0, max: 1000 },
-        unit: "levels",
-        help: "D: objects within D levels of the roots are near-root objects (launch regions)",
-        source: "Fleet paper and released code (NEAR_TO_ROOT_THRESHOLD = 2)",
-        get: |c| c.depth.to_string(),
-        set: |c, v| {
-            c.depth = v.int() as u16;
-            Ok(())
-        },
-    },
-    Setting {
-        key: "depth_from_zero",
-        aliases: &[],
-        kind: Kind::Bool,
-        unit: "",
-        help: "count depth from 0 at the roots' targets, inclusive (D + 1 levels), as the released code does",
-        source: "released code: SetDepth(0) for root-referenced objects, GetDepth() <= 2",
-        get: |c| c.depth_from_zero.to_string(),
-        set: |c, v| {
-            c.depth_from_zero = v.bool();
-            Ok(())
-        },
-    },
-    Setting {
-        key: "hot_once",
-        aliases: &[],
-        kind: Kind::Bool,
-        unit: "",
-        help: "mark launch regions hot once after the grouping GC (released code) instead of periodically",
-        source: "released code: one madvise pass after the grouping GC",
-        get: |c| c.hot_once.to_string(),
-        set: |c, v| {
-            c.hot_once = v.bool();
-            Ok(())
-        },
-    },
+    setting!(
+        int "depth" => depth, [0, 1000],
+        "levels",
+        "D: objects within D levels of the roots are near-root objects (launch regions)",
+        "Fleet paper and released code (NEAR_TO_ROOT_THRESHOLD = 2)"
+    ),
+    setting!(
+        bool "depth_from_zero" => depth_from_zero,
+        "",
+        "count depth from 0 at the roots' targets, inclusive (D + 1 levels), as the released code does",
+        "released code: SetDepth(0) for root-referenced objects, GetDepth() <= 2"
+    ),
+    setting!(
+        bool "hot_once" => hot_once,
+        "",
+        "mark launch regions hot once after the grouping GC (released code) instead of periodically",
+        "released code: one madvise pass after the grouping GC"
+    ),
     Setting {
         key: "hot_period_ms",
         aliases: &[],
@@ -142,19 +122,12 @@ static ENTRIES: &[Setting<FleetConfig>] = &[
             Ok(())
         },
     },
-    Setting {
-        key: "keep_foreground",
-        aliases: &[],
-        kind: Kind::Bool,
-        unit: "",
-        help: "background-object GCs never fall back to a full collection (foreground objects live for the whole background period, released code); false: a collection for a failed allocation is a full one",
-        source: "Fleet paper (fallback to a full collection as an option); released code keeps foreground objects alive",
-        get: |c| c.keep_foreground.to_string(),
-        set: |c, v| {
-            c.keep_foreground = v.bool();
-            Ok(())
-        },
-    },
+    setting!(
+        bool "keep_foreground" => keep_foreground,
+        "",
+        "background-object GCs never fall back to a full collection (foreground objects live for the whole background period, released code); false: a collection for a failed allocation is a full one",
+        "Fleet paper (fallback to a full collection as an option); released code keeps foreground objects alive"
+    ),
     Setting {
         key: "card_bytes",
         aliases: &[],

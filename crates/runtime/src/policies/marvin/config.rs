@@ -2,6 +2,7 @@
 //! marvin`): the values of the Fleet paper's comparison as defaults, Marvin's released code's as
 //! named alternatives.
 
+use mobmem_engine::setting;
 use mobmem_engine::settings::{Kind, Setting, Table};
 use mobmem_engine::Nanos;
 use serde::Serialize;
@@ -65,32 +66,18 @@ static ENTRIES: &[Setting<MarvinConfig>] = &[
             Ok(())
         },
     },
-    Setting {
-        key: "cold_epochs",
-        aliases: &[],
-        kind: Kind::Int { min: 1, max: 64 },
-        unit: "collections",
-        help: "an object is cold when not accessed during the last N non-sticky collections nor since the last one",
-        source: "Marvin's released code: 4-bit shift register below 2 and the current bit clear (3)",
-        get: |c| c.cold_epochs.to_string(),
-        set: |c, v| {
-            c.cold_epochs = v.int() as u32;
-            Ok(())
-        },
-    },
-    Setting {
-        key: "count_reads",
-        aliases: &[],
-        kind: Kind::Bool,
-        unit: "",
-        help: "reads make an object hot too (read and write bits); false: writes only, as the released code tests",
-        source: "estimate: the design keeps read and write bits; Marvin's released code tests the write register only",
-        get: |c| c.count_reads.to_string(),
-        set: |c, v| {
-            c.count_reads = v.bool();
-            Ok(())
-        },
-    },
+    setting!(
+        int "cold_epochs" => cold_epochs, [1, 64],
+        "collections",
+        "an object is cold when not accessed during the last N non-sticky collections nor since the last one",
+        "Marvin's released code: 4-bit shift register below 2 and the current bit clear (3)"
+    ),
+    setting!(
+        bool "count_reads" => count_reads,
+        "",
+        "reads make an object hot too (read and write bits); false: writes only, as the released code tests",
+        "estimate: the design keeps read and write bits; Marvin's released code tests the write register only"
+    ),
     Setting {
         key: "write_task_fg_ms",
         aliases: &[],
@@ -117,32 +104,18 @@ static ENTRIES: &[Setting<MarvinConfig>] = &[
             Ok(())
         },
     },
-    Setting {
-        key: "compact_every",
-        aliases: &[],
-        kind: Kind::Int { min: 1, max: 1000 },
-        unit: "cycles",
-        help: "in the background, every N-th write-task cycle is a compaction that creates stubs and releases cold objects' pages",
-        source: "Marvin's released code: BG_MARK_SWEEPS_BEFORE_SEMI_SPACE = 6 (the 7th cycle compacts)",
-        get: |c| c.compact_every.to_string(),
-        set: |c, v| {
-            c.compact_every = v.int() as u32;
-            Ok(())
-        },
-    },
-    Setting {
-        key: "swap_in_on_foreground",
-        aliases: &[],
-        kind: Kind::Bool,
-        unit: "",
-        help: "read every swapped-out object back in a pause when the app returns to the foreground",
-        source: "Marvin's released code: SWAP_IN_ON_FOREGROUND = true",
-        get: |c| c.swap_in_on_foreground.to_string(),
-        set: |c, v| {
-            c.swap_in_on_foreground = v.bool();
-            Ok(())
-        },
-    },
+    setting!(
+        int "compact_every" => compact_every, [1, 1000],
+        "cycles",
+        "in the background, every N-th write-task cycle is a compaction that creates stubs and releases cold objects' pages",
+        "Marvin's released code: BG_MARK_SWEEPS_BEFORE_SEMI_SPACE = 6 (the 7th cycle compacts)"
+    ),
+    setting!(
+        bool "swap_in_on_foreground" => swap_in_on_foreground,
+        "",
+        "read every swapped-out object back in a pause when the app returns to the foreground",
+        "Marvin's released code: SWAP_IN_ON_FOREGROUND = true"
+    ),
     Setting {
         key: "space_mib",
         aliases: &[],
