@@ -26,7 +26,7 @@ fn settings_json(prefixes: &[&str], info: Vec<Info>) -> Value {
 }
 
 /// The catalogue as JSON: `{collectors: [{name, aliases, help, reads_cards}], runtime_policies: [{name, help}],
-/// lmkd: [{name, help}], madvise: {advice, hints}, lru_modes, kernel_semantics, settings: {kernel,
+/// lmkd, eviction, kswapd_sizing, governors, session_services: [{name, help}], madvise: {advice, hints}, lru_modes, kernel_semantics, settings: {kernel,
 /// runtime, app, session: {prefixes, keys: [{key, aliases, type, default, unit, range, help,
 /// source}]}}, devices, apps, scenarios, systems}`. The last four list `data_dir` (empty lists
 /// without one); a file that does not load is an error naming it.
@@ -54,6 +54,7 @@ pub fn catalog(data_dir: Option<&Path>) -> Result<Value, InputError> {
         "eviction": components(&mobmem_kernel::policies::EVICTION),
         "kswapd_sizing": components(&mobmem_kernel::policies::KSWAPD_SIZING),
         "governors": components(&mobmem_kernel::cpufreq::GOVERNORS),
+        "session_services": components(&crate::session::services::SERVICES),
         "madvise": { "advice": mobmem_kernel::madvise::Advice::NAMES, "hints": HintRegistry::with_builtins().names() },
         "lru_modes": mobmem_kernel::config::LruMode::NAMES,
         "kernel_semantics": mobmem_kernel::config::KernelSemantics::NAMES,

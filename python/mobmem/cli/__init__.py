@@ -54,6 +54,10 @@ def catalog_cmd(as_json: bool = typer.Option(False, "--json", help="The whole ca
         ("collectors (--collector, --set collector=…)", "collectors"),
         ("runtime policies (--set system.policies=…)", "runtime_policies"),
         ("kill policies (--set system.lmkd=…)", "lmkd"),
+        ("eviction policies (--set kernel.eviction=…)", "eviction"),
+        ("kswapd sizing (--set kernel.kswapd_sizing=…)", "kswapd_sizing"),
+        ("cpufreq governors (--set kernel.cpufreq.governor=…)", "governors"),
+        ("session services (--set system.services=…)", "session_services"),
     ):
         out.print(f"[bold]{title}[/bold]")
         for e in c[key]:

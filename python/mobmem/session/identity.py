@@ -1,7 +1,7 @@
 """Bit-identical results across a change: the check every refactor of the simulator must pass.
 
 :data:`RUNS` is a fixed set of short sessions that exercises every collector but the no-GC baseline, memory pressure,
-zram, breadth-first tracing and a runtime policy. :func:`record` runs them and returns each
+zram, breadth-first tracing, a runtime policy and a session service. :func:`record` runs them and returns each
 result without its wall-clock fields (:func:`mobmem.session.deterministic_view`);
 :func:`save` writes them to a directory before a change, and :func:`differences` compares a
 later run with the saved files, naming the first fields that differ. ``mobmem bench identical
@@ -27,6 +27,7 @@ RUNS: list[tuple[str, str, tuple[str, ...]]] = [
     ("bfs-segregate", "demo_caching", (*_HOT, "trace_order=bfs", "system.policies=segregate-by-state", "kernel.ram_mib=2560")),
     ("ss", "demo_caching", (*_HOT, "system.collector=ss")),
     ("zram", "demo_caching", (*_HOT, "kernel.ram_mib=2560", "kernel.swap=zram")),
+    ("gc-service", "demo_caching", (*_HOT, "kernel.ram_mib=2560", "system.services=gc_service")),
 ]
 
 

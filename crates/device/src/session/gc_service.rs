@@ -1,4 +1,4 @@
-//! A global GC service (`system.gc_service`; the design of Hussein's thesis, "GC as a service"):
+//! A global GC service (the session service `gc_service`; the design of Hussein's thesis, "GC as a service"):
 //! one system service that sees every app's heap and decides collections for all of them,
 //! instead of each runtime deciding alone.
 //!
@@ -25,6 +25,7 @@
 //! several collections started per period, per-app priorities other than the process state.
 
 use super::app::Live;
+use super::service::SessionService;
 use mobmem_engine::Nanos;
 use mobmem_kernel::Kernel;
 use mobmem_runtime::object::AppState;
@@ -186,5 +187,24 @@ impl GcService {
         let cpu = TICK_NS + PER_APP_NS * apps.len() as Nanos;
         self.stats.cpu_ms += cpu as f64 / 1e6;
         cpu
+    }
+}
+
+impl SessionService for GcService {
+    fn takes_gc_triggers(&self) -> bool {
+        true
+    }
+
+    /// A period when one is due.
+    fn run(&mut self, k: &mut Kernel, apps: &mut [&mut Live], now: Nanos) -> Nanos {
+        if self.due(now) {
+            self.tick(k, apps, now)
+        } else {
+            0
+        }
+    }
+
+    fn stats(&self) -> serde_json::Value {
+        serde_json::json!(self.stats)
     }
 }

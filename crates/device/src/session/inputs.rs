@@ -111,7 +111,8 @@ pub struct SessionOptions {
     /// The device profile, instead of the scenario's (empty: the scenario's `device`).
     pub device: String,
     /// A global GC service decides every app's collections, growth and trims.
-    pub gc_service: bool,
+    /// Session services that are on (names in `services::SERVICES`), in order.
+    pub services: Vec<String>,
     pub gc_service_period_ns: Nanos,
     pub gc_service_plenty_mib: u64,
     pub gc_service_scarce_mib: u64,
@@ -137,7 +138,7 @@ impl Default for SessionOptions {
             lmkd: String::new(),
             time_scale: 1.0,
             device: String::new(),
-            gc_service: false,
+            services: Vec::new(),
             gc_service_period_ns: 100_000_000,
             gc_service_plenty_mib: 1024,
             gc_service_scarce_mib: 512,
@@ -254,12 +255,43 @@ static SESSION_ENTRIES: &[Setting<SessionOptions>] = &[
         "memory a memtester process holds locked (mlock) from boot: the phone with that much less memory for everything else; 0: none",
         "Acclaim (ATC '20) made its 2.5 GB setting from the 3 GB Huawei P9 by running memtester on 0.5 GB; memtester locks the memory it tests"
     ),
-    setting!(
-        bool "system.gc_service" => gc_service,
-        "",
-        "a global GC service decides for every app when to collect (the app with the most recoverable garbage first), how far its heap grows (from its allocation rate, state, age and the phone's free memory) and when to compact and trim sparse background heaps (when memory is scarce), instead of each runtime",
-        "the GC service of Hussein's thesis (Purdue 2017; 'GC as a service', VEE 2017)"
-    ),
+    Setting {
+        key: "system.services",
+        aliases: &[],
+        kind: Kind::Text,
+        unit: "",
+        help: "session services that run beside the apps, comma-separated (known: gc_service); empty: none",
+        source: "the system's configuration",
+        get: |c| c.services.join(","),
+        set: |c, v| {
+            // Registered names are checked with the run's inputs (`services::check`).
+            let mut names: Vec<String> = Vec::new();
+            for n in v.text().split(',').map(str::trim).filter(|n| !n.is_empty()) {
+                if names.iter().any(|x| x == n) {
+                    return Err(format!("{n:?} is named twice"));
+                }
+                names.push(n.to_string());
+            }
+            c.services = names;
+            Ok(())
+        },
+    },
+    Setting {
+        key: "system.gc_service",
+        aliases: &[],
+        kind: Kind::Bool,
+        unit: "",
+        help: "the gc_service session service: a global GC service decides for every app when to collect (the app with the most recoverable garbage first), how far its heap grows (from its allocation rate, state, age and the phone's free memory) and when to compact and trim sparse background heaps (when memory is scarce), instead of each runtime",
+        source: "the GC service of Hussein's thesis (Purdue 2017; 'GC as a service', VEE 2017)",
+        get: |c| c.services.iter().any(|s| s == "gc_service").to_string(),
+        set: |c, v| {
+            c.services.retain(|s| s != "gc_service");
+            if v.bool() {
+                c.services.push("gc_service".into());
+            }
+            Ok(())
+        },
+    },
     setting!(
         int "system.gc_service_period_ms" => gc_service_period_ns * 1_000_000, [1, 60_000],
         "ms",

@@ -142,7 +142,7 @@ pub fn result(s: &Session, wall_s: f64) -> Value {
     let apps: Vec<String> = per_app.keys().cloned().collect();
     let mmu = super::mmu::rows(&apps, &s.mutator_stops, sim_s * 1e3);
     let o = &s.inp.options;
-    json!({
+    let mut out = json!({
         "scenario": s.inp.scenario.name,
         "scenario_file": s.inp.scenario_file,
         "device": s.inp.device_name,
@@ -189,7 +189,6 @@ pub fn result(s: &Session, wall_s: f64) -> Value {
         "direct_reclaims": v.allocstall,
         "kswapd_cpu_ms": k.kswapd.cpu_ns as f64 / 1e6,
         "energy": energy(s),
-        "gc_service": s.gc_service.as_ref().map(|g| json!(g.stats)),
         "swap": { "pswpin": v.pswpin, "pswpout": v.pswpout },
         "gc": {
             "count": gc.gc_count, "sticky": gc.gc_sticky, "full": gc.gc_full,
@@ -211,7 +210,15 @@ pub fn result(s: &Session, wall_s: f64) -> Value {
         "app_memory": s.app_memory,
         "mmu": mmu,
         "java_heap": java_heap(&s.app_memory),
-    })
+    });
+    // Each session service under its name: what it did; a registered one that was off, null.
+    for c in super::services::SERVICES.entries {
+        out[c.name] = Value::Null;
+    }
+    for (name, svc) in &s.services {
+        out[*name] = svc.stats();
+    }
+    out
 }
 
 /// The apps' Java heaps together over the run, from the per-app memory series (every

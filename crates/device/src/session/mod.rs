@@ -26,6 +26,8 @@ pub mod metrics;
 pub mod mmu;
 pub mod records;
 pub mod run;
+pub mod service;
+pub mod services;
 pub mod system;
 
 use crate::activity_manager::{ActivityManager, ProcState};
@@ -86,8 +88,8 @@ pub struct Session {
     proc_app: Vec<Option<usize>>,
     /// Called after every slice (progress, interruption); none by default.
     pub observer: Option<Observer>,
-    /// The global GC service (`system.gc_service`), if on.
-    pub gc_service: Option<gc_service::GcService>,
+    /// The session services that are on (`system.services`), in the order named.
+    pub services: Vec<services::Running>,
 }
 
 impl Session {
@@ -162,13 +164,9 @@ impl Session {
             kills_seen: 0,
             proc_app: Vec::new(),
             observer: None,
-            gc_service: None,
+            services: Vec::new(),
         };
-        if s.inp.options.gc_service {
-            let o = &s.inp.options;
-            let cfg = gc_service::ServiceConfig { period_ns: o.gc_service_period_ns, plenty_mib: o.gc_service_plenty_mib, scarce_mib: o.gc_service_scarce_mib };
-            s.gc_service = Some(gc_service::GcService::new(cfg, s.now));
-        }
+        s.services = services::build(&s.inp.options.services, &s.inp.options, s.now)?;
         s.update_am();
         s.sample();
         Ok(s)
@@ -333,7 +331,7 @@ impl Session {
             }
             self.k.advance_to(end);
             self.now = end;
-            self.run_gc_service(end);
+            self.run_services(end);
             debug_assert!(self.k.frames_conserved(), "page frames not conserved at {end} ns");
             if self.k.kills.len() > self.kills_seen {
                 self.reap_dead();
@@ -354,16 +352,20 @@ impl Session {
         Ok(())
     }
 
-    /// The GC service's period, if due: its decisions, its CPU on system_server.
-    fn run_gc_service(&mut self, now: Nanos) {
-        let Some(svc) = self.gc_service.as_mut() else { return };
-        if !svc.due(now) {
+    /// The session services, in order: their decisions, their CPU on system_server.
+    fn run_services(&mut self, now: Nanos) {
+        if self.services.is_empty() {
             return;
         }
         let mut live: Vec<&mut Live> = self.apps.iter_mut().filter_map(|a| a.live.as_mut()).filter(|l| l.alive(&self.k)).collect();
-        let cpu = svc.tick(&mut self.k, &mut live, now);
-        if let Some(ss) = self.system_server() {
-            self.sys[ss].task.cpu(cpu);
+        let mut cpu = 0;
+        for (_, svc) in self.services.iter_mut() {
+            cpu += svc.run(&mut self.k, &mut live, now);
+        }
+        if cpu > 0 {
+            if let Some(ss) = self.system_server() {
+                self.sys[ss].task.cpu(cpu);
+            }
         }
     }
 
@@ -464,7 +466,7 @@ impl Session {
             let pid = self.next_pid;
             self.next_pid += 1;
             let mut l = Live::spawn(&mut self.k, &spec, pid, spec.workload.runtime_config(&self.rcfg), &self.inp.options.policies, &self.zygote, t_start)?;
-            l.rt.delegate_triggers(self.gc_service.is_some());
+            l.rt.delegate_triggers(self.services.iter().any(|(_, s)| s.takes_gc_triggers()));
             let pi = l.proc_idx as usize;
             if self.proc_app.len() <= pi {
                 self.proc_app.resize(pi + 1, None);

@@ -49,7 +49,12 @@ pub fn run_file_observed(
 ) -> Result<Value, String> {
     let inp = inputs::load(scenario, data, overrides, seed).map_err(|e| e.to_string())?;
     let wall = std::time::Instant::now();
-    let mut s = Session::boot(inp)?;
+    run_booted(Session::boot(inp)?, progress, wall)
+}
+
+/// Run a booted session's script to its end and report it (what [`run_file_observed`] does after
+/// boot; a caller may first add to the session, e.g. a session service of its own).
+pub fn run_booted(mut s: Session, progress: Option<Progress>, wall: std::time::Instant) -> Result<Value, String> {
     let actions = s.inp.scenario.actions.clone();
     if let Some(mut p) = progress {
         let (secs, launches) = script_totals(&actions);
@@ -79,7 +84,8 @@ pub fn check(scenario: &str, data: &std::path::Path, overrides: &inputs::Setting
     let inp = inputs::load(scenario, data, overrides, seed).map_err(|e| e.to_string())?;
     mobmem_runtime::sim::kernel_config(&inp.kernel)?;
     let rcfg = mobmem_runtime::sim::runtime_config(&inp.runtime)?;
-    mobmem_runtime::sim::check_policies(&rcfg, &inp.options.policies)
+    mobmem_runtime::sim::check_policies(&rcfg, &inp.options.policies)?;
+    super::services::check(&inp.options.services)
 }
 
 /// The kernel configuration a session of `scenario` would boot with (device ← scenario
