@@ -134,3 +134,14 @@ def test_ray_address_that_does_not_answer_is_one_line():
 def test_version():
     r = subprocess.run([sys.executable, "-m", "mobmem", "--version"], capture_output=True, text=True)
     assert r.returncode == 0 and r.stdout.strip() == f"mobmem {mobmem.__version__}"
+
+
+def test_every_table_row_has_exactly_the_columns_its_row_type_declares(r):
+    from mobmem.session.output import TABLES
+
+    assert set(TABLES) == {"timeline", "events", "gcs", "gc_phases", "janky_frames", "app_memory", "mutator_stops"}
+    for table, cols in TABLES.items():
+        rows = r.raw.get(table, [])
+        assert rows or table == "janky_frames", f"{table}: the tiny run has rows"
+        for row in rows:
+            assert sorted(row) == sorted(cols), f"{table}: {sorted(row)} != {sorted(cols)}"

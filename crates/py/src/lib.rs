@@ -231,6 +231,20 @@ fn mmu_rows(result: String) -> PyResult<String> {
     Ok(serde_json::to_string(&mobmem_device::session::mmu::rows_of_result(&v)).expect("plain data"))
 }
 
+/// The result's tables with their columns, in the order of their row types' fields:
+/// `[(table, [column, …]), …]` (timeline, events, gcs, gc_phases, janky_frames, app_memory,
+/// mutator_stops).
+#[pyfunction]
+fn table_columns() -> Vec<(&'static str, Vec<&'static str>)> {
+    mobmem_device::session::records::table_columns()
+}
+
+/// The `dumpsys meminfo` App Summary categories that split an app's RSS (columns of `app_memory`).
+#[pyfunction]
+fn meminfo_categories() -> Vec<&'static str> {
+    mobmem_device::session::records::MEMINFO_CATEGORIES.to_vec()
+}
+
 /// System `name` of the systems file `path` (a `+` combination too) as JSON: name, description,
 /// settings (variables unresolved), line; an unknown or repeated part raises ValueError.
 #[pyfunction]
@@ -330,6 +344,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(systems, m)?)?;
     m.add_function(wrap_pyfunction!(system, m)?)?;
     m.add_function(wrap_pyfunction!(mmu_rows, m)?)?;
+    m.add_function(wrap_pyfunction!(table_columns, m)?)?;
+    m.add_function(wrap_pyfunction!(meminfo_categories, m)?)?;
     m.add_function(wrap_pyfunction!(system_settings, m)?)?;
     m.add_function(wrap_pyfunction!(catalog, m)?)?;
     m.add_function(wrap_pyfunction!(session_run, m)?)?;

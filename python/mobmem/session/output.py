@@ -27,61 +27,22 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from mobmem import _core
 from mobmem.errors import MobmemError
 from mobmem.files import atomic_write, check_out_dir, csv_text, deferred_interrupts  # noqa: F401  (this module's API)
 
-GC_FIELDS = [
-    "t_s",
-    "app",
-    "collector",
-    "type",
-    "cause",
-    "state",
-    "duration_ms",
-    "pause_ms",
-    "gc_cpu_ms",
-    "freed_bytes",
-    "objects_touched",
-    "pages_touched",
-    "major_faults",
-]
-GC_PHASE_FIELDS = ["gc", "app", "name", "kind", "t_s", "duration_ms", "gc_cpu_ms"]
-JANKY_FRAME_FIELDS = ["t_s", "app", "dur_ms"]
-MUTATOR_STOP_FIELDS = ["t_s", "app", "dur_ms", "kind"]
+#: Every table of the result with its columns, as the simulator's row types declare them.
+TABLES: dict[str, list[str]] = {name: list(cols) for name, cols in _core.table_columns()}
+GC_FIELDS = TABLES["gcs"]
+APP_MEMORY_FIELDS = TABLES["app_memory"]
 #: dumpsys meminfo App Summary categories of the per-app series (RSS by category, MiB).
-MEMINFO_CATEGORIES = ["java_heap_mib", "native_heap_mib", "code_mib", "graphics_mib", "stack_mib", "other_mib"]
-APP_MEMORY_FIELDS = ["t_s", "app", "pid", "rss_mib", "pss_mib", "swap_mib", *MEMINFO_CATEGORIES, "java_heap_pss_mib"]
+MEMINFO_CATEGORIES: list[str] = list(_core.meminfo_categories())
+#: The kills table joins two lists of the result (:func:`kill_rows`).
 KILL_FIELDS = ["t_s", "app", "is_app", "process", "oom_score_adj", "reason", "killer", "rss_kb", "swap_kb"]
-TIMELINE_FIELDS = [
-    "t_s",
-    "free_mib",
-    "anon_mib",
-    "file_mib",
-    "unevictable_mib",
-    "swap_used_mib",
-    "zram_pool_mib",
-    "alive_apps",
-    "cached_apps",
-    "psi_some_avg10",
-    "psi_full_avg10",
-    "pgscan_kswapd",
-    "pgscan_direct",
-    "allocstall",
-    "workingset_refault",
-]
 
-
-EVENT_FIELDS = ["t_s", "kind", "app", "detail"]
 #: The result's bulky series with their columns: each is written to its own CSV file named after
 #: its key and left out of ``summary.json`` (:func:`summary`).
-SERIES = {
-    "timeline": TIMELINE_FIELDS,
-    "events": EVENT_FIELDS,
-    "gc_phases": GC_PHASE_FIELDS,
-    "janky_frames": JANKY_FRAME_FIELDS,
-    "app_memory": APP_MEMORY_FIELDS,
-    "mutator_stops": MUTATOR_STOP_FIELDS,
-}
+SERIES = {k: v for k, v in TABLES.items() if k != "gcs"}
 #: Every file of a run directory, in the order written (``summary.json`` last: its presence means
 #: the directory is complete).
 FILES = ("launches.csv", "kills.csv", "per_app.csv", "gcs.csv", *(f"{k}.csv" for k in SERIES), "summary.json")

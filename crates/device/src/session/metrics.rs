@@ -203,7 +203,7 @@ pub fn result(s: &Session, wall_s: f64) -> Value {
         "per_app": per_app,
         "timeline": s.samples,
         "events": s.events,
-        "gcs": s.gcs,
+        "gcs": s.gcs.iter().map(|(g, _)| g).collect::<Vec<_>>(),
         "gc_phases": s.gc_phases,
         "janky_frames": s.janky_frames,
         "mutator_stops": s.mutator_stops,

@@ -37,8 +37,7 @@ use inputs::Inputs;
 use mobmem_engine::{CpuSet, Nanos};
 use mobmem_kernel::Kernel;
 use mobmem_runtime::RuntimeConfig;
-use records::{AppSample, AppTotals, Event, JankyFrame, MutatorStopRecord, Sample};
-use serde_json::Value;
+use records::{AppSample, AppTotals, Event, GcPhaseRow, GcRow, JankyFrame, MutatorStopRecord, Sample};
 use system::{SysProc, Zygote};
 
 /// One declared app and its current process, if any.
@@ -70,10 +69,11 @@ pub struct Session {
     pub file_io: Vec<file_io::FileIoRecord>,
     pub events: Vec<Event>,
     pub samples: Vec<Sample>,
-    /// Every collection of every app (structured; the event log has the same as text).
-    pub gcs: Vec<Value>,
+    /// Every collection of every app (structured; the event log has the same as text), with its
+    /// phases until the end of the session moves them to `gc_phases`.
+    pub gcs: Vec<(GcRow, Vec<mobmem_runtime::gc::record::PhaseRecord>)>,
     /// The phases of every collection (`gc` indexes `gcs`), filled at the end of the session.
-    pub gc_phases: Vec<Value>,
+    pub gc_phases: Vec<GcPhaseRow>,
     /// Janky frames of every app (on-time frames are only counted).
     pub janky_frames: Vec<JankyFrame>,
     /// Every app's mutator stops for its collector (pauses, waits, checkpoints).
@@ -655,18 +655,24 @@ impl Session {
         for r in &l.rt.records {
             let line = mobmem_runtime::runtime::gc_log_line(r, r.bytes_allocated_after, r.target_footprint_after);
             let f = &r.gc_faults;
-            self.gcs.push(serde_json::json!({
-                "t_s": r.start_ns as f64 / 1e9, "app": name, "collector": r.collector, "type": r.gc_type,
-                "cause": r.cause, "state": r.state, "pause_ms": r.pause_total_ns as f64 / 1e6,
-                "duration_ms": (r.end_ns - r.start_ns) as f64 / 1e6, "gc_cpu_ms": r.gc_cpu_ns as f64 / 1e6,
-                "freed_bytes": r.freed_bytes + r.freed_los_bytes, "objects_touched": r.gc_objects_touched,
-                "pages_touched": r.gc_pages_touched,
-                "major_faults": f.major_faults_zram + f.major_faults_flash_swap + f.major_faults_file,
-                "phases": r.phases.iter().map(|p| serde_json::json!({
-                    "name": p.name, "kind": p.kind, "t_s": p.start_ns as f64 / 1e9,
-                    "duration_ms": (p.end_ns - p.start_ns) as f64 / 1e6, "gc_cpu_ms": p.gc_cpu_ns as f64 / 1e6,
-                })).collect::<Vec<_>>(),
-            }));
+            self.gcs.push((
+                GcRow {
+                    t_s: r.start_ns as f64 / 1e9,
+                    app: name.clone(),
+                    collector: r.collector,
+                    r#type: r.gc_type,
+                    cause: r.cause,
+                    state: r.state,
+                    duration_ms: (r.end_ns - r.start_ns) as f64 / 1e6,
+                    pause_ms: r.pause_total_ns as f64 / 1e6,
+                    gc_cpu_ms: r.gc_cpu_ns as f64 / 1e6,
+                    freed_bytes: r.freed_bytes + r.freed_los_bytes,
+                    objects_touched: r.gc_objects_touched,
+                    pages_touched: r.gc_pages_touched,
+                    major_faults: f.major_faults_zram + f.major_faults_flash_swap + f.major_faults_file,
+                },
+                r.phases.clone(),
+            ));
             self.events.push(records::Event {
                 t_s: r.start_ns as f64 / 1e9,
                 kind: "gc",
@@ -689,19 +695,20 @@ impl Session {
             }
         }
         self.events.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
-        self.gcs.sort_by(|a, b| a["t_s"].as_f64().unwrap_or(0.0).total_cmp(&b["t_s"].as_f64().unwrap_or(0.0)));
+        self.gcs.sort_by(|a, b| a.0.t_s.total_cmp(&b.0.t_s));
         // The phases go to their own table (`gc_phases`, keyed by the collection's index in
         // `gcs`): `gcs` stays small enough for a run's summary.
-        for (i, g) in self.gcs.iter_mut().enumerate() {
-            let app = g["app"].clone();
-            if let Some(Value::Array(phases)) = g.as_object_mut().and_then(|m| m.remove("phases")) {
-                for mut p in phases {
-                    if let Some(m) = p.as_object_mut() {
-                        m.insert("gc".into(), Value::from(i));
-                        m.insert("app".into(), app.clone());
-                    }
-                    self.gc_phases.push(p);
-                }
+        for (i, (g, phases)) in self.gcs.iter_mut().enumerate() {
+            for p in phases.drain(..) {
+                self.gc_phases.push(GcPhaseRow {
+                    gc: i,
+                    app: g.app.clone(),
+                    name: p.name,
+                    kind: p.kind,
+                    t_s: p.start_ns as f64 / 1e9,
+                    duration_ms: (p.end_ns - p.start_ns) as f64 / 1e6,
+                    gc_cpu_ms: p.gc_cpu_ns as f64 / 1e6,
+                });
             }
         }
         self.janky_frames.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));

@@ -6,6 +6,27 @@ use mobmem_engine::Nanos;
 use mobmem_kernel::Kernel;
 use serde::Serialize;
 
+/// A row type of one of the result's tables: the struct, and its field names in order as the
+/// table's columns ([`Columns::columns`]), so that the CSV files and the data frames take their
+/// columns from the struct itself.
+macro_rules! row {
+    ($(#[$m:meta])* pub struct $name:ident { $($(#[$fm:meta])* pub $f:ident : $t:ty),* $(,)? }) => {
+        $(#[$m])*
+        pub struct $name { $($(#[$fm])* pub $f: $t),* }
+        impl Columns for $name {
+            fn columns() -> Vec<&'static str> {
+                vec![$(stringify!($f).trim_start_matches("r#")),*]
+            }
+        }
+    };
+}
+
+/// A table's columns, in order.
+pub trait Columns {
+    fn columns() -> Vec<&'static str>;
+}
+
+row! {
 /// A line of the event log.
 #[derive(Clone, Debug, Serialize)]
 pub struct Event {
@@ -14,7 +35,9 @@ pub struct Event {
     pub app: String,
     pub detail: String,
 }
+}
 
+row! {
 /// A janky frame: it took longer than the vsync period (on-time frames are only counted).
 #[derive(Clone, Debug, Serialize)]
 pub struct JankyFrame {
@@ -23,7 +46,9 @@ pub struct JankyFrame {
     pub app: String,
     pub dur_ms: f64,
 }
+}
 
+row! {
 /// An interval in which an app's main thread did none of its own work because of its collector
 /// (a pause, a wait for a collection, a checkpoint): what minimum mutator utilisation is read from.
 #[derive(Clone, Debug, Serialize)]
@@ -33,7 +58,9 @@ pub struct MutatorStopRecord {
     pub dur_ms: f64,
     pub kind: &'static str,
 }
+}
 
+row! {
 /// One live app's memory at a sample of the per-app series (`session.app_sample_ms`): what
 /// `/proc/PID/status` and `smaps_rollup` report.
 #[derive(Clone, Debug, Serialize)]
@@ -56,12 +83,17 @@ pub struct AppSample {
     /// shared spaces count in part), the numerator of `dumpsys meminfo`'s Java-heap share.
     pub java_heap_pss_mib: f64,
 }
+}
 
 /// The `dumpsys meminfo` App Summary category of a mapping, by its name: the ART heap spaces and
 /// boot image (`dalvik-… space`, `*.art`) are Java heap; malloc arenas are native heap; mapped
 /// APKs, dex/oat, shared libraries and the framework's code are code; gralloc/EGL buffers are
 /// graphics; thread stacks are stack; everything else (card table, other `dalvik-` metadata,
 /// object-swap files) is other.
+/// The `dumpsys meminfo` App Summary categories, by [`meminfo_category`]'s index: the columns of
+/// [`AppSample`] that split its RSS.
+pub const MEMINFO_CATEGORIES: [&str; 6] = ["java_heap_mib", "native_heap_mib", "code_mib", "graphics_mib", "stack_mib", "other_mib"];
+
 pub fn meminfo_category(name: &str, file: bool) -> usize {
     const JAVA: usize = 0;
     const NATIVE: usize = 1;
@@ -85,6 +117,7 @@ pub fn meminfo_category(name: &str, file: bool) -> usize {
     }
 }
 
+row! {
 /// A time-series sample of the phone.
 #[derive(Clone, Debug, Serialize)]
 pub struct Sample {
@@ -103,6 +136,7 @@ pub struct Sample {
     pub pgscan_direct: u64,
     pub allocstall: u64,
     pub workingset_refault: u64,
+}
 }
 
 impl Sample {
@@ -239,4 +273,52 @@ mod tests {
             assert_eq!(meminfo_category(name, file), want, "{name}");
         }
     }
+}
+
+row! {
+    /// One collection of the `gcs` table (its phases are rows of `gc_phases`).
+    #[derive(Clone, Debug, Serialize)]
+    pub struct GcRow {
+        pub t_s: f64,
+        pub app: String,
+        pub collector: &'static str,
+        pub r#type: &'static str,
+        pub cause: &'static str,
+        pub state: &'static str,
+        pub duration_ms: f64,
+        pub pause_ms: f64,
+        pub gc_cpu_ms: f64,
+        pub freed_bytes: u64,
+        pub objects_touched: u64,
+        pub pages_touched: u64,
+        /// Major faults of the GC thread (zram, flash swap and file).
+        pub major_faults: u64,
+    }
+}
+
+row! {
+    /// One phase of a collection: `gc` is the collection's row in `gcs`.
+    #[derive(Clone, Debug, Serialize)]
+    pub struct GcPhaseRow {
+        pub gc: usize,
+        pub app: String,
+        pub name: &'static str,
+        pub kind: mobmem_runtime::gc::record::PhaseKind,
+        pub t_s: f64,
+        pub duration_ms: f64,
+        pub gc_cpu_ms: f64,
+    }
+}
+
+/// Every table of the result with its columns, in the order of the row structs' fields.
+pub fn table_columns() -> Vec<(&'static str, Vec<&'static str>)> {
+    vec![
+        ("timeline", Sample::columns()),
+        ("events", Event::columns()),
+        ("gcs", GcRow::columns()),
+        ("gc_phases", GcPhaseRow::columns()),
+        ("janky_frames", JankyFrame::columns()),
+        ("app_memory", AppSample::columns()),
+        ("mutator_stops", MutatorStopRecord::columns()),
+    ]
 }
