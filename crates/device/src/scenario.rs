@@ -192,8 +192,8 @@ impl Scenario {
             return Err(at(self.device.span(), format!("device: unknown device {:?}; known: {}", self.device.get_ref(), known.devices.join(", "))));
         }
         let c = &self.system.collector;
-        if CollectorKind::parse(c.get_ref()).is_none() {
-            return Err(at(c.span(), format!("system.collector: unknown collector {:?}; expected one of {}", c.get_ref(), CollectorKind::names().join(", "))));
+        if let Err(e) = CollectorKind::named(c.get_ref()) {
+            return Err(at(c.span(), format!("system.collector: {e}")));
         }
         if let Some(l) = &self.system.lmkd {
             lmkd::KILLERS.get(l.get_ref()).map_err(|e| at(l.span(), format!("system.lmkd: {e}")))?;

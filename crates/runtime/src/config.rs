@@ -140,6 +140,10 @@ impl CollectorKind {
     pub fn parse(s: &str) -> Option<Self> {
         Self::all().into_iter().find(|k| k.info().name == s || k.info().aliases.contains(&s))
     }
+    /// A collector by name or alias, or the one message for an unknown name (with the known ones).
+    pub fn named(s: &str) -> Result<Self, String> {
+        Self::parse(s).ok_or_else(|| format!("unknown collector {s:?}; expected one of {}", Self::names().join(", ")))
+    }
     pub fn info(self) -> &'static CollectorInfo {
         Self::info_of(self.id as usize)
     }
@@ -541,7 +545,7 @@ static ENTRIES: &[Setting<RuntimeConfig>] = &[
         source: "ART: concurrent copying since Android 8",
         get: |c| c.fg_collector.short().into(),
         set: |c, v| {
-            let k = CollectorKind::parse(v.text()).ok_or_else(|| format!("unknown collector {:?}; expected one of {}", v.text(), CollectorKind::names().join(", ")))?;
+            let k = CollectorKind::named(v.text())?;
             c.fg_collector = k;
             c.bg_collector = k;
             Ok(())
@@ -556,7 +560,7 @@ static ENTRIES: &[Setting<RuntimeConfig>] = &[
         source: "ART: concurrent copying",
         get: |c| c.fg_collector.short().into(),
         set: |c, v| {
-            let k = CollectorKind::parse(v.text()).ok_or_else(|| format!("unknown collector {:?}; expected one of {}", v.text(), CollectorKind::names().join(", ")))?;
+            let k = CollectorKind::named(v.text())?;
             c.fg_collector = k;
             Ok(())
         },
@@ -570,7 +574,7 @@ static ENTRIES: &[Setting<RuntimeConfig>] = &[
         source: "ART: concurrent copying",
         get: |c| c.bg_collector.short().into(),
         set: |c, v| {
-            let k = CollectorKind::parse(v.text()).ok_or_else(|| format!("unknown collector {:?}; expected one of {}", v.text(), CollectorKind::names().join(", ")))?;
+            let k = CollectorKind::named(v.text())?;
             c.bg_collector = k;
             Ok(())
         },

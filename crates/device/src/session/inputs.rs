@@ -206,8 +206,7 @@ static SESSION_ENTRIES: &[Setting<SessionOptions>] = &[
         source: "the scenario's [system] table",
         get: |c| c.collector.clone(),
         set: |c, v| {
-            let k = mobmem_runtime::CollectorKind::parse(v.text())
-                .ok_or_else(|| format!("unknown collector {:?}; expected one of {}", v.text(), mobmem_runtime::CollectorKind::names().join(", ")))?;
+            let k = mobmem_runtime::CollectorKind::named(v.text())?;
             c.collector = k.short().to_string();
             Ok(())
         },
