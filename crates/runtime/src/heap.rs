@@ -69,80 +69,80 @@ pub enum AllocFail {
 pub struct Heap {
     pub objs: Objects,
     pub roots: Vec<ObjId>,
-    pub collector: CollectorKind,
+    pub(crate) collector: CollectorKind,
     pub regions: RegionSpace,
     /// Main space of a mark-sweep heap (empty otherwise).
-    pub main_fl: FreeListSpace,
-    pub non_moving: FreeListSpace,
-    pub los: LargeObjectSpace,
+    pub(crate) main_fl: FreeListSpace,
+    pub(crate) non_moving: FreeListSpace,
+    pub(crate) los: LargeObjectSpace,
     /// VMA of each space, indexed by `SpaceId as usize`.
     pub vma: [u32; 5],
-    pub proc_idx: u32,
+    pub(crate) proc_idx: u32,
     pub costs: RuntimeCosts,
-    pub tlab_size: u32,
-    pub los_threshold: u32,
-    pub use_los: bool,
+    pub(crate) tlab_size: u32,
+    pub(crate) los_threshold: u32,
+    pub(crate) use_los: bool,
     /// ART `num_bytes_allocated_`: bytes of objects allocated and not freed (all collected spaces).
     pub bytes_allocated: u64,
     /// Bytes ever allocated (the allocated-bytes clock).
     pub alloc_clock: u64,
-    pub objects_allocated: u64,
+    pub(crate) objects_allocated: u64,
     /// Allocation stack: objects allocated since the last flip (swapped into the collection's
     /// live stack at its first pause or checkpoint).
-    pub young: Vec<ObjId>,
+    pub(crate) young: Vec<ObjId>,
     /// Fresh units (unit, generation): allocated outside any collection, not yet on the
     /// allocation stack or the card chains (see [`Heap::settle_fresh`]).
-    pub fresh: Vec<(u32, u32)>,
+    pub(crate) fresh: Vec<(u32, u32)>,
     /// Objects and bytes of fresh units that died, per region, not yet reclaimed (ART would find
     /// them dead at the next collection: it frees them then, with their region's other garbage),
     /// the regions that have some, and the totals.
-    pub dead_objects: Vec<u32>,
-    pub dead_bytes: Vec<u32>,
-    pub dead_regions: Vec<u32>,
-    pub dead_total: (u64, u64),
+    pub(crate) dead_objects: Vec<u32>,
+    pub(crate) dead_bytes: Vec<u32>,
+    pub(crate) dead_regions: Vec<u32>,
+    pub(crate) dead_total: (u64, u64),
     /// The card table (128-byte cards over the collected spaces) the write barrier dirties.
     pub cards: CardTable,
     /// Per card, the first object starting on it (`id + 1`, 0 = none); the chain continues
     /// through `Info::next_in_card` (see [`Heap::card_objects`]).
-    pub card_first: Vec<u32>,
+    pub(crate) card_first: Vec<u32>,
     /// VMA of the card table in the kernel model (`None`: not modelled as memory).
-    pub card_vma: Option<u32>,
+    pub(crate) card_vma: Option<u32>,
     /// Last card-table page the mutator's write barrier touched.
-    pub card_cache: TouchCache,
+    pub(crate) card_cache: TouchCache,
     /// Fault injection for tests only: the write barrier forgets to mark cards. Never set
     /// outside tests (it breaks sticky collections, which is what the tests check).
     #[doc(hidden)]
     pub fault_skip_card_marks: bool,
     /// `RuntimeConfig::write_barrier`: reference stores mark cards.
-    pub write_barrier: bool,
+    pub(crate) write_barrier: bool,
     /// `RuntimeConfig::keep_free_pages`: freed regions are zeroed and kept, never released.
-    pub keep_free_pages: bool,
-    pub tlab: Tlab,
+    pub(crate) keep_free_pages: bool,
+    pub(crate) tlab: Tlab,
     /// Current evacuation region per class.
-    pub evac_region: Vec<u32>,
+    pub(crate) evac_region: Vec<u32>,
     pub classes: Vec<AllocClass>,
     /// Class of new mutator allocations.
     pub mutator_class: u8,
     /// Number of the current (or last) collection (page stamps of the GC working set).
-    pub epoch: u32,
+    pub(crate) epoch: u32,
     /// Mark byte value of the current collection (1..=255).
-    pub mark_epoch: u8,
+    pub(crate) mark_epoch: u8,
     /// Objects allocated now are marked (allocated black): a collection is past its initial pause.
-    pub allocate_black: bool,
+    pub(crate) allocate_black: bool,
     /// Page stamps per space for counting the GC thread's distinct pages.
-    pub page_stamp: [Vec<u32>; 3],
-    pub gc_pages_touched: u64,
+    pub(crate) page_stamp: [Vec<u32>; 3],
+    pub(crate) gc_pages_touched: u64,
     /// Object-granularity swap: objects with stubs, their space and the app's swap file.
     pub oswap: crate::object_swap::ObjectSwap,
     /// Next free region search start is implicit (lowest first); counters for reports:
-    pub tlabs_allocated: u64,
-    pub regions_released: u64,
+    pub(crate) tlabs_allocated: u64,
+    pub(crate) regions_released: u64,
     /// Last page touched by the GC thread and by the mutator (see [`TouchCache`]).
-    pub gc_cache: TouchCache,
-    pub mut_cache: TouchCache,
-    pub touch_ns: u64,
+    pub(crate) gc_cache: TouchCache,
+    pub(crate) mut_cache: TouchCache,
+    pub(crate) touch_ns: u64,
     /// The kernel's LRU is pure (every touch reorders it): no touch cache.
-    pub touch_cache_enabled: bool,
+    pub(crate) touch_cache_enabled: bool,
 }
 
 /// The last page a thread touched. Touching it again only costs the kernel's resident-touch
@@ -193,6 +193,41 @@ pub fn immune_space_pages(cfg: &RuntimeConfig) -> (u32, u32) {
 }
 
 impl Heap {
+    /// The object table (read-only: the heap's own methods change it).
+    pub fn objects(&self) -> &Objects {
+        &self.objs
+    }
+
+    /// The card table of the write barrier.
+    pub fn card_table(&self) -> &CardTable {
+        &self.cards
+    }
+
+    /// The card table's mapping (its VMA), when it has one.
+    pub fn card_table_vma(&self) -> Option<u32> {
+        self.card_vma
+    }
+
+    /// The region space (concurrent copying's and the region-based collectors' main space).
+    pub fn region_space(&self) -> &RegionSpace {
+        &self.regions
+    }
+
+    /// The free-list main space (mark-sweep's and mark-compact's).
+    pub fn main_free_list(&self) -> &FreeListSpace {
+        &self.main_fl
+    }
+
+    /// Bytes in live and not yet collected objects (ART's `num_bytes_allocated_`).
+    pub fn bytes_allocated(&self) -> u64 {
+        self.bytes_allocated
+    }
+
+    /// What object swap (a policy's paging of cold objects) did in this heap.
+    pub fn object_swap_stats(&self) -> &crate::object_swap::ObjectSwapStats {
+        &self.oswap.stats
+    }
+
     /// Map the heap's spaces for process `proc_idx` in the kernel model.
     pub fn new(k: &mut Kernel, proc_idx: u32, cfg: &RuntimeConfig, collector: CollectorKind) -> Result<Self, String> {
         cfg.validate()?;

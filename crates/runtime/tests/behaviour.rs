@@ -58,8 +58,8 @@ fn read_barrier_lets_mutators_copy_and_records_who_copied() {
     let r = rt.records.last().unwrap();
     let gc = rt.gc_thread();
     let mutator = rt.mutator.thread as u32;
-    let by_mut = objs.iter().filter(|&&o| rt.heap.objs.copied_by(o) == mutator).count();
-    let by_gc = objs.iter().filter(|&&o| rt.heap.objs.copied_by(o) == gc).count();
+    let by_mut = objs.iter().filter(|&&o| rt.heap.objects().copied_by(o) == mutator).count();
+    let by_gc = objs.iter().filter(|&&o| rt.heap.objects().copied_by(o) == gc).count();
     assert!(by_mut > 1000, "mutator copied {by_mut}");
     assert!(by_gc > 0, "GC thread copied {by_gc}");
     assert_eq!(by_mut + by_gc, objs.len(), "every object of a newly allocated region is copied");
@@ -100,7 +100,7 @@ fn escalation(kind: CollectorKind) {
         assert!(n < 20_000, "never ran out of memory");
     }
     assert!(rt.oom);
-    assert!(rt.heap.bytes_allocated <= 8 << 20);
+    assert!(rt.heap.bytes_allocated() <= 8 << 20);
     let alloc_gcs: Vec<_> = rt.records.iter().filter(|r| r.cause == "Alloc").collect();
     assert!(alloc_gcs.iter().any(|r| r.gc_type == "full"), "{kind:?}: no full alloc GC");
     assert!(rt.records.iter().any(|r| r.gc_type == "sticky"), "{kind:?}: no sticky GC");
@@ -134,7 +134,7 @@ fn concurrent_start_threshold_and_grow_for_utilization() {
     rt.explicit_gc(&mut k);
     let r = rt.records.last().unwrap();
     assert_eq!((r.cause, r.gc_type), ("Explicit", "full"));
-    let live = rt.heap.bytes_allocated;
+    let live = rt.heap.bytes_allocated();
     let grow = ((live as f64 * (1.0 / u - 1.0)) as u64).clamp(minf, maxf);
     assert_eq!(rt.target_footprint, live + (grow as f64 * mult) as u64);
     assert!(rt.target_footprint - rt.concurrent_start_bytes <= 512 << 10);
@@ -181,16 +181,20 @@ fn segregation_policy_places_survivors_by_allocation_state() {
         }
     }
     rt.collect_blocking(&mut k, GcCause::Explicit, GcType::Full);
-    let fg_tag = rt.heap.regions.tag_id("fg");
-    let bg_tag = rt.heap.regions.tag_id("bg");
+    let fg_tag = rt.heap.region_space().find_tag("fg").expect("the policy registered fg");
+    let bg_tag = rt.heap.region_space().find_tag("bg").expect("the policy registered bg");
     for (set, tag, other) in [(&fg, fg_tag, bg_tag), (&bg, bg_tag, fg_tag)] {
         for &o in set.iter() {
-            assert!(rt.heap.objs.is_live(o));
-            let r = RegionSpace::region_of(rt.heap.objs.addr(o));
-            assert!(rt.heap.regions.has_tag(r, tag) && !rt.heap.regions.has_tag(r, other), "object {o} in region {r} tags {:?}", rt.heap.regions.tag_names(r));
+            assert!(rt.heap.objects().is_live(o));
+            let r = RegionSpace::region_of(rt.heap.objects().addr(o));
+            assert!(
+                rt.heap.region_space().has_tag(r, tag) && !rt.heap.region_space().has_tag(r, other),
+                "object {o} in region {r} tags {:?}",
+                rt.heap.region_space().tag_names(r)
+            );
         }
     }
-    assert_eq!(rt.heap.regions.tag_names(RegionSpace::region_of(rt.heap.objs.addr(bgroot))), vec!["bg"]);
+    assert_eq!(rt.heap.region_space().tag_names(RegionSpace::region_of(rt.heap.objects().addr(bgroot))), vec!["bg"]);
 }
 
 #[test]
@@ -206,10 +210,10 @@ fn mark_compact_slides_live_objects_into_few_regions() {
             rt.write_ref(&mut k, keep, i / 40, o);
         }
     }
-    let before = rt.heap.regions.num_non_free;
+    let before = rt.heap.region_space().num_non_free;
     rt.collect_blocking(&mut k, GcCause::Explicit, GcType::Full);
-    let after = rt.heap.regions.num_non_free;
-    let live = rt.heap.bytes_allocated;
+    let after = rt.heap.region_space().num_non_free;
+    let live = rt.heap.bytes_allocated();
     assert!(before >= 30, "{before}");
     assert!((after as u64) <= live.div_ceil(REGION_SIZE) + 1, "{after} regions for {live} live bytes");
     let copied: u64 = rt.records.iter().map(|r| r.objects_copied).sum();
@@ -230,15 +234,15 @@ fn mark_sweep_does_not_move_and_fragments() {
         let o = rt.alloc(&mut k, 100, 0).unwrap();
         if i % 30 == 0 {
             rt.write_ref(&mut k, keep, i / 30, o);
-            kept.push((o, rt.heap.objs.addr(o)));
+            kept.push((o, rt.heap.objects().addr(o)));
         }
     }
     rt.collect_blocking(&mut k, GcCause::Explicit, GcType::Full);
     for &(o, a) in &kept {
-        assert_eq!(rt.heap.objs.addr(o), a, "mark-sweep moved an object");
+        assert_eq!(rt.heap.objects().addr(o), a, "mark-sweep moved an object");
     }
-    let frag = rt.heap.main_fl.fragmentation_bytes();
-    assert!(frag > 2 * rt.heap.main_fl.bytes_allocated, "fragmentation {frag}");
+    let frag = rt.heap.main_free_list().fragmentation_bytes();
+    assert!(frag > 2 * rt.heap.main_free_list().bytes_allocated, "fragmentation {frag}");
 }
 
 fn gcbench(kind: CollectorKind, heap_mib: u64) -> (Runtime, gcbench::GcBenchResult) {
@@ -282,9 +286,9 @@ fn gcbench_runs_with_every_collector() {
 fn semi_space_reserves_twice_the_heap() {
     let mut k = kernel();
     let rt = Runtime::new(&mut k, 1, "a", 0, cfg(CollectorKind::SemiSpace, 32), 0).unwrap();
-    assert_eq!(rt.heap.regions.num_regions as u64 * REGION_SIZE, 64 << 20);
+    assert_eq!(rt.heap.region_space().num_regions as u64 * REGION_SIZE, 64 << 20);
     let rt2 = Runtime::new(&mut k, 2, "b", 0, cfg(CollectorKind::ConcurrentMarkCompact, 32), 0).unwrap();
-    assert_eq!(rt2.heap.regions.num_regions as u64 * REGION_SIZE, 32 << 20);
+    assert_eq!(rt2.heap.region_space().num_regions as u64 * REGION_SIZE, 32 << 20);
     let _ = SpaceId::Main;
 }
 

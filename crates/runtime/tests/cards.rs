@@ -42,7 +42,7 @@ fn tree(rt: &mut Runtime, k: &mut Kernel, slot: usize, n: usize, size: u32) -> V
 }
 
 fn card_of(rt: &Runtime, o: ObjId) -> usize {
-    rt.heap.cards.index(rt.heap.objs.space(o) as usize, rt.heap.objs.addr(o))
+    rt.heap.card_table().index(rt.heap.objects().space(o) as usize, rt.heap.objects().addr(o))
 }
 
 #[test]
@@ -53,18 +53,18 @@ fn write_barrier_dirties_cards_and_collections_age_then_clean_them() {
         let b = rt.alloc(&mut k, 32, 2).unwrap();
         rt.set_root(&mut k, 0, a);
         rt.write_ref(&mut k, a, 0, NULL);
-        assert_eq!(rt.heap.cards.get(card_of(&rt, a)), CARD_CLEAN, "{kind:?}: a null store marks no card");
+        assert_eq!(rt.heap.card_table().get(card_of(&rt, a)), CARD_CLEAN, "{kind:?}: a null store marks no card");
         rt.write_ref(&mut k, a, 0, b);
-        assert_eq!(rt.heap.cards.get(card_of(&rt, a)), CARD_DIRTY);
+        assert_eq!(rt.heap.card_table().get(card_of(&rt, a)), CARD_DIRTY);
         rt.collect_blocking(&mut k, GcCause::Explicit, GcType::Full);
-        assert!(rt.heap.objs.is_live(b));
+        assert!(rt.heap.objects().is_live(b));
         // (a copying collector may have moved `a`; its old card was cleared with its region)
         let c = card_of(&rt, a);
         if kind != CollectorKind::ConcurrentCopying {
-            assert_eq!(rt.heap.cards.get(c), CARD_AGED, "{kind:?}: dirty → aged at card processing");
+            assert_eq!(rt.heap.card_table().get(c), CARD_AGED, "{kind:?}: dirty → aged at card processing");
         }
         rt.collect_blocking(&mut k, GcCause::Explicit, GcType::Full);
-        assert_eq!(rt.heap.cards.get(card_of(&rt, a)), CARD_CLEAN, "{kind:?}: aged → clean at the next");
+        assert_eq!(rt.heap.card_table().get(card_of(&rt, a)), CARD_CLEAN, "{kind:?}: aged → clean at the next");
         assert!(rt.records.iter().all(|r| r.cards_aged <= 2));
         rt.heap.check_card_chains().unwrap();
     }
@@ -87,7 +87,7 @@ fn card_granularity_decides_what_a_sticky_collection_scans() {
             let c = card_of(&rt, o);
             assert!(!cards.contains(&c));
             cards.push(c);
-            expect_objects += rt.heap.card_objects(c).filter(|&x| rt.heap.objs.flags(x) & flag::YOUNG == 0).count() as u64;
+            expect_objects += rt.heap.card_objects(c).filter(|&x| rt.heap.objects().flags(x) & flag::YOUNG == 0).count() as u64;
         }
         rt.collect_blocking(&mut k, GcCause::Requested, GcType::Sticky);
         let r = rt.records.last().unwrap();
@@ -125,7 +125,7 @@ fn sticky_vs_full(kind: CollectorKind) -> ((u64, u64), (u64, u64)) {
     let r = rt.records.last().unwrap();
     assert_eq!(r.gc_type, "sticky");
     assert_eq!(r.freed_objects, 1000, "{kind:?}: the young garbage is freed");
-    assert!(young.iter().all(|&y| rt.heap.objs.is_live(y)));
+    assert!(young.iter().all(|&y| rt.heap.objects().is_live(y)));
     rt.collect_blocking(&mut k, GcCause::Explicit, GcType::Full);
     (sticky, snapshot(&rt))
 }
@@ -201,7 +201,7 @@ fn card_table_is_anonymous_memory_in_the_kernel_model() {
         let mut rt = Runtime::new(&mut k, 7, "app", 0, c, 0).unwrap();
         tree(&mut rt, &mut k, 0, 50_000, 64);
         rt.collect_blocking(&mut k, GcCause::Explicit, GcType::Full);
-        match rt.heap.card_vma {
+        match rt.heap.card_table_vma() {
             Some(v) => {
                 assert!(in_memory);
                 assert_eq!(k.vmas[v as usize].name, "dalvik-card table");

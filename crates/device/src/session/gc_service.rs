@@ -114,7 +114,7 @@ impl GcService {
         let mut sparse: Option<(f64, usize)> = None;
         for (i, l) in apps.iter_mut().enumerate() {
             let rt = &mut l.rt;
-            let allocated = rt.heap.bytes_allocated;
+            let allocated = rt.heap.bytes_allocated();
             let gcs = rt.records.len();
             let pid = l.pid;
             let idx = match self.tracks.iter().position(|t| t.pid == pid) {

@@ -241,7 +241,7 @@ impl AppTotals {
         self.objects_read += l.w.stats.reads;
         self.trims += rt.stats.trims;
         self.transitions += rt.stats.transitions;
-        self.object_swap.add(&rt.heap.oswap.stats);
+        self.object_swap.add(rt.heap.object_swap_stats());
         let st = &k.procs[l.proc_idx as usize].stats;
         self.refault_anon += st.refault_anon;
         self.refault_file += st.refault_file;

@@ -95,6 +95,10 @@ impl RegionSpace {
         self.tag_names.push(name.into());
         (self.tag_names.len() - 1) as u32
     }
+    /// The id of a registered tag, if it is one.
+    pub fn find_tag(&self, name: &str) -> Option<u32> {
+        self.tag_names.iter().position(|n| n == name).map(|i| i as u32)
+    }
     pub fn tag_names(&self, r: u32) -> Vec<&str> {
         (0..self.tag_names.len()).filter(|&i| self.tags[r as usize] >> i & 1 == 1).map(|i| self.tag_names[i].as_str()).collect()
     }
