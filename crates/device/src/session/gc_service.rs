@@ -94,10 +94,6 @@ impl GcService {
         Self { next: now + cfg.period_ns, last: now, cfg, stats: ServiceStats::default(), tracks: Vec::new() }
     }
 
-    pub fn due(&self, now: Nanos) -> bool {
-        now >= self.next
-    }
-
     /// One period: returns the CPU time the service used (to be charged to its process).
     pub fn tick(&mut self, k: &mut Kernel, apps: &mut [&mut Live], now: Nanos) -> Nanos {
         let dt = (now - self.last).max(1) as f64 / 1e9;
@@ -195,13 +191,13 @@ impl SessionService for GcService {
         true
     }
 
-    /// A period when one is due.
+    /// A period is due.
+    fn due(&self, now: Nanos) -> bool {
+        now >= self.next
+    }
+
     fn run(&mut self, k: &mut Kernel, apps: &mut [&mut Live], now: Nanos) -> Nanos {
-        if self.due(now) {
-            self.tick(k, apps, now)
-        } else {
-            0
-        }
+        self.tick(k, apps, now)
     }
 
     fn stats(&self) -> serde_json::Value {

@@ -352,15 +352,18 @@ impl Session {
         Ok(())
     }
 
-    /// The session services, in order: their decisions, their CPU on system_server.
+    /// The session services that are due, in order: their decisions, their CPU on system_server.
     fn run_services(&mut self, now: Nanos) {
-        if self.services.is_empty() {
+        // Gathering the live apps allocates: only in a slice where some service has work.
+        if !self.services.iter().any(|(_, svc)| svc.due(now)) {
             return;
         }
         let mut live: Vec<&mut Live> = self.apps.iter_mut().filter_map(|a| a.live.as_mut()).filter(|l| l.alive(&self.k)).collect();
         let mut cpu = 0;
         for (_, svc) in self.services.iter_mut() {
-            cpu += svc.run(&mut self.k, &mut live, now);
+            if svc.due(now) {
+                cpu += svc.run(&mut self.k, &mut live, now);
+            }
         }
         if cpu > 0 {
             if let Some(ss) = self.system_server() {

@@ -85,15 +85,15 @@ pub struct AppSample {
 }
 }
 
+/// The `dumpsys meminfo` App Summary categories, by [`meminfo_category`]'s index: the columns of
+/// [`AppSample`] that split its RSS.
+pub const MEMINFO_CATEGORIES: [&str; 6] = ["java_heap_mib", "native_heap_mib", "code_mib", "graphics_mib", "stack_mib", "other_mib"];
+
 /// The `dumpsys meminfo` App Summary category of a mapping, by its name: the ART heap spaces and
 /// boot image (`dalvik-… space`, `*.art`) are Java heap; malloc arenas are native heap; mapped
 /// APKs, dex/oat, shared libraries and the framework's code are code; gralloc/EGL buffers are
 /// graphics; thread stacks are stack; everything else (card table, other `dalvik-` metadata,
 /// object-swap files) is other.
-/// The `dumpsys meminfo` App Summary categories, by [`meminfo_category`]'s index: the columns of
-/// [`AppSample`] that split its RSS.
-pub const MEMINFO_CATEGORIES: [&str; 6] = ["java_heap_mib", "native_heap_mib", "code_mib", "graphics_mib", "stack_mib", "other_mib"];
-
 pub fn meminfo_category(name: &str, file: bool) -> usize {
     const JAVA: usize = 0;
     const NATIVE: usize = 1;

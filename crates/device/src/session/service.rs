@@ -3,8 +3,8 @@
 //!
 //! The session calls a service at three points: when an app's runtime starts
 //! ([`SessionService::takes_gc_triggers`]: the runtime then leaves its collection triggers and
-//! trimming to the service, `mobmem_runtime::trigger`), after every slice of simulated time
-//! ([`SessionService::run`] with the live apps; the CPU time it returns is charged to
+//! trimming to the service, `mobmem_runtime::trigger`), after a slice of simulated time when it is
+//! [`SessionService::due`] ([`SessionService::run`] with the live apps; the CPU time it returns is charged to
 //! system_server), and in the run's summary ([`SessionService::stats`], under the service's name;
 //! `null` for a registered service that was off).
 //!
@@ -22,7 +22,12 @@ pub trait SessionService {
         false
     }
 
-    /// Run the service up to `now` with the live apps; returns the CPU time it used.
+    /// Whether the service has work at `now` (the session gathers the live apps only then).
+    fn due(&self, _now: Nanos) -> bool {
+        true
+    }
+
+    /// Run the service at `now`, when it is due, with the live apps; returns the CPU time it used.
     fn run(&mut self, k: &mut Kernel, apps: &mut [&mut Live], now: Nanos) -> Nanos;
 
     /// What the service did, for the summary.

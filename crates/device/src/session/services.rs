@@ -28,17 +28,18 @@ pub static SERVICES: Registry<Build> = Registry {
     }],
 };
 
-/// Build the services `names` lists, in that order.
-pub fn build(names: &[String], o: &SessionOptions, now: Nanos) -> Result<Vec<Running>, String> {
-    check(names)?;
-    Ok(names.iter().filter_map(|n| SERVICES.get(n).ok()).map(|c| (c.name, (c.build)(o, now))).collect())
+/// The registered service `name`, or the setting's error (the setting only splits the list,
+/// since the settings sit below the services that need them).
+fn lookup(name: &str) -> Result<&'static Component<Build>, String> {
+    SERVICES.get(name).map_err(|e| format!("setting system.services: {e}"))
 }
 
-/// Check that every name in `names` is a registered service (the setting only splits the list,
-/// since the settings sit below the services that need them).
+/// Build the services `names` lists, in that order.
+pub fn build(names: &[String], o: &SessionOptions, now: Nanos) -> Result<Vec<Running>, String> {
+    names.iter().map(|n| lookup(n).map(|c| (c.name, (c.build)(o, now)))).collect()
+}
+
+/// Check that every name in `names` is a registered service.
 pub fn check(names: &[String]) -> Result<(), String> {
-    for n in names {
-        SERVICES.get(n).map_err(|e| format!("setting system.services: {e}"))?;
-    }
-    Ok(())
+    names.iter().try_for_each(|n| lookup(n).map(|_| ()))
 }
