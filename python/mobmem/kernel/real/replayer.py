@@ -661,7 +661,13 @@ def _drive(trace, trace_path, spawner: "_Spawner", opts: RealOptions, before_exi
                 c.popen.stdin.flush()
             except BrokenPipeError:
                 pass
-            c.popen.wait()
+            if c.popen.wait() < 0:
+                # Killed before it could exit: an OOM victim whose SIGKILL was still being
+                # delivered when the allocating process died (a busy host frees the victim's
+                # memory slowly), so the reap after that batch did not see it yet.
+                c.final = {}
+                killed(c, s, s + 1)
+                continue
             c.alive = False
             continue
         # a run of map/touch/madvise of one process, in chunks of MAX_BATCH ops
