@@ -374,3 +374,60 @@ def test_every_path_architecture_md_names_exists():
     assert len(named) > 200 and sum(1 for _, n, _, _ in named if n.endswith("/")) > 20  # the map was read
     missing = [f"ARCHITECTURE.md:{i}: {n} (looked for {', '.join(w)})" for i, n, w, ok in sorted(named) if not ok]
     assert not missing, "ARCHITECTURE.md names paths that do not exist:\n" + "\n".join(missing)
+
+
+_STRUCT = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?struct\s+\w+[^;(]*\{\s*$")
+_FIELD = re.compile(r"^\s*(pub(\([^)]*\))?\s+)?(?:r#)?\w+\s*:")
+
+
+def struct_field_visibility(source: str) -> tuple[int, int]:
+    """(fields, fully `pub` fields) of the brace-bodied structs in one Rust file: the fields at the
+    struct body's own level, so nested items and tuple structs do not count."""
+    lines = source.split("\n")
+    fields = public = 0
+    i = 0
+    while i < len(lines):
+        if not _STRUCT.match(lines[i]) or "//" in lines[i].split("struct")[0]:
+            i += 1
+            continue
+        depth, i = 1, i + 1
+        while i < len(lines) and depth:
+            line = lines[i].strip()
+            m = _FIELD.match(lines[i]) if depth == 1 and not line.startswith(("//", "#")) else None
+            if m:
+                fields += 1
+                public += bool(m.group(1)) and not m.group(2)
+            depth += lines[i].count("{") - lines[i].count("}")
+            i += 1
+    return fields, public
+
+
+def test_field_visibility_counter_reads_struct_bodies():
+    src = (
+        "pub struct A {\n    pub x: u32,\n    pub(crate) y: Vec<u8>,\n    z: u64,\n}\n"
+        "struct B { \n    pub w: f64,\n}\n"
+        "impl A {\n    fn f(&self) -> u32 { let a: u32 = 1; a }\n}\n"
+        "pub struct T(pub u32);\n"
+    )
+    assert struct_field_visibility(src) == (4, 2)
+
+
+def test_struct_state_is_private_by_default():
+    """A minority of the crates' struct fields is `pub`: what another crate needs is a method or a
+    field of a plain record; the rest is `pub(crate)` or private."""
+    fields = public = 0
+    for p in ROOT.glob("crates/*/src/**/*.rs"):
+        f, pub = struct_field_visibility(p.read_text())
+        fields, public = fields + f, public + pub
+    assert fields > 1000  # the crates were read
+    assert public < fields / 2, f"{public} of {fields} struct fields are pub"
+
+
+def test_no_source_file_is_over_1300_lines():
+    """One concept per module: a file that outgrows this has more than one in it."""
+    long = [
+        f"{p.relative_to(ROOT)}: {n} lines"
+        for p in sorted([*ROOT.glob("crates/*/src/**/*.rs"), *ROOT.glob("python/mobmem/**/*.py")])
+        if (n := p.read_text().count("\n")) > 1300
+    ]
+    assert not long, "\n".join(long)

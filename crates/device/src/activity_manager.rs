@@ -52,17 +52,17 @@ pub enum ProcState {
 #[derive(Clone, Debug, Serialize)]
 pub struct AmProc {
     /// Kernel process index.
-    pub proc_idx: u32,
-    pub state: ProcState,
+    pub(crate) proc_idx: u32,
+    pub(crate) state: ProcState,
     /// When the process last left (or was in) the foreground: recency order of cached apps.
-    pub last_used: Nanos,
+    pub(crate) last_used: Nanos,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct AmKill {
-    pub time_ns: Nanos,
-    pub proc_idx: u32,
-    pub reason: String,
+    pub(crate) time_ns: Nanos,
+    pub(crate) proc_idx: u32,
+    pub(crate) reason: String,
 }
 
 /// `ProcessList.computeEmptyProcessLimit`: half of the process limit is for empty processes.
@@ -82,12 +82,12 @@ pub const MAX_EMPTY_TIME_NS: Nanos = 30 * 60 * 1_000_000_000;
 pub struct ActivityManager {
     /// Cached processes with activities kept before the oldest is killed: the device's process
     /// limit minus the empty-process limit (half of it).
-    pub max_cached: u32,
+    pub(crate) max_cached: u32,
     /// Empty processes kept before the oldest is killed (`CUR_MAX_EMPTY_PROCESSES`).
-    pub max_empty: u32,
+    pub(crate) max_empty: u32,
     /// Empty processes kept whatever their age (`CUR_TRIM_EMPTY_PROCESSES`).
-    pub trim_empty: u32,
-    pub procs: Vec<AmProc>,
+    pub(crate) trim_empty: u32,
+    pub(crate) procs: Vec<AmProc>,
 }
 
 impl ActivityManager {

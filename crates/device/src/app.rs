@@ -17,88 +17,88 @@ use std::path::Path;
 #[serde(deny_unknown_fields)]
 pub struct JavaHeap {
     /// Live heap while in the foreground, MiB.
-    pub live_fg_mib: f64,
+    pub(crate) live_fg_mib: f64,
     /// Allocation rate in the foreground / background, MiB per second.
-    pub alloc_fg_mib_s: f64,
-    pub alloc_bg_mib_s: f64,
+    pub(crate) alloc_fg_mib_s: f64,
+    pub(crate) alloc_bg_mib_s: f64,
     /// Share of heap bytes within depth ≤ 2 of a root.
-    pub near_root_share: f64,
+    pub(crate) near_root_share: f64,
     /// Reference fields per object (mean).
-    pub fanout: f64,
+    pub(crate) fanout: f64,
     /// Share of allocated objects that die within the first MiB of allocation, and that are long-lived.
-    pub short_lived_share: f64,
-    pub long_lived_share: f64,
+    pub(crate) short_lived_share: f64,
+    pub(crate) long_lived_share: f64,
     /// Launch access set: share of near-root + foreground-young objects among the objects a hot
     /// launch touches, and the share of other live objects touched.
-    pub launch_nro_fyo_share: f64,
-    pub launch_other_live_share: f64,
+    pub(crate) launch_nro_fyo_share: f64,
+    pub(crate) launch_other_live_share: f64,
     /// Whether the app sizes caches from the reported maximum heap (heap-size feedback).
-    pub introspects_heap_size: bool,
+    pub(crate) introspects_heap_size: bool,
     /// The manifest declares `android:largeHeap` (its heap limit is `dalvik.vm.heapsize`).
     #[serde(default)]
-    pub large_heap: bool,
-    pub source: String,
+    pub(crate) large_heap: bool,
+    pub(crate) source: String,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Native {
     /// Native anonymous memory (malloc), MiB.
-    pub anon_mib: f64,
+    pub(crate) anon_mib: f64,
     /// Graphics buffers (anon, touched every frame while visible), MiB.
-    pub graphics_mib: f64,
-    pub source: String,
+    pub(crate) graphics_mib: f64,
+    pub(crate) source: String,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Files {
     /// Executable code (oat/odex/.so), MiB; mapped exec.
-    pub code_mib: f64,
+    pub(crate) code_mib: f64,
     /// Resources and other data files, MiB.
-    pub resources_mib: f64,
+    pub(crate) resources_mib: f64,
     /// Share of the file pages read during a cold launch.
-    pub cold_launch_read_share: f64,
+    pub(crate) cold_launch_read_share: f64,
     /// Share of the file pages touched during a hot launch.
-    pub hot_launch_read_share: f64,
-    pub source: String,
+    pub(crate) hot_launch_read_share: f64,
+    pub(crate) source: String,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Launch {
     /// CPU work of a cold / hot launch on the reference big core, ms.
-    pub cold_cpu_ms: f64,
-    pub hot_cpu_ms: f64,
-    pub source: String,
+    pub(crate) cold_cpu_ms: f64,
+    pub(crate) hot_cpu_ms: f64,
+    pub(crate) source: String,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Activity {
     /// CPU work per frame in the foreground, ms (60 Hz frames).
-    pub frame_cpu_ms: f64,
+    pub(crate) frame_cpu_ms: f64,
     /// Background activity as a fraction of foreground work.
-    pub background_share: f64,
-    pub source: String,
+    pub(crate) background_share: f64,
+    pub(crate) source: String,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct AppProfile {
     pub name: String,
-    pub package: String,
+    pub(crate) package: String,
     /// True for profiles whose values are estimates (all popular-app profiles shipped so far).
     pub estimate: bool,
     /// A benchmark program run as an app (DaCapo, SPECjvm98 on the phone), not a popular app:
     /// the popular apps' measured Java-heap shares do not bound its memory.
     #[serde(default)]
     pub benchmark: bool,
-    pub java_heap: JavaHeap,
-    pub native: Native,
-    pub files: Files,
-    pub launch: Launch,
-    pub activity: Activity,
+    pub(crate) java_heap: JavaHeap,
+    pub(crate) native: Native,
+    pub(crate) files: Files,
+    pub(crate) launch: Launch,
+    pub(crate) activity: Activity,
 }
 
 impl AppProfile {

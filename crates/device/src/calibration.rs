@@ -28,23 +28,23 @@ use toml::Spanned;
 pub struct Knobs {
     /// Multiplies the anonymous and file-backed memory of every system process of
     /// `data/system.toml` (persistent services and preinstalled apps' cached processes).
-    pub system_memory_scale: f64,
+    pub(crate) system_memory_scale: f64,
     /// Multiplies every app's native heap (malloc: decoded images, caches, native libraries' state).
-    pub app_native_scale: f64,
+    pub(crate) app_native_scale: f64,
     /// Multiplies the live Java heap of every app whose heap is an estimate (a measured heap, such
     /// as one read from a GC log, and a synthetic app's specified heap stay as they are).
-    pub app_java_scale: f64,
+    pub(crate) app_java_scale: f64,
     /// Multiplies every app's mapped code and resources (oat/vdex/.so, APK resources).
-    pub app_code_scale: f64,
+    pub(crate) app_code_scale: f64,
     /// The share of an app's code and resources it keeps re-reading while in use (its file-backed
     /// working set; the most used part first).
-    pub file_working_set_share: f64,
+    pub(crate) file_working_set_share: f64,
     /// Multiplies every app's share of long-lived objects, besides near-root and recently
     /// allocated ones, that a hot launch reads.
-    pub launch_heap_scale: f64,
+    pub(crate) launch_heap_scale: f64,
     /// The share of its native heap's used part every app frees when its UI is hidden
     /// (`onTrimMemory(TRIM_MEMORY_UI_HIDDEN)`).
-    pub ui_hidden_release_share: f64,
+    pub(crate) ui_hidden_release_share: f64,
 }
 
 impl Default for Knobs {

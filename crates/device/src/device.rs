@@ -11,29 +11,29 @@ use std::collections::BTreeMap;
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct CpuCluster {
-    pub cluster: String,
-    pub cores: u32,
-    pub freq_mhz: u32,
+    pub(crate) cluster: String,
+    pub(crate) cores: u32,
+    pub(crate) freq_mhz: u32,
     /// Speed relative to the cost model's reference core.
-    pub speed: f64,
+    pub(crate) speed: f64,
     /// Operating points (MHz, ascending, ending at `freq_mhz`); absent: `freq_mhz` only.
     #[serde(default)]
-    pub opp_mhz: Vec<u32>,
+    pub(crate) opp_mhz: Vec<u32>,
     /// Voltage per operating point (mV), for dynamic power `C · V² · f`.
     #[serde(default)]
-    pub opp_mv: Vec<u32>,
+    pub(crate) opp_mv: Vec<u32>,
     /// Busy power per operating point (mW) where the source gives power rather than voltages.
     #[serde(default)]
-    pub opp_mw: Vec<f64>,
+    pub(crate) opp_mw: Vec<f64>,
     /// Dynamic power coefficient C, µW/MHz/V² (with `opp_mv`).
     #[serde(default)]
-    pub dynamic_power_coefficient: Option<f64>,
+    pub(crate) dynamic_power_coefficient: Option<f64>,
     /// Leakage of a busy core at the top voltage, mW (with `opp_mv`).
     #[serde(default)]
-    pub leak_mw: f64,
+    pub(crate) leak_mw: f64,
     /// Power of an idle core, mW.
     #[serde(default)]
-    pub idle_mw: Option<f64>,
+    pub(crate) idle_mw: Option<f64>,
 }
 
 impl CpuCluster {
@@ -78,35 +78,35 @@ impl CpuCluster {
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Storage {
-    pub kind: String,
-    pub random_read_us: f64,
-    pub seq_read_mb_s: f64,
-    pub write_mb_s: f64,
+    pub(crate) kind: String,
+    pub(crate) random_read_us: f64,
+    pub(crate) seq_read_mb_s: f64,
+    pub(crate) write_mb_s: f64,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Hardware {
-    pub max_cached_processes: u32,
+    pub(crate) max_cached_processes: u32,
     /// The display's size in pixels (width, height): an app window's buffers are three
     /// full-screen 32-bit buffers.
-    pub display_px: [u32; 2],
+    pub(crate) display_px: [u32; 2],
     /// GPU memory (textures in the renderer's resource cache, kgsl/ion: not on an LRU, so never
     /// reclaimed or swapped) an app keeps when its UI is hidden, at most (MiB).
-    pub gpu_cache_background_mib: f64,
+    pub(crate) gpu_cache_background_mib: f64,
     pub cpu: Vec<CpuCluster>,
-    pub storage: Storage,
+    pub(crate) storage: Storage,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct DeviceProfile {
-    pub name: String,
-    pub source: String,
+    pub(crate) name: String,
+    pub(crate) source: String,
     pub device: Hardware,
-    pub kernel: BTreeMap<String, toml::Value>,
+    pub(crate) kernel: BTreeMap<String, toml::Value>,
     #[serde(default)]
-    pub runtime: Option<toml::Value>,
+    pub(crate) runtime: Option<toml::Value>,
 }
 
 impl DeviceProfile {

@@ -7,10 +7,10 @@ use std::path::Path;
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[error("{}", self.located())]
 pub struct InputError {
-    pub file: String,
-    pub line: usize,
-    pub col: usize,
-    pub msg: String,
+    pub(crate) file: String,
+    pub(crate) line: usize,
+    pub(crate) col: usize,
+    pub(crate) msg: String,
 }
 
 impl InputError {

@@ -32,27 +32,27 @@ use mobmem_runtime::CollectorKind;
 #[serde(deny_unknown_fields)]
 pub struct System {
     #[serde(default = "default_collector")]
-    pub collector: Spanned<String>,
+    pub(crate) collector: Spanned<String>,
     #[serde(default)]
-    pub lmkd: Option<Spanned<String>>,
+    pub(crate) lmkd: Option<Spanned<String>>,
     #[serde(default)]
-    pub policies: Vec<Spanned<String>>,
+    pub(crate) policies: Vec<Spanned<String>>,
     /// Kernel settings (`kernel.<key>` without the prefix), with their place in the file for
     /// error messages.
     #[serde(default)]
-    pub kernel: BTreeMap<Spanned<String>, Spanned<toml::Value>>,
+    pub(crate) kernel: BTreeMap<Spanned<String>, Spanned<toml::Value>>,
     /// Runtime settings (ART's `dalvik.vm.*` heap properties and the runtime's other settings),
     /// for every app: how the measured phone's build configured them.
     #[serde(default)]
-    pub runtime: BTreeMap<Spanned<String>, Spanned<toml::Value>>,
+    pub(crate) runtime: BTreeMap<Spanned<String>, Spanned<toml::Value>>,
     /// Cached-app compaction (process_madvise PAGEOUT on private anon of cached apps).
     #[serde(default)]
-    pub cached_app_compaction: bool,
+    pub(crate) cached_app_compaction: bool,
     #[serde(default)]
-    pub freezer: bool,
+    pub(crate) freezer: bool,
     /// Cached apps keep a small background activity (default); false: they are idle.
     #[serde(default = "yes")]
-    pub cached_app_work: bool,
+    pub(crate) cached_app_work: bool,
 }
 
 fn yes() -> bool {
@@ -81,7 +81,7 @@ impl Default for System {
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct AppRef {
-    pub name: Spanned<String>,
+    pub(crate) name: Spanned<String>,
 }
 
 /// The longest `use` or `wait` step, in seconds (about 116 days; repeat a step for longer). With
@@ -97,23 +97,23 @@ pub const MAX_STEP_SECONDS: f64 = 1e7;
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Step {
-    pub action: Spanned<String>,
+    pub(crate) action: Spanned<String>,
     #[serde(default)]
-    pub app: Option<Spanned<String>>,
+    pub(crate) app: Option<Spanned<String>>,
     #[serde(default)]
-    pub warmup: Option<Spanned<bool>>,
+    pub(crate) warmup: Option<Spanned<bool>>,
     #[serde(default)]
-    pub seconds: Option<Spanned<f64>>,
+    pub(crate) seconds: Option<Spanned<f64>>,
     #[serde(default)]
-    pub times: Option<Spanned<u32>>,
+    pub(crate) times: Option<Spanned<u32>>,
     #[serde(default)]
-    pub apps: Option<Vec<Spanned<String>>>,
+    pub(crate) apps: Option<Vec<Spanned<String>>>,
     #[serde(default)]
-    pub steps: Option<Vec<Step>>,
+    pub(crate) steps: Option<Vec<Step>>,
     #[serde(default)]
-    pub mib: Option<Spanned<u32>>,
+    pub(crate) mib: Option<Spanned<u32>>,
     #[serde(default)]
-    pub mode: Option<Spanned<String>>,
+    pub(crate) mode: Option<Spanned<String>>,
 }
 
 /// A validated step.
@@ -142,19 +142,19 @@ pub enum Action {
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct Scenario {
-    pub name: String,
+    pub(crate) name: String,
     #[serde(default)]
     pub description: String,
-    pub device: Spanned<String>,
+    pub(crate) device: Spanned<String>,
     #[serde(default = "default_seed")]
-    pub seed: u64,
+    pub(crate) seed: u64,
     #[serde(default)]
-    pub system: System,
-    pub apps: Vec<AppRef>,
-    pub script: Vec<Step>,
+    pub(crate) system: System,
+    pub(crate) apps: Vec<AppRef>,
+    pub(crate) script: Vec<Step>,
     /// What the scenario is meant to produce (checked by the shipped-scenario test).
     #[serde(default)]
-    pub expect: Expect,
+    pub(crate) expect: Expect,
     /// The script after validation.
     #[serde(skip)]
     pub actions: Vec<Action>,
@@ -171,10 +171,10 @@ fn default_seed() -> u64 {
 pub struct Expect {
     /// The scenario creates memory pressure: its run must swap out, reclaim directly or kill.
     #[serde(default)]
-    pub pressure: bool,
+    pub(crate) pressure: bool,
     /// Some app is meant to run out of Java heap (otherwise a Java OOM is a failed run).
     #[serde(default)]
-    pub java_oom: bool,
+    pub(crate) java_oom: bool,
 }
 
 /// Names a scenario may refer to.

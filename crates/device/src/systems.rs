@@ -26,12 +26,12 @@ struct Entry {
 /// One named system.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct System {
-    pub name: String,
-    pub description: String,
+    pub(crate) name: String,
+    pub(crate) description: String,
     /// `key=value` settings, variables unresolved.
-    pub settings: Vec<String>,
+    pub(crate) settings: Vec<String>,
     /// Line of its `[name]` header.
-    pub line: usize,
+    pub(crate) line: usize,
 }
 
 /// The systems of `path`, in file order; a bad entry is an error naming FILE:LINE:COL and field.

@@ -24,7 +24,7 @@ pub type ThreadId = u32;
 /// Where and when a slice of work ran.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Slot {
-    pub core: usize,
+    pub(crate) core: usize,
     pub start: Nanos,
     pub end: Nanos,
     /// Time spent runnable but waiting for a core.
@@ -39,14 +39,14 @@ pub struct Slot {
 pub struct ThreadStats {
     pub cpu_ns: Nanos,
     pub runnable_wait_ns: Nanos,
-    pub slices: u64,
+    pub(crate) slices: u64,
     /// Energy of its slices, picojoules (0 without a power model).
     pub energy_pj: u64,
-    pub class: Class,
+    pub(crate) class: Class,
     /// Pinned to this core (`None`: any core).
-    pub affinity: Option<usize>,
+    pub(crate) affinity: Option<usize>,
     /// Frequency cap of this thread's slices, MHz (`None`: the governor's choice).
-    pub cap_mhz: Option<u32>,
+    pub(crate) cap_mhz: Option<u32>,
 }
 
 #[derive(Debug)]

@@ -195,18 +195,18 @@ pub struct Dvfs {
     membound: [f64; 4],
     energy_pj: [u64; 6],
     /// Whether the device gave power coefficients (otherwise energy is not reported).
-    pub has_power: bool,
+    pub(crate) has_power: bool,
 }
 
 /// Where a slice ran and what it cost.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Run {
-    pub dur: Nanos,
+    pub(crate) dur: Nanos,
     /// Time over the work's reference duration (a slower core, a lower frequency; a core faster
     /// than the reference gives no credit).
-    pub stretch: Nanos,
-    pub energy_pj: u64,
-    pub mhz: u32,
+    pub(crate) stretch: Nanos,
+    pub(crate) energy_pj: u64,
+    pub(crate) mhz: u32,
 }
 
 impl Dvfs {

@@ -149,7 +149,7 @@ pub struct Info {
 /// An error in one `key=value` setting.
 #[derive(Debug, PartialEq, Eq, Clone)]
 pub struct SettingError {
-    pub key: String,
+    pub(crate) key: String,
     pub msg: String,
 }
 

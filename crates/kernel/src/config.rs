@@ -144,13 +144,13 @@ pub struct CostModel {
     /// phone big core (x86 hosts measure 0.25–0.5 µs for the fault path plus clear_page).
     pub minor_fault_ns: u64,
     /// Minor fault mapping an already cached file page. estimate.
-    pub file_minor_fault_ns: u64,
+    pub(crate) file_minor_fault_ns: u64,
     /// Fault-path overhead of a major fault, excluding the device (swapin_readahead, rmap). estimate.
-    pub major_fault_overhead_ns: u64,
+    pub(crate) major_fault_overhead_ns: u64,
     /// zram decompression of one 4 KiB page (lz4), big core. estimate: typically 2–5 µs.
-    pub zram_decompress_ns: u64,
+    pub(crate) zram_decompress_ns: u64,
     /// zram compression of one page. estimate: typically 2–3× decompression.
-    pub zram_compress_ns: u64,
+    pub(crate) zram_compress_ns: u64,
     /// Random 4 KiB read latency of the flash device (UFS 2.x). estimate: typical UFS random 4 KiB read 60–100 µs.
     pub flash_read_ns: u64,
     /// Sequential flash read bandwidth in bytes/s, for readahead beyond the first page.
@@ -159,9 +159,9 @@ pub struct CostModel {
     /// Flash write bandwidth in bytes/s (swap-out, writeback). estimate: UFS 2.1 ≈ 200 MB/s.
     pub flash_write_bw: u64,
     /// Scanning one page in shrink_*_list (isolation, page_referenced rmap walk). estimate.
-    pub scan_page_ns: u64,
+    pub(crate) scan_page_ns: u64,
     /// Reclaiming (unmapping, freeing) one page in shrink_page_list. estimate.
-    pub reclaim_page_ns: u64,
+    pub(crate) reclaim_page_ns: u64,
     /// Copying one 4 KiB page at a copy-on-write break (`copy_user_highpage` in `wp_page_copy`),
     /// on top of `minor_fault_ns` for the fault. estimate: a cache-cold 4 KiB copy at ~8–10 GB/s
     /// on a phone big core, ≈ 0.4–0.5 µs.
@@ -192,19 +192,19 @@ impl Default for CostModel {
 pub struct ZramModel {
     /// Mean compression ratio (original / compressed) of pages that are not same-filled.
     /// estimate: heap pages ≈ 2.5–3:1 with lz4.
-    pub ratio: f64,
+    pub(crate) ratio: f64,
     /// Spread (σ of log size) of the per-page compressed size. estimate.
-    pub sigma: f64,
+    pub(crate) sigma: f64,
     /// Fraction of written anon pages that are same-filled (zram stores no data for them).
     /// estimate; traces that write known content set it to 0.
-    pub same_page_fraction: f64,
+    pub(crate) same_page_fraction: f64,
     /// Size above which zsmalloc stores a page uncompressed (huge class). source: zsmalloc
     /// huge_class_size on 4 KiB pages ≈ 3264 bytes.
-    pub huge_class_bytes: u32,
+    pub(crate) huge_class_bytes: u32,
     /// zsmalloc pool pages per page of compressed bytes (partly filled zspages, metadata).
     /// source: measured on this project's host with lz4, mem_used_total / compr_data_size =
     /// 1.035–1.084 over the validation traces (docs/validation.md); 1.05 is their middle.
-    pub pool_overhead: f64,
+    pub(crate) pool_overhead: f64,
 }
 
 impl Default for ZramModel {
@@ -216,11 +216,11 @@ impl Default for ZramModel {
 /// Parameters of Acclaim's lightweight prediction-based reclaim (`lwp`).
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct LwpConfig {
-    pub p1: f64,
-    pub p2: f64,
-    pub t1: f64,
-    pub slot_ns: u64,
-    pub window_ns: u64,
+    pub(crate) p1: f64,
+    pub(crate) p2: f64,
+    pub(crate) t1: f64,
+    pub(crate) slot_ns: u64,
+    pub(crate) window_ns: u64,
 }
 
 impl Default for LwpConfig {
@@ -234,16 +234,16 @@ impl Default for LwpConfig {
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct Cpufreq {
     pub governor: String,
-    pub sampling_ms: u64,
-    pub up_threshold: u32,
-    pub target_load: u32,
-    pub go_hispeed_load: u32,
-    pub min_sample_ms: u64,
-    pub gc_cap_mhz: u32,
-    pub membound_app: f64,
-    pub membound_gc: f64,
-    pub membound_kswapd: f64,
-    pub membound_system: f64,
+    pub(crate) sampling_ms: u64,
+    pub(crate) up_threshold: u32,
+    pub(crate) target_load: u32,
+    pub(crate) go_hispeed_load: u32,
+    pub(crate) min_sample_ms: u64,
+    pub(crate) gc_cap_mhz: u32,
+    pub(crate) membound_app: f64,
+    pub(crate) membound_gc: f64,
+    pub(crate) membound_kswapd: f64,
+    pub(crate) membound_system: f64,
 }
 
 impl Default for Cpufreq {

@@ -7,8 +7,8 @@ use crate::page::{lru, Frames, Pfn, NO_PFN};
 
 #[derive(Clone, Debug)]
 pub struct LruLists {
-    pub head: [Pfn; lru::NR_LRU],
-    pub tail: [Pfn; lru::NR_LRU],
+    pub(crate) head: [Pfn; lru::NR_LRU],
+    pub(crate) tail: [Pfn; lru::NR_LRU],
     pub len: [u64; lru::NR_LRU],
 }
 

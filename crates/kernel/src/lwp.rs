@@ -30,7 +30,7 @@ pub struct Lwp {
     /// Ring of 2 × slots-per-window (slot number, pages allocated in it).
     ring: Vec<(u64, u64)>,
     /// The last moderator decision (for reports and tests): (predicted, trend).
-    pub last: (u64, f64),
+    pub(crate) last: (u64, f64),
 }
 
 impl Lwp {

@@ -120,26 +120,26 @@ pub enum MappingKind {
 /// An address space: the pages of one anonymous object or one file.
 #[derive(Clone, Debug)]
 pub struct Mapping {
-    pub kind: MappingKind,
-    pub name: String,
+    pub(crate) kind: MappingKind,
+    pub(crate) name: String,
     pub pages: Vec<Pte>,
     /// Owning process index for anon objects.
-    pub owner: u32,
+    pub(crate) owner: u32,
     /// Pages currently present in frames.
     pub nr_present: u64,
     /// Pages swapped out (anon).
-    pub nr_swapped: u64,
+    pub(crate) nr_swapped: u64,
     /// VMAs mapping this object.
-    pub nr_vmas: u32,
+    pub(crate) nr_vmas: u32,
     /// COW entries in this (private anon) page table: pages mapped from a COW object.
-    pub nr_cow: u64,
+    pub(crate) nr_cow: u64,
     /// A COW object (anon pages shared copy-on-write after fork; owner `u32::MAX`).
     pub cow_object: bool,
     /// COW objects: per page, the number of COW entries mapping it (the page's mapcount; kept
     /// while the page is swapped). Emptied, with `pages`, once no entry maps the object.
-    pub shares: Vec<u16>,
+    pub(crate) shares: Vec<u16>,
     /// COW objects: pages with `shares > 0` (all of them present or swapped).
-    pub nr_shared: u64,
+    pub(crate) nr_shared: u64,
 }
 
 impl Mapping {
@@ -168,22 +168,22 @@ pub const MMAP_LOTSAMISS: u32 = 100;
 #[derive(Clone, Debug)]
 pub struct Vma {
     pub name: String,
-    pub proc_idx: u32,
+    pub(crate) proc_idx: u32,
     pub mapping: u32,
     pub npages: u32,
     pub file: bool,
-    pub exec: bool,
+    pub(crate) exec: bool,
     /// File VMAs: allocation generation of the frame mapped at each page, 0 = not mapped.
-    pub mapgen: Vec<u32>,
-    pub live: bool,
+    pub(crate) mapgen: Vec<u32>,
+    pub(crate) live: bool,
     /// VM_LOCKED (mlock): its pages live on the unevictable list.
     pub locked: bool,
     /// Readahead state of this mapping of the file (`struct file_ra_state`): window start, size,
     /// async part.
-    pub ra: (u32, u32, u32),
+    pub(crate) ra: (u32, u32, u32),
     /// `file_ra_state.mmap_miss`: page-cache misses of faults on this mapping, less its hits;
     /// above [`MMAP_LOTSAMISS`] a major fault reads only the faulting page (no read-around).
-    pub mmap_miss: u32,
+    pub(crate) mmap_miss: u32,
     /// The parent's VMA this one was duplicated from by fork (`dup_mmap`), if any. Informational:
     /// sharing is per page, through COW entries.
     pub cow_parent: Option<u32>,
@@ -201,27 +201,26 @@ pub struct ProcStats {
     pub refault_anon: u64,
     pub refault_file: u64,
     /// Time this process's thread spent in memory stalls (direct reclaim, thrashing refaults).
-    pub memstall_ns: u64,
-    pub allocstall: u64,
+    pub(crate) memstall_ns: u64,
+    pub(crate) allocstall: u64,
 }
 
 #[derive(Clone, Debug)]
 pub struct Process {
-    pub pid: u32,
-    pub name: String,
+    pub(crate) pid: u32,
+    pub(crate) name: String,
     /// An app process (set by the activity manager): reclaim policies may treat its pages by
     /// whether it is the foreground app; other processes' pages keep the stock rules.
     pub app: bool,
     /// Exempt from foreground-aware eviction (`kernel.fae_exempt` names it).
-    pub fae_exempt: bool,
+    pub(crate) fae_exempt: bool,
     pub oom_score_adj: i32,
     pub alive: bool,
     pub vmas: Vec<u32>,
-    pub vma_by_name: HashMap<String, u32>,
+    pub(crate) vma_by_name: HashMap<String, u32>,
     /// Last time the process was brought to (or used in) the foreground; lmkd kills the least
     /// recently used process within an adj slot.
-    pub last_active_ns: u64,
-    pub created_ns: u64,
+    pub(crate) last_active_ns: u64,
     pub stats: ProcStats,
     /// Zero-page mappings (counted in neither RSS nor memory).
     pub nr_zero: u64,

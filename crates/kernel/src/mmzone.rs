@@ -101,60 +101,58 @@ pub struct Kernel {
     pub frames: Frames,
     pub lru: LruLists,
     pub mappings: Vec<Mapping>,
-    pub files: HashMap<String, u32>,
+    pub(crate) files: HashMap<String, u32>,
     pub vmas: Vec<Vma>,
     pub procs: Vec<Process>,
-    pub pid_index: HashMap<u32, u32>,
+    pub(crate) pid_index: HashMap<u32, u32>,
     pub swap: SwapDevice,
-    pub wmark: Watermarks,
+    pub(crate) wmark: Watermarks,
     pub vmstat: VmStat,
     /// workingset: `lruvec->nonresident_age` (`inactive_age` before 5.9).
-    pub nonresident_age: u64,
+    pub(crate) nonresident_age: u64,
     /// File refaults seen by the last reclaim cycle (`target_lruvec->refaults`), for
     /// may_deactivate / inactive_list_is_low.
-    pub snapshot_refaults_file: u64,
-    pub balance: ScanBalance,
+    pub(crate) snapshot_refaults_file: u64,
+    pub(crate) balance: ScanBalance,
     pub kswapd: KswapdState,
     pub psi: Psi,
     pub cpus: CpuSet,
-    pub queue: EventQueue<Event>,
+    pub(crate) queue: EventQueue<Event>,
     /// Time of the last processed event.
     pub now: Nanos,
-    pub killer: Option<Box<dyn KillPolicy>>,
+    pub(crate) killer: Option<Box<dyn KillPolicy>>,
     /// A reclaim policy on vmscan's reference and rotation decisions (`kernel.eviction`).
-    pub eviction: Option<Box<dyn EvictionPolicy>>,
+    pub(crate) eviction: Option<Box<dyn EvictionPolicy>>,
     /// A policy sizing kswapd's work (`kernel.kswapd_sizing`).
     pub kswapd_sizing: Option<Box<dyn KswapdSizing>>,
     /// The foreground app's process (the activity manager tells the kernel), `u32::MAX` if none.
-    pub foreground: u32,
-    pub lmkd_scheduled: bool,
+    pub(crate) foreground: u32,
+    pub(crate) lmkd_scheduled: bool,
     pub kills: Vec<KillRecord>,
-    pub hints: HintRegistry,
+    pub(crate) hints: HintRegistry,
     /// zsmalloc pool pages taken from RAM.
     pub zram_pool_pages: u64,
     /// Pool frames (so they can be returned).
-    pub zram_pool_frames: Vec<Pfn>,
+    pub(crate) zram_pool_frames: Vec<Pfn>,
     /// Memory-cgroup charge in pages (scope = memcg).
     pub memcg_charged: u64,
     /// Global allocation counter giving each allocated frame a unique generation.
-    pub alloc_gen: u32,
+    pub(crate) alloc_gen: u32,
     pub series: Series,
-    /// Ops skipped because their process had been killed.
-    pub ops_after_kill: u64,
     /// Writeback started by the current reclaim call, completed by one event.
-    pub pending_writeback: Vec<(Pfn, u32)>,
+    pub(crate) pending_writeback: Vec<(Pfn, u32)>,
     /// When the flash device finishes the writes queued so far.
     /// When the flash finishes the file reads queued so far (page-cache reads: read-around and
     /// readahead). Reads are served one after another; writeback and swap reads are not in this
     /// queue (an estimate: UFS overlaps commands, the model does not).
-    pub flash_read_busy_until: Nanos,
-    pub flash_busy_until: Nanos,
+    pub(crate) flash_read_busy_until: Nanos,
+    pub(crate) flash_busy_until: Nanos,
     /// Completion times of the queued `WritebackDone` events (for reclaim throttling).
-    pub writeback_due: Vec<Nanos>,
+    pub(crate) writeback_due: Vec<Nanos>,
     /// The last direct reclaim stopped because of writeback congestion.
-    pub reclaim_congested: bool,
+    pub(crate) reclaim_congested: bool,
     /// Quantile table of zram compressed sizes.
-    pub zram_sizes: crate::zram::SizeTable,
+    pub(crate) zram_sizes: crate::zram::SizeTable,
     pub(crate) next_extra_thread: ThreadId,
 }
 
@@ -209,31 +207,31 @@ pub const DEF_PRIORITY: i32 = 12;
 #[derive(Clone, Debug, Default)]
 pub struct ScanBalance {
     /// ≥ 5.9: `lruvec->anon_cost`, `lruvec->file_cost`.
-    pub anon_cost: u64,
-    pub file_cost: u64,
+    pub(crate) anon_cost: u64,
+    pub(crate) file_cost: u64,
     /// < 5.9: `reclaim_stat.recent_scanned/rotated[anon, file]`.
-    pub recent_scanned: [u64; 2],
-    pub recent_rotated: [u64; 2],
+    pub(crate) recent_scanned: [u64; 2],
+    pub(crate) recent_rotated: [u64; 2],
 }
 
 /// kswapd's progress through `balance_pgdat`.
 #[derive(Clone, Debug, Default)]
 pub struct KswapdState {
-    pub awake: bool,
+    pub(crate) awake: bool,
     /// Consecutive runs that reclaimed nothing (`pgdat->kswapd_failures`).
-    pub failures: u32,
-    pub priority: i32,
-    pub in_pass: bool,
-    pub nr: [u64; 4],
-    pub targets: [u64; 4],
-    pub proportional: bool,
-    pub pass_scanned: u64,
-    pub pass_reclaimed: u64,
-    pub run_reclaimed: u64,
-    pub target: u64,
-    pub may_deactivate: [bool; 2],
+    pub(crate) failures: u32,
+    pub(crate) priority: i32,
+    pub(crate) in_pass: bool,
+    pub(crate) nr: [u64; 4],
+    pub(crate) targets: [u64; 4],
+    pub(crate) proportional: bool,
+    pub(crate) pass_scanned: u64,
+    pub(crate) pass_reclaimed: u64,
+    pub(crate) run_reclaimed: u64,
+    pub(crate) target: u64,
+    pub(crate) may_deactivate: [bool; 2],
     pub cpu_ns: Nanos,
-    pub wakeups: u64,
+    pub(crate) wakeups: u64,
 }
 
 impl KswapdState {
@@ -265,18 +263,18 @@ pub fn keep_even<T>(v: &mut Vec<T>) {
 pub struct Series {
     pub time_ms: Vec<f64>,
     pub free_kb: Vec<u64>,
-    pub active_anon_kb: Vec<u64>,
-    pub inactive_anon_kb: Vec<u64>,
-    pub active_file_kb: Vec<u64>,
-    pub inactive_file_kb: Vec<u64>,
-    pub zram_pool_kb: Vec<u64>,
-    pub swap_used_kb: Vec<u64>,
-    pub psi_some_total_us: Vec<u64>,
-    pub psi_full_total_us: Vec<u64>,
-    pub pgscan_kswapd: Vec<u64>,
-    pub pgscan_direct: Vec<u64>,
-    pub workingset_refault_anon: Vec<u64>,
-    pub workingset_refault_file: Vec<u64>,
+    pub(crate) active_anon_kb: Vec<u64>,
+    pub(crate) inactive_anon_kb: Vec<u64>,
+    pub(crate) active_file_kb: Vec<u64>,
+    pub(crate) inactive_file_kb: Vec<u64>,
+    pub(crate) zram_pool_kb: Vec<u64>,
+    pub(crate) swap_used_kb: Vec<u64>,
+    pub(crate) psi_some_total_us: Vec<u64>,
+    pub(crate) psi_full_total_us: Vec<u64>,
+    pub(crate) pgscan_kswapd: Vec<u64>,
+    pub(crate) pgscan_direct: Vec<u64>,
+    pub(crate) workingset_refault_anon: Vec<u64>,
+    pub(crate) workingset_refault_file: Vec<u64>,
     pub procs_alive: Vec<u64>,
 }
 
@@ -319,7 +317,7 @@ impl Series {
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct KillRecord {
     pub time_ns: u64,
-    pub pid: u32,
+    pub(crate) pid: u32,
     #[serde(skip)]
     pub proc_idx: u32,
     pub name: String,
@@ -334,7 +332,7 @@ pub struct KillRecord {
     pub swap_kb: u64,
     /// Resident anon the victim shared copy-on-write with other processes (not freed).
     pub shared_kb: u64,
-    pub reaped_ns: Option<u64>,
+    pub(crate) reaped_ns: Option<u64>,
 }
 
 /// A policy that removes processes under memory pressure.

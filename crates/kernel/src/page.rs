@@ -73,27 +73,27 @@ pub mod pg {
 /// The frame table.
 #[derive(Clone, Debug)]
 pub struct Frames {
-    pub flags: Vec<u16>,
+    pub(crate) flags: Vec<u16>,
     pub lru: Vec<u8>,
     /// LRU links (prev, next), interleaved so unlinking touches one cache line per neighbour.
-    pub links: Vec<[Pfn; 2]>,
+    pub(crate) links: Vec<[Pfn; 2]>,
     /// Owner address space (`Mapping` id) and page index in it: the reverse map.
-    pub mapping: Vec<u32>,
-    pub index: Vec<u32>,
+    pub(crate) mapping: Vec<u32>,
+    pub(crate) index: Vec<u32>,
     /// Number of mappings of a file page (anon private pages: 1 while mapped; anon pages shared
     /// copy-on-write: their number of sharers, see `fork.rs`).
-    pub mapcount: Vec<u16>,
+    pub(crate) mapcount: Vec<u16>,
     /// Allocation generation, unique per allocation (set by `Kernel::take_frame`): per-VMA map
     /// records of an earlier use of the frame compare unequal.
-    pub gen: Vec<u32>,
+    pub(crate) gen: Vec<u32>,
     /// Swap slot holding a copy of this anon page (swap cache), or NO_SLOT.
-    pub swap_slot: Vec<u32>,
+    pub(crate) swap_slot: Vec<u32>,
     /// When this frame's I/O completes: its writeback while WRITEBACK is set, its read while
     /// LOCKED is set.
-    pub io_done: Vec<u64>,
+    pub(crate) io_done: Vec<u64>,
     /// The process whose fault or read allocated the frame (the first toucher of a shared file
     /// page), `u32::MAX` for none: the page's owner for policies that treat apps differently.
-    pub owner: Vec<u32>,
+    pub(crate) owner: Vec<u32>,
     free: Vec<Pfn>,
 }
 

@@ -17,24 +17,24 @@ pub struct Psi {
     head: u64,
     win_some: u64,
     win_full: u64,
-    pub some_total_ns: u64,
-    pub full_total_ns: u64,
+    pub(crate) some_total_ns: u64,
+    pub(crate) full_total_ns: u64,
     pub avg10: [f64; 2],
-    pub avg60: [f64; 2],
+    pub(crate) avg60: [f64; 2],
     avg_next: Nanos,
     avg_last_total: [u64; 2],
     /// Last time a trigger fired (a trigger fires at most once per window).
-    pub last_trigger: Option<Nanos>,
+    pub(crate) last_trigger: Option<Nanos>,
 }
 
 #[derive(Clone, Copy, Debug, Serialize, Default, PartialEq)]
 pub struct PsiSnapshot {
-    pub some_avg10: f64,
-    pub some_avg60: f64,
-    pub some_total_us: u64,
-    pub full_avg10: f64,
-    pub full_avg60: f64,
-    pub full_total_us: u64,
+    pub(crate) some_avg10: f64,
+    pub(crate) some_avg60: f64,
+    pub(crate) some_total_us: u64,
+    pub(crate) full_avg10: f64,
+    pub(crate) full_avg60: f64,
+    pub(crate) full_total_us: u64,
 }
 
 impl Default for Psi {

@@ -62,9 +62,9 @@ pub fn config_for(trace: &Trace, device: &Settings, user: &Settings) -> Result<K
 /// Counters of the replay itself.
 #[derive(Clone, Debug, Default, serde::Serialize)]
 pub struct ReplayStats {
-    pub ops: u64,
-    pub touches: u64,
-    pub ops_after_kill: u64,
+    pub(crate) ops: u64,
+    pub(crate) touches: u64,
+    pub(crate) ops_after_kill: u64,
     pub sim_time_ns: Nanos,
 }
 

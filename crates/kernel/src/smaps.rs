@@ -22,7 +22,7 @@ pub struct VmaUsage {
     /// In swap (smaps `Swap`; anon only).
     pub swap_pages: u64,
     /// Anon pages whose entry is still copy-on-write (not copied yet; resident or swapped).
-    pub cow_shared_pages: u64,
+    pub(crate) cow_shared_pages: u64,
 }
 
 impl Kernel {

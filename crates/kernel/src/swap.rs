@@ -18,19 +18,19 @@ use crate::page::{Pfn, NO_PFN};
 
 #[derive(Clone, Debug)]
 pub struct SwapDevice {
-    pub kind: SwapKind,
-    pub nr_slots: u32,
+    pub(crate) kind: SwapKind,
+    pub(crate) nr_slots: u32,
     free: Vec<u32>,
     /// Compressed bytes stored per slot (zram), u16::MAX = slot unused.
-    pub size: Vec<u16>,
+    pub(crate) size: Vec<u16>,
     /// Shadow entry (raw `Pte`) left at eviction.
-    pub shadow: Vec<u64>,
+    pub(crate) shadow: Vec<u64>,
     /// Frame holding the page while it is also in memory (swap cache), or NO_PFN.
-    pub cache: Vec<Pfn>,
+    pub(crate) cache: Vec<Pfn>,
     /// zram accounting (mm_stat): original bytes, compressed bytes (class-rounded), same pages.
-    pub orig_bytes: u64,
-    pub compr_bytes: u64,
-    pub same_pages: u64,
+    pub(crate) orig_bytes: u64,
+    pub(crate) compr_bytes: u64,
+    pub(crate) same_pages: u64,
 }
 
 pub const SLOT_FREE: u16 = u16::MAX;

@@ -30,7 +30,7 @@ pub struct Breakdown {
     pub reclaim_stall_ns: Nanos,
     pub allocstalls: u64,
     /// Part of the time above that PSI counts as a memory stall.
-    pub memstall_ns: Nanos,
+    pub(crate) memstall_ns: Nanos,
     /// Time runnable but waiting for a core.
     pub cpu_wait_ns: Nanos,
     /// Extra time the task's CPU work took because its core was slower than the cost model's
@@ -95,14 +95,14 @@ impl Breakdown {
 #[derive(Clone, Debug)]
 pub struct Task {
     pub thread: ThreadId,
-    pub proc_idx: u32,
+    pub(crate) proc_idx: u32,
     /// The thread's simulated clock: advanced by everything it does.
     pub now: Nanos,
     pub bd: Breakdown,
     /// CPU time not yet booked on a core (booked in chunks at synchronisation points).
-    pub unbooked_cpu_ns: Nanos,
+    pub(crate) unbooked_cpu_ns: Nanos,
     /// The part of `unbooked_cpu_ns` that is kernel work on the task's behalf.
-    pub unbooked_kernel_ns: Nanos,
+    pub(crate) unbooked_kernel_ns: Nanos,
     /// All CPU time charged to this task (its own work, fault handling, reclaim, decompression);
     /// excludes waiting for I/O and for a core.
     pub cpu_total_ns: Nanos,

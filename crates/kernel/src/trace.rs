@@ -23,9 +23,9 @@ use std::collections::HashMap;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct TraceError {
-    pub file: String,
-    pub line: usize,
-    pub msg: String,
+    pub(crate) file: String,
+    pub(crate) line: usize,
+    pub(crate) msg: String,
 }
 
 impl std::fmt::Display for TraceError {
@@ -74,7 +74,7 @@ pub struct TraceVma {
 
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Trace {
-    pub file: String,
+    pub(crate) file: String,
     pub ram_mib: Option<u64>,
     pub swap: Option<SwapSpec>,
     pub procs: Vec<TraceProc>,
@@ -82,7 +82,7 @@ pub struct Trace {
     pub hints: Vec<String>,
     pub ops: Vec<Op>,
     /// Source line of each op (for run-time errors).
-    pub lines: Vec<u32>,
+    pub(crate) lines: Vec<u32>,
     /// Total pages touched.
     pub touches: u64,
 }

@@ -41,25 +41,25 @@ pub const SWAP_CLUSTER_MAX: u64 = 32;
 /// `struct scan_control`.
 #[derive(Clone, Debug)]
 pub struct ScanControl {
-    pub nr_to_reclaim: u64,
-    pub priority: i32,
-    pub nr_scanned: u64,
-    pub nr_reclaimed: u64,
-    pub kswapd: bool,
-    pub memcg: bool,
+    pub(crate) nr_to_reclaim: u64,
+    pub(crate) priority: i32,
+    pub(crate) nr_scanned: u64,
+    pub(crate) nr_reclaimed: u64,
+    pub(crate) kswapd: bool,
+    pub(crate) memcg: bool,
     /// MADV_PAGEOUT-style reclaim: ignore references, no list balancing.
-    pub ignore_references: bool,
-    pub may_deactivate: [bool; 2],
+    pub(crate) ignore_references: bool,
+    pub(crate) may_deactivate: [bool; 2],
     /// CPU time the reclaimer spent.
-    pub cost_ns: Nanos,
-    pub now: Nanos,
+    pub(crate) cost_ns: Nanos,
+    pub(crate) now: Nanos,
     /// Frames whose writeback was started in this call, and when the device finishes them.
-    pub wb_started: u64,
-    pub wb_done_at: Nanos,
+    pub(crate) wb_started: u64,
+    pub(crate) wb_done_at: Nanos,
     /// Pages found still under writeback (kept) in the current priority round.
-    pub nr_writeback: u64,
+    pub(crate) nr_writeback: u64,
     /// A direct reclaimer found the node congested with writeback and stopped to be throttled.
-    pub congested: bool,
+    pub(crate) congested: bool,
 }
 
 impl ScanControl {

@@ -67,58 +67,58 @@ counters!(
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 #[allow(non_snake_case)]
 pub struct MemInfo {
-    pub MemTotal: u64,
-    pub MemFree: u64,
-    pub MemAvailable: u64,
-    pub Cached: u64,
-    pub SwapCached: u64,
-    pub Active: u64,
-    pub Inactive: u64,
+    pub(crate) MemTotal: u64,
+    pub(crate) MemFree: u64,
+    pub(crate) MemAvailable: u64,
+    pub(crate) Cached: u64,
+    pub(crate) SwapCached: u64,
+    pub(crate) Active: u64,
+    pub(crate) Inactive: u64,
     #[serde(rename = "Active(anon)")]
-    pub ActiveAnon: u64,
+    pub(crate) ActiveAnon: u64,
     #[serde(rename = "Inactive(anon)")]
-    pub InactiveAnon: u64,
+    pub(crate) InactiveAnon: u64,
     #[serde(rename = "Active(file)")]
-    pub ActiveFile: u64,
+    pub(crate) ActiveFile: u64,
     #[serde(rename = "Inactive(file)")]
-    pub InactiveFile: u64,
-    pub Unevictable: u64,
-    pub SwapTotal: u64,
-    pub SwapFree: u64,
-    pub Dirty: u64,
-    pub Writeback: u64,
+    pub(crate) InactiveFile: u64,
+    pub(crate) Unevictable: u64,
+    pub(crate) SwapTotal: u64,
+    pub(crate) SwapFree: u64,
+    pub(crate) Dirty: u64,
+    pub(crate) Writeback: u64,
     pub AnonPages: u64,
-    pub Mapped: u64,
+    pub(crate) Mapped: u64,
     /// Kernel memory the model does not simulate page by page (reserved frames).
-    pub KernelReserved: u64,
+    pub(crate) KernelReserved: u64,
     /// RAM held by the zram pool (zsmalloc pages); not a meminfo field, reported by zram's mm_stat.
     pub ZramPool: u64,
     /// Bytes of original data stored in zram (mm_stat orig_data_size), in kB.
-    pub ZramOrigData: u64,
+    pub(crate) ZramOrigData: u64,
     /// Compressed bytes stored in zram (mm_stat compr_data_size), in kB.
-    pub ZramComprData: u64,
+    pub(crate) ZramComprData: u64,
     /// Memory-cgroup charge (scope = memcg), in kB.
-    pub MemcgUsage: u64,
+    pub(crate) MemcgUsage: u64,
 }
 
 /// Per-process memory and fault counters.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct ProcMem {
-    pub pid: u32,
-    pub name: String,
-    pub oom_score_adj: i32,
-    pub alive: bool,
-    pub rss_anon_kb: u64,
-    pub rss_file_kb: u64,
-    pub pss_kb: f64,
-    pub swap_kb: u64,
-    pub minflt: u64,
-    pub majflt: u64,
-    pub swapin: u64,
-    pub refault_anon: u64,
-    pub refault_file: u64,
-    pub allocstall: u64,
-    pub memstall_ms: f64,
-    pub cpu_ms: f64,
-    pub cpu_wait_ms: f64,
+    pub(crate) pid: u32,
+    pub(crate) name: String,
+    pub(crate) oom_score_adj: i32,
+    pub(crate) alive: bool,
+    pub(crate) rss_anon_kb: u64,
+    pub(crate) rss_file_kb: u64,
+    pub(crate) pss_kb: f64,
+    pub(crate) swap_kb: u64,
+    pub(crate) minflt: u64,
+    pub(crate) majflt: u64,
+    pub(crate) swapin: u64,
+    pub(crate) refault_anon: u64,
+    pub(crate) refault_file: u64,
+    pub(crate) allocstall: u64,
+    pub(crate) memstall_ms: f64,
+    pub(crate) cpu_ms: f64,
+    pub(crate) cpu_wait_ms: f64,
 }

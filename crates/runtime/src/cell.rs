@@ -61,22 +61,22 @@ pub fn slot_of(o: ObjId) -> usize {
 #[repr(C)]
 pub struct CellObj {
     /// Byte offset inside its space's VMA.
-    pub addr: u32,
-    pub size: u32,
+    pub(crate) addr: u32,
+    pub(crate) size: u32,
     /// Next object starting on the same card (see `crate::card_table`), `NULL` ends the chain.
-    pub next_in_card: ObjId,
+    pub(crate) next_in_card: ObjId,
     /// The unit (index of its [`UnitHdr`]).
-    pub unit: u32,
-    pub depth: u16,
-    pub nrefs: u8,
-    pub mark: u8,
-    pub flags: u8,
-    pub space: u8,
+    pub(crate) unit: u32,
+    pub(crate) depth: u16,
+    pub(crate) nrefs: u8,
+    pub(crate) mark: u8,
+    pub(crate) flags: u8,
+    pub(crate) space: u8,
     /// Index of the object in its unit (0 = the root).
-    pub j: u8,
+    pub(crate) j: u8,
     /// Root only: children linked into the root (`root.field[c]` holds child `c` for
     /// `c < linked`).
-    pub linked: u8,
+    pub(crate) linked: u8,
 }
 
 const _: () = assert!(std::mem::size_of::<CellObj>() == 24);
@@ -86,36 +86,36 @@ const _: () = assert!(std::mem::size_of::<CellObj>() == 24);
 #[repr(C)]
 pub struct UnitHdr {
     /// Index of the root's record in the arena.
-    pub first: u32,
+    pub(crate) first: u32,
     /// Number of times the unit id was used.
-    pub gen: u32,
-    pub alloc_ns: Nanos,
+    pub(crate) gen: u32,
+    pub(crate) alloc_ns: Nanos,
     /// The allocated-bytes clock when the root was allocated.
-    pub alloc_clock: u64,
+    pub(crate) alloc_clock: u64,
     /// Objects allocated so far (the unit is built one object at a time).
-    pub n: u8,
+    pub(crate) n: u8,
     /// Arena slots reserved.
-    pub cap: u8,
+    pub(crate) cap: u8,
     /// Objects not freed yet.
-    pub live: u8,
-    pub alloc_state: u8,
+    pub(crate) live: u8,
+    pub(crate) alloc_state: u8,
     /// Fresh: allocated outside any collection and not seen by one yet — its objects are on no
     /// card chain and not on the allocation stack (see `Heap::settle_fresh`).
-    pub fresh: bool,
+    pub(crate) fresh: bool,
     _pad: [u8; 3],
 }
 
 /// The cells of one heap.
 #[derive(Default, Clone)]
 pub struct Cells {
-    pub unit: Vec<UnitHdr>,
-    pub obj: Vec<CellObj>,
+    pub(crate) unit: Vec<UnitHdr>,
+    pub(crate) obj: Vec<CellObj>,
     /// Free units by capacity. A unit keeps its arena range for life, so an object id (the
     /// record's index) always belongs to the same unit and the unit's generation tells apart its
     /// successive uses.
     free_units: [Vec<u32>; MAX_OBJECTS + 1],
     /// Live cell objects.
-    pub count: u64,
+    pub(crate) count: u64,
 }
 
 impl Cells {

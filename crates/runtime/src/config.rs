@@ -214,7 +214,7 @@ pub struct HeapConfig {
     /// The app declares largeHeap (capacity instead of growth limit).
     pub large_heap: bool,
     /// Non-moving space capacity. source: ART kNonMovingSpaceCapacity = 64 MiB.
-    pub non_moving_capacity: u64,
+    pub(crate) non_moving_capacity: u64,
     /// Boot image mapped by every app. estimate: 12 MiB of boot*.art for Android 10–14.
     pub boot_image_bytes: u64,
     /// Zygote space (objects preloaded by the zygote). estimate: 4 MiB.
@@ -367,50 +367,50 @@ pub struct RuntimeConfig {
     pub fg_collector: CollectorKind,
     pub bg_collector: CollectorKind,
     /// Generational (sticky) collections where the collector supports them.
-    pub generational: bool,
+    pub(crate) generational: bool,
     /// Delay of the collector transition after going to background. source: ART
     /// kCollectorTransitionWait = 5 s (Android ≤ 13).
-    pub transition_delay_ns: Nanos,
+    pub(crate) transition_delay_ns: Nanos,
     /// Whether going to background runs a compacting transition GC at all.
     pub transition_gc: bool,
     /// Heap trim after a GC. source: ART kHeapTrimWait = 5 s.
-    pub trim_delay_ns: Nanos,
+    pub(crate) trim_delay_ns: Nanos,
     /// Thread-local allocation buffer. source: ART kDefaultTLABSize = 32 KiB.
     pub tlab_size: u32,
     /// Objects at least this big go to the large object space. source: ART
     /// kMinLargeObjectThreshold = 3 pages.
-    pub large_object_threshold: u32,
+    pub(crate) large_object_threshold: u32,
     /// Use the large object space (false: objects bigger than a region take large regions).
-    pub use_los: bool,
+    pub(crate) use_los: bool,
     /// source: ART kEvacuateLivePercentThreshold = 75.
-    pub evacuate_live_percent: u32,
+    pub(crate) evacuate_live_percent: u32,
     /// Release (DONTNEED) freed regions' pages at the end of each collection (ART's
     /// ClearFromSpace does); false defers to the heap trim.
-    pub release_regions_at_gc: bool,
+    pub(crate) release_regions_at_gc: bool,
     /// The write barrier (card marking on reference stores). False is the LBO baselines' "NW"
     /// option: no barrier cost, no card marks — allowed only with collectors that never read the
     /// card table (semi-space, no-GC).
-    pub write_barrier: bool,
+    pub(crate) write_barrier: bool,
     /// The LBO baselines' "NE" option: the collector zeroes the memory of freed regions itself and
     /// keeps their pages resident instead of returning them to the kernel (at a collection or a
     /// heap trim), so the next use of that memory takes no page fault.
-    pub keep_free_pages: bool,
-    pub trace_order: TraceOrder,
-    pub gc_concurrency: GcConcurrency,
+    pub(crate) keep_free_pages: bool,
+    pub(crate) trace_order: TraceOrder,
+    pub(crate) gc_concurrency: GcConcurrency,
     /// With `gc_concurrency = pin`: the pinned core's frequency cap in MHz (0: none).
-    pub gc_pin_mhz: u32,
+    pub(crate) gc_pin_mhz: u32,
     /// Map the card table (heap bytes / 128) as an anonymous VMA (`dalvik-card table`) whose pages
     /// the write barrier and card passes touch (see `card_table`); false keeps it out of the
     /// kernel model. Default true, as on a phone (the table is a real mapping of every app).
     pub card_table_in_memory: bool,
     /// Mutator slice (the granularity at which the GC thread and mutators interleave).
-    pub slice_ns: Nanos,
+    pub(crate) slice_ns: Nanos,
     /// Simulation grain of allocation units (host work only: results are the same).
     pub grain: Grain,
     /// How the heap's size is decided (ART's sizing, or fixed at the growth limit).
-    pub heap_sizing: HeapSizing,
-    pub costs: RuntimeCosts,
-    pub seed: u64,
+    pub(crate) heap_sizing: HeapSizing,
+    pub(crate) costs: RuntimeCosts,
+    pub(crate) seed: u64,
     /// Settings of runtime policies (keys under a policy's prefix, e.g. `fleet.t_b_ms`), checked
     /// when set ([`crate::policies::apply_setting`]) and read by the policy when installed
     /// ([`crate::policies::settings_for`]).

@@ -12,55 +12,55 @@ use serde::Serialize;
 #[derive(Clone, Debug, Serialize)]
 pub struct RuntimeCosts {
     /// Scanning one object (read header and class, find reference fields). estimate: ~20 ns.
-    pub scan_object_ns: u64,
+    pub(crate) scan_object_ns: u64,
     /// Visiting one reference field (load, null/immune check, mark-bit test). estimate: 4 ns.
-    pub visit_ref_ns: u64,
+    pub(crate) visit_ref_ns: u64,
     /// Marking one object in place (mark bitmap set, mark-stack push). estimate: 8 ns.
-    pub mark_object_ns: u64,
+    pub(crate) mark_object_ns: u64,
     /// Fixed cost of copying one object (to-space allocation, forwarding CAS). estimate: 25 ns.
-    pub copy_object_ns: u64,
+    pub(crate) copy_object_ns: u64,
     /// Copying, per 1024 bytes (memcpy at ~4 GB/s on a phone big core). estimate: 250 ns/KiB.
-    pub copy_per_kib_ns: u64,
+    pub(crate) copy_per_kib_ns: u64,
     /// Processing one region at flip or reclaim (state, bitmap clearing). estimate: 300 ns.
-    pub region_ns: u64,
+    pub(crate) region_ns: u64,
     /// Processing one non-clean card (aging it, or finding the objects on it when scanning), and
     /// skipping 128 clean cards (word-at-a-time reads of the table). estimate: 15 ns.
-    pub card_ns: u64,
+    pub(crate) card_ns: u64,
     /// Freeing one dead object in a sweep (bitmap walk, free-list push). estimate: 10 ns.
-    pub sweep_object_ns: u64,
+    pub(crate) sweep_object_ns: u64,
     /// Computing a forwarding address in mark-compact (per live object). estimate: 10 ns.
-    pub forward_object_ns: u64,
+    pub(crate) forward_object_ns: u64,
     /// Visiting one root (stack slot, static field, JNI global). estimate: 10 ns.
-    pub root_ns: u64,
+    pub(crate) root_ns: u64,
     /// Suspending and resuming all mutator threads for a pause (checkpoint + flip). estimate:
     /// 80 µs (ART CC flip pauses are typically 0.1–1 ms on phones; this is the fixed part).
     pub suspend_ns: u64,
     /// Running a checkpoint on one mutator thread (request, run at its next suspend check, pass
     /// the barrier), besides the checkpoint's own work. estimate: 5 µs (a fraction of a global
     /// suspend-all).
-    pub checkpoint_ns: u64,
+    pub(crate) checkpoint_ns: u64,
     /// Read barrier fast path, per reference load while a concurrent copy/compaction runs.
     /// estimate: 2 ns (Baker gray-bit test).
-    pub read_barrier_ns: u64,
+    pub(crate) read_barrier_ns: u64,
     /// Write barrier (card mark), per reference store, always. estimate: 1 ns.
-    pub write_barrier_ns: u64,
+    pub(crate) write_barrier_ns: u64,
     /// Bump allocation inside a TLAB, per object (plus zeroing, below). estimate: 5 ns.
-    pub tlab_alloc_ns: u64,
+    pub(crate) tlab_alloc_ns: u64,
     /// Getting a new TLAB from the region space. estimate: 150 ns.
-    pub new_tlab_ns: u64,
+    pub(crate) new_tlab_ns: u64,
     /// Getting a new region. estimate: 400 ns.
-    pub new_region_ns: u64,
+    pub(crate) new_region_ns: u64,
     /// Free-list (RosAlloc-like) allocation, per object. estimate: 40 ns.
-    pub freelist_alloc_ns: u64,
+    pub(crate) freelist_alloc_ns: u64,
     /// Large object allocation (page map / mmap), per object. estimate: 3 µs.
-    pub los_alloc_ns: u64,
+    pub(crate) los_alloc_ns: u64,
     /// Freeing a large object (besides the madvise, which the kernel model charges). estimate: 1 µs.
-    pub los_free_ns: u64,
+    pub(crate) los_free_ns: u64,
     /// Zeroing/initialising a new object, per 1024 bytes. estimate: 60 ns/KiB (~16 GB/s memset).
-    pub init_per_kib_ns: u64,
+    pub(crate) init_per_kib_ns: u64,
     /// Copying one object's contents out to the per-app swap file / back (object swap), fixed
     /// part; the storage I/O is charged per page from the kernel model's flash costs. estimate: 2 µs.
-    pub object_swap_ns: u64,
+    pub(crate) object_swap_ns: u64,
 }
 
 impl Default for RuntimeCosts {

@@ -26,24 +26,24 @@ const BUCKETS: usize = 20_000; // 2 s
 #[derive(Clone, Debug, Default)]
 pub struct FrameTimes {
     hist: Vec<u32>,
-    pub frames: u64,
-    pub janky: u64,
-    pub total_ns: u128,
-    pub max_ns: Nanos,
+    pub(crate) frames: u64,
+    pub(crate) janky: u64,
+    pub(crate) total_ns: u128,
+    pub(crate) max_ns: Nanos,
 }
 
 /// What a run reports of its frames.
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct FrameSummary {
-    pub frames: u64,
-    pub janky_frames: u64,
+    pub(crate) frames: u64,
+    pub(crate) janky_frames: u64,
     /// Janky frames / frames (0 with no frame).
-    pub jank_ratio: f64,
-    pub mean_ms: f64,
-    pub p50_ms: f64,
-    pub p90_ms: f64,
-    pub p99_ms: f64,
-    pub max_ms: f64,
+    pub(crate) jank_ratio: f64,
+    pub(crate) mean_ms: f64,
+    pub(crate) p50_ms: f64,
+    pub(crate) p90_ms: f64,
+    pub(crate) p99_ms: f64,
+    pub(crate) max_ms: f64,
 }
 
 impl FrameTimes {
@@ -107,8 +107,8 @@ pub struct GcFreePacing {
     /// When the last unit ended.
     real_end_ns: Nanos,
     /// The GC stall inside the paced units (pauses while the mutator ran, waits for collections).
-    pub stall_ns: Nanos,
-    pub units: u64,
+    pub(crate) stall_ns: Nanos,
+    pub(crate) units: u64,
 }
 
 impl GcFreePacing {

@@ -47,9 +47,9 @@ const STACK_BASE: usize = 3;
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct GcBenchResult {
     pub nodes_allocated: u64,
-    pub trees_built: u64,
+    pub(crate) trees_built: u64,
     pub oom: bool,
-    pub sim_time_ns: u64,
+    pub(crate) sim_time_ns: u64,
 }
 
 struct Bench<'a> {

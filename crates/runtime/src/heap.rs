@@ -32,7 +32,7 @@ pub const NO_REGION: u32 = u32::MAX;
 #[derive(Clone, Debug)]
 pub struct AllocClass {
     pub name: String,
-    pub tags: u64,
+    pub(crate) tags: u64,
 }
 
 /// The pages of the main (region) space's regions of one allocation class at one moment: how
@@ -48,9 +48,9 @@ pub struct ClassPages {
 /// Thread-local allocation buffer.
 #[derive(Clone, Copy, Debug)]
 pub struct Tlab {
-    pub region: u32,
-    pub pos: u64,
-    pub end: u64,
+    pub(crate) region: u32,
+    pub(crate) pos: u64,
+    pub(crate) end: u64,
 }
 
 impl Default for Tlab {

@@ -154,11 +154,11 @@ pub struct Hooks {
     pub after_gc: Vec<Box<dyn AfterGcPolicy>>,
     pub sizing: Box<dyn HeapSizingPolicy>,
     pub object_swap: Option<Box<dyn ObjectSwapPolicy>>,
-    pub state: Vec<Box<dyn StateHook>>,
+    pub(crate) state: Vec<Box<dyn StateHook>>,
     /// Names of installed policies.
-    pub installed: Vec<String>,
+    pub(crate) installed: Vec<String>,
     /// A policy wants `Info::depth` of every marked object after each collection.
-    pub record_depth: bool,
+    pub(crate) record_depth: bool,
 }
 
 impl Default for Hooks {

@@ -29,14 +29,14 @@ use mobmem_engine::Nanos;
 #[repr(C, align(32))]
 pub struct Header {
     /// Byte offset inside its space's VMA.
-    pub addr: u64,
-    pub size: u32,
+    pub(crate) addr: u64,
+    pub(crate) size: u32,
     /// First slot of its reference fields in the edge array (objects with > INLINE_REFS fields).
-    pub ref_start: u32,
-    pub nrefs: u16,
+    pub(crate) ref_start: u32,
+    pub(crate) nrefs: u16,
     /// Edge-array slots reserved for this id, reused when the id is recycled.
-    pub ref_cap: u16,
-    pub inline: [ObjId; INLINE_REFS],
+    pub(crate) ref_cap: u16,
+    pub(crate) inline: [ObjId; INLINE_REFS],
 }
 
 const _: () = assert!(std::mem::size_of::<Header>() == 32 && std::mem::size_of::<Info>() == 32);
@@ -55,10 +55,10 @@ impl Header {
 pub struct Word {
     /// Marked in the current collection iff `mark == Heap::mark_epoch` (a u8 epoch; the marks
     /// are cleared when the epoch wraps, see `Heap::next_epoch`).
-    pub mark: u8,
-    pub space: u8,
-    pub flags: u8,
-    pub _pad: u8,
+    pub(crate) mark: u8,
+    pub(crate) space: u8,
+    pub(crate) flags: u8,
+    pub(crate) _pad: u8,
 }
 
 /// What is known about an object besides its header: written once at allocation, read by
@@ -66,21 +66,21 @@ pub struct Word {
 #[derive(Clone, Copy, Debug, Default)]
 #[repr(align(32))]
 pub struct Info {
-    pub alloc_ns: Nanos,
+    pub(crate) alloc_ns: Nanos,
     /// The allocated-bytes clock at allocation.
-    pub alloc_clock: u64,
+    pub(crate) alloc_clock: u64,
     /// Thread id that copied the object last (`COPIED_NEVER` if never moved). The GC thread and
     /// mutator threads have distinct ids (see `Runtime::gc_thread`).
-    pub copied_by: u32,
+    pub(crate) copied_by: u32,
     /// Number of times the id was (re)used.
-    pub gen: u32,
+    pub(crate) gen: u32,
     /// Depth from the roots at which the current collection discovered the object.
-    pub depth: u16,
+    pub(crate) depth: u16,
     /// `AppState` at allocation.
-    pub alloc_state: u8,
+    pub(crate) alloc_state: u8,
     /// The next object starting on the same 128-byte card (`NULL` ends the chain; see
     /// [`crate::card_table`]): the model's substitute for walking ART's live bitmap over a card.
-    pub next_in_card: ObjId,
+    pub(crate) next_in_card: ObjId,
 }
 
 /// Object storage: three arrays indexed by object id — words (mark, space, flags: tested for
@@ -88,20 +88,20 @@ pub struct Info {
 /// infos (cold) — plus the flat edge array.
 #[derive(Default, Clone)]
 pub struct Objects {
-    pub word: Vec<Word>,
-    pub hdr: Vec<Header>,
-    pub info: Vec<Info>,
+    pub(crate) word: Vec<Word>,
+    pub(crate) hdr: Vec<Header>,
+    pub(crate) info: Vec<Info>,
     /// The flat edge array.
-    pub refs: Vec<ObjId>,
+    pub(crate) refs: Vec<ObjId>,
     free_ids: Vec<ObjId>,
     /// Live general objects (ids in use).
-    pub count: u64,
+    pub(crate) count: u64,
     /// Edge slots of freed objects not yet reused.
-    pub dead_edges: u64,
+    pub(crate) dead_edges: u64,
     /// Objects of allocation units (the unit grain).
-    pub cells: Cells,
+    pub(crate) cells: Cells,
     /// Thread ids reported as `copied_by` for cell objects: (GC thread, mutator).
-    pub threads: (u32, u32),
+    pub(crate) threads: (u32, u32),
 }
 
 impl Objects {

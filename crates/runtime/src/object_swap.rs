@@ -55,17 +55,17 @@ pub const SWAPPED_SPACE_VMA: &str = "[anon:dalvik-swapped-in space]";
 /// One object with a stub.
 #[derive(Clone, Copy, Debug)]
 pub struct StubRec {
-    pub obj: ObjId,
+    pub(crate) obj: ObjId,
     /// The object's own size (its heap `size` is the stub's meanwhile).
     pub size: u32,
     /// Where its contents are, in the swapped-in space's mapping.
-    pub addr: u64,
+    pub(crate) addr: u64,
     /// Its pages are in memory (not released after a write to the swap file).
     pub resident: bool,
     /// Modified since it was last written to the swap file (or never written).
-    pub dirty: bool,
+    pub(crate) dirty: bool,
     /// Its extent in the swap file (offset), once written.
-    pub file_off: Option<u64>,
+    pub(crate) file_off: Option<u64>,
 }
 
 /// The pages `[addr, addr + size)` spans: (first, count).
@@ -86,13 +86,13 @@ impl StubRec {
 /// describe). Per page it counts the objects on it that are live and those that are resident; a
 /// page goes back to the kernel when either count drops to zero.
 pub struct SwappedSpace {
-    pub vma: u32,
-    pub npages: u32,
+    pub(crate) vma: u32,
+    pub(crate) npages: u32,
     top: u64,
     holes: HashMap<u32, Vec<u64>>,
     live: Vec<u16>,
     resident: Vec<u16>,
-    pub bytes: u64,
+    pub(crate) bytes: u64,
 }
 
 impl SwappedSpace {
@@ -178,8 +178,8 @@ pub struct SwapFile {
     /// Bytes appended for objects written the first time (cumulative).
     pub written_new: u64,
     /// Bytes overwritten in place (objects written again) and rewritten by compaction.
-    pub rewritten: u64,
-    pub compactions: u64,
+    pub(crate) rewritten: u64,
+    pub(crate) compactions: u64,
 }
 
 impl SwapFile {
@@ -204,12 +204,12 @@ impl SwapFile {
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct ObjectSwapStats {
     pub stubs_created: u64,
-    pub stub_bytes_saved: u64,
+    pub(crate) stub_bytes_saved: u64,
     /// Objects that could not get a stub because the swapped-in space was full.
-    pub space_full: u64,
-    pub stubs_freed: u64,
+    pub(crate) space_full: u64,
+    pub(crate) stubs_freed: u64,
     pub objects_written: u64,
-    pub bytes_written: u64,
+    pub(crate) bytes_written: u64,
     /// Writes refused because the swap file was full.
     pub writes_refused: u64,
     pub objects_reclaimed: u64,
@@ -218,10 +218,10 @@ pub struct ObjectSwapStats {
     pub bytes_reclaimed: u64,
     pub pages_reclaimed: u64,
     pub objects_swapped_in: u64,
-    pub bytes_swapped_in: u64,
+    pub(crate) bytes_swapped_in: u64,
     /// Swap-ins in a swap-in-everything pause (returning to the foreground).
     pub pause_swap_ins: u64,
-    pub pauses: u64,
+    pub(crate) pauses: u64,
 }
 
 impl ObjectSwapStats {
@@ -252,18 +252,18 @@ impl ObjectSwapStats {
 /// The object-swap state of one heap: stubs, the swapped-in space, the swap file, access epochs.
 pub struct ObjectSwap {
     /// Objects at least this large have their accesses recorded (0: off).
-    pub track_bytes: u32,
+    pub(crate) track_bytes: u32,
     /// Access epoch: advanced at each non-sticky collection while tracking.
-    pub epoch: u32,
+    pub(crate) epoch: u32,
     /// Last read and last write epoch (+1; 0 = never) of general objects, by id.
     access_gen: Vec<(u32, u32)>,
     /// The same for objects of unit cells, by slot.
     access_cell: Vec<(u32, u32)>,
     /// The swapped-in space, mapped at the first stub.
-    pub space: Option<SwappedSpace>,
+    pub(crate) space: Option<SwappedSpace>,
     /// Pages to release (reused buffer).
-    pub scratch: Vec<u32>,
-    pub space_pages: u32,
+    pub(crate) scratch: Vec<u32>,
+    pub(crate) space_pages: u32,
     pub file: SwapFile,
     recs: Vec<StubRec>,
     free_recs: Vec<u32>,

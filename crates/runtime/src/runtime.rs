@@ -39,7 +39,7 @@ use serde::Serialize;
 /// The allocation failed: out of memory beyond the growth limit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OutOfMemory {
-    pub requested: u32,
+    pub(crate) requested: u32,
 }
 
 /// CPU time of a task so far: its clock minus time not on a core (major faults, reclaim stalls,
@@ -62,25 +62,25 @@ fn touch_contents(k: &mut Kernel, t: &mut Task, v: u32, rec: &crate::object_swap
 /// A footprint sample.
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct FootprintSample {
-    pub t_ns: Nanos,
-    pub bytes_allocated: u64,
-    pub footprint_bytes: u64,
-    pub target_footprint: u64,
-    pub rss_pages: u64,
-    pub swap_pages: u64,
+    pub(crate) t_ns: Nanos,
+    pub(crate) bytes_allocated: u64,
+    pub(crate) footprint_bytes: u64,
+    pub(crate) target_footprint: u64,
+    pub(crate) rss_pages: u64,
+    pub(crate) swap_pages: u64,
 }
 
 /// Run-level counters.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct RunStats {
     pub mutator_wait_ns: Nanos,
-    pub mutator_gc_work_ns: Nanos,
-    pub read_barriers: u64,
-    pub write_barriers: u64,
+    pub(crate) mutator_gc_work_ns: Nanos,
+    pub(crate) read_barriers: u64,
+    pub(crate) write_barriers: u64,
     pub trims: u64,
-    pub trimmed_pages: u64,
+    pub(crate) trimmed_pages: u64,
     pub transitions: u64,
-    pub explicit_gcs: u64,
+    pub(crate) explicit_gcs: u64,
 }
 
 pub struct Runtime {
@@ -88,12 +88,12 @@ pub struct Runtime {
     pub heap: Heap,
     pub hooks: Hooks,
     collector: Option<Box<dyn Collector>>,
-    pub collector_kind: CollectorKind,
+    pub(crate) collector_kind: CollectorKind,
     gc: Option<Box<GcState>>,
     pub mutator: Task,
     pub gc_task: Task,
     pub mutator_idle_ns: Nanos,
-    pub gc_idle_ns: Nanos,
+    pub(crate) gc_idle_ns: Nanos,
     /// The mutator's last idle interval [from, to) (sleeping between units of work): a pause
     /// that starts while it is idle does not wait for it and only delays it if it outlasts it.
     idle_from: Nanos,
@@ -103,7 +103,7 @@ pub struct Runtime {
     pub target_footprint: u64,
     pub concurrent_start_bytes: u64,
     pub next_gc_type: GcType,
-    pub last_full_throughput: f64,
+    pub(crate) last_full_throughput: f64,
     pub records: Vec<GcRecord>,
     /// Intervals of the mutator's clock in which it did none of its own work because of the
     /// collector: stopped for a pause, waiting for a collection, or running a checkpoint (start,
@@ -112,10 +112,10 @@ pub struct Runtime {
     pub log: Vec<String>,
     pub oom: bool,
     /// Allocation units are kept as unit cells (the unit grain; see [`crate::cell`]).
-    pub cells: bool,
-    pub pending_transition: Option<Nanos>,
+    pub(crate) cells: bool,
+    pub(crate) pending_transition: Option<Nanos>,
     pub(crate) pending_trim: Option<Nanos>,
-    pub footprint: Vec<FootprintSample>,
+    pub(crate) footprint: Vec<FootprintSample>,
     pub sample_interval_ns: Nanos,
     next_sample: Nanos,
     pub stats: RunStats,
@@ -124,8 +124,8 @@ pub struct Runtime {
     /// Keep GC log lines (off for benchmarks).
     pub keep_log: bool,
     /// Measure the host's wall time per phase name (benchmarks only; never part of results).
-    pub host_timing: bool,
-    pub host_phase_ns: Vec<(&'static str, u128)>,
+    pub(crate) host_timing: bool,
+    pub(crate) host_phase_ns: Vec<(&'static str, u128)>,
     /// A delegate (the device layer's GC service) decides when this app collects and trims
     /// (see [`crate::trigger`]): the runtime starts no concurrent collection and schedules no
     /// trim of its own; allocation failures still collect.

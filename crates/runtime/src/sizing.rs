@@ -22,19 +22,19 @@ pub const MAX_CONCURRENT_REMAINING: u64 = 512 << 10;
 
 #[derive(Clone, Copy, Debug)]
 pub struct SizingInput {
-    pub gc_type: GcType,
+    pub(crate) gc_type: GcType,
     /// Bytes allocated after the collection.
     pub bytes_allocated: u64,
-    pub bytes_allocated_before: u64,
-    pub freed_bytes: u64,
-    pub target_footprint: u64,
-    pub limit: u64,
-    pub foreground: bool,
-    pub concurrent: bool,
-    pub supports_sticky: bool,
+    pub(crate) bytes_allocated_before: u64,
+    pub(crate) freed_bytes: u64,
+    pub(crate) target_footprint: u64,
+    pub(crate) limit: u64,
+    pub(crate) foreground: bool,
+    pub(crate) concurrent: bool,
+    pub(crate) supports_sticky: bool,
     /// Bytes freed per second by this collection and by the last full one (0 = none yet).
-    pub throughput: f64,
-    pub last_full_throughput: f64,
+    pub(crate) throughput: f64,
+    pub(crate) last_full_throughput: f64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]

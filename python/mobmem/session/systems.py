@@ -71,8 +71,8 @@ def settings_for(name: str, scenario: Path, user: list[tuple[str, str]], path: P
     merged (by the core, as a session would boot)."""
     from mobmem import _core
 
-    get(name, path)  # unknown names: the --system message
     try:
         return [tuple(p) for p in _core.system_settings(str(path or SYSTEMS_FILE), name, str(scenario), str(DATA), list(user))]
     except ValueError as e:
-        raise MobmemError(str(e)) from None
+        msg = str(e)  # an unknown name reads as `get`'s message
+        raise MobmemError(f"--system: {msg}" if msg.startswith("unknown system") else msg) from None

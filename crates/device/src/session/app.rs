@@ -37,37 +37,37 @@ use serde::Serialize;
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct LaunchBreakdown {
     /// Before the app's main thread runs: system_server's work, the zygote's fork.
-    pub system_ms: f64,
+    pub(crate) system_ms: f64,
     /// The app's own compute (launch work, allocation, object accesses).
-    pub cpu_ms: f64,
-    pub cpu_wait_ms: f64,
+    pub(crate) cpu_ms: f64,
+    pub(crate) cpu_wait_ms: f64,
     /// Extra CPU time because the core was slower than the reference core at its top frequency
     /// (a little core, or a lower frequency).
-    pub cpu_slow_ms: f64,
-    pub minor_faults: u64,
-    pub minor_fault_ms: f64,
-    pub major_faults_zram: u64,
-    pub major_fault_zram_ms: f64,
-    pub major_faults_flash_swap: u64,
-    pub major_fault_flash_swap_ms: f64,
-    pub major_faults_file: u64,
-    pub major_fault_file_ms: f64,
+    pub(crate) cpu_slow_ms: f64,
+    pub(crate) minor_faults: u64,
+    pub(crate) minor_fault_ms: f64,
+    pub(crate) major_faults_zram: u64,
+    pub(crate) major_fault_zram_ms: f64,
+    pub(crate) major_faults_flash_swap: u64,
+    pub(crate) major_fault_flash_swap_ms: f64,
+    pub(crate) major_faults_file: u64,
+    pub(crate) major_fault_file_ms: f64,
     /// Waits for file pages still being read by readahead.
-    pub file_read_waits: u64,
-    pub file_read_wait_ms: f64,
+    pub(crate) file_read_waits: u64,
+    pub(crate) file_read_wait_ms: f64,
     /// Objects read back from the app's own swap file (object-granularity swap, e.g. Marvin's
     /// swap-in pause on returning to the foreground).
-    pub object_swap_ins: u64,
-    pub object_swap_in_ms: f64,
-    pub reclaim_stall_ms: f64,
-    pub allocstalls: u64,
+    pub(crate) object_swap_ins: u64,
+    pub(crate) object_swap_in_ms: f64,
+    pub(crate) reclaim_stall_ms: f64,
+    pub(crate) allocstalls: u64,
     /// The main thread waiting for the GC (pauses, blocking collections).
-    pub gc_wait_ms: f64,
+    pub(crate) gc_wait_ms: f64,
     /// The main thread idle for any other reason (waiting for the first frame's vsync).
-    pub idle_ms: f64,
+    pub(crate) idle_ms: f64,
     /// Collections that ran during the launch, on any of the app's threads.
-    pub gcs: u64,
-    pub gc_cpu_ms: f64,
+    pub(crate) gcs: u64,
+    pub(crate) gc_cpu_ms: f64,
 }
 
 impl LaunchBreakdown {
@@ -82,9 +82,9 @@ impl LaunchBreakdown {
 /// Objects a hot launch touched, by class (docs/runtime.md, "Launch access set").
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct LaunchObjects {
-    pub near_root: u64,
-    pub foreground_young: u64,
-    pub other: u64,
+    pub(crate) near_root: u64,
+    pub(crate) foreground_young: u64,
+    pub(crate) other: u64,
 }
 
 /// The app's heap pages of one region class at a hot launch: in swap when it started, in swap
@@ -92,11 +92,11 @@ pub struct LaunchObjects {
 /// held where, and what the launch brought back).
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct LaunchClassPages {
-    pub class: String,
-    pub pages: u64,
-    pub resident_before: u64,
-    pub swapped_before: u64,
-    pub swapped_after: u64,
+    pub(crate) class: String,
+    pub(crate) pages: u64,
+    pub(crate) resident_before: u64,
+    pub(crate) swapped_before: u64,
+    pub(crate) swapped_after: u64,
 }
 
 fn launch_class_pages(before: Vec<mobmem_runtime::heap::ClassPages>, after: &[mobmem_runtime::heap::ClassPages]) -> Vec<LaunchClassPages> {
@@ -111,34 +111,34 @@ fn launch_class_pages(before: Vec<mobmem_runtime::heap::ClassPages>, after: &[mo
 
 #[derive(Clone, Debug, Serialize)]
 pub struct LaunchRecord {
-    pub index: u32,
-    pub t_s: f64,
-    pub app: String,
+    pub(crate) index: u32,
+    pub(crate) t_s: f64,
+    pub(crate) app: String,
     /// "cold" or "hot".
-    pub kind: &'static str,
+    pub(crate) kind: &'static str,
     /// A cold launch of an app that had been running before and was killed.
-    pub relaunch: bool,
+    pub(crate) relaunch: bool,
     /// A warm-up launch (the script's `warmup = true`): left out of the launch statistics.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub warmup: bool,
-    pub ttid_ms: f64,
-    pub breakdown: LaunchBreakdown,
-    pub objects: LaunchObjects,
+    pub(crate) warmup: bool,
+    pub(crate) ttid_ms: f64,
+    pub(crate) breakdown: LaunchBreakdown,
+    pub(crate) objects: LaunchObjects,
     /// Hot launches: the heap's pages by region class before and after (empty for cold ones).
-    pub heap_pages: Vec<LaunchClassPages>,
+    pub(crate) heap_pages: Vec<LaunchClassPages>,
     /// Apps of the scenario alive right after this launch (this one included).
-    pub alive_after: u32,
-    pub cached_after: u32,
+    pub(crate) alive_after: u32,
+    pub(crate) cached_after: u32,
 }
 
 /// Frames of an app in the foreground.
 #[derive(Clone, Copy, Debug, Default, Serialize)]
 pub struct FrameStats {
-    pub frames: u64,
-    pub janky: u64,
+    pub(crate) frames: u64,
+    pub(crate) janky: u64,
     /// Vsyncs that passed without a new frame because the previous one overran.
-    pub missed_vsyncs: u64,
-    pub max_frame_ms: f64,
+    pub(crate) missed_vsyncs: u64,
+    pub(crate) max_frame_ms: f64,
 }
 
 impl FrameStats {
@@ -152,10 +152,10 @@ impl FrameStats {
 
 /// One incarnation of an app's process.
 pub struct Live {
-    pub pid: u32,
+    pub(crate) pid: u32,
     pub proc_idx: u32,
-    pub rt: Runtime,
-    pub w: Workload,
+    pub(crate) rt: Runtime,
+    pub(crate) w: Workload,
     /// Released when hidden: the window's buffers and the GPU cache above the background limit.
     gfx_vma: Option<u32>,
     gfx_pages: u32,
@@ -167,14 +167,14 @@ pub struct Live {
     fw_pages: u32,
     zygote_vma: Option<u32>,
     zygote_pages: u32,
-    pub visible: bool,
-    pub frozen: bool,
+    pub(crate) visible: bool,
+    pub(crate) frozen: bool,
     /// Cached and idle: no units of work until the app leaves the cache (see
     /// `system.cached_app_work`).
-    pub idle: bool,
-    pub frames: FrameStats,
+    pub(crate) idle: bool,
+    pub(crate) frames: FrameStats,
     /// Janky frames: (vsync, duration).
-    pub janky_frames: Vec<(Nanos, Nanos)>,
+    pub(crate) janky_frames: Vec<(Nanos, Nanos)>,
     /// Frames drawn so far (for the framework-code touch pattern).
     frame_no: u64,
 }

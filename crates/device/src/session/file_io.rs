@@ -17,15 +17,15 @@ pub const CALL_NS: Nanos = 2_000;
 /// One storage-throughput test.
 #[derive(Clone, Debug, Serialize)]
 pub struct FileIoRecord {
-    pub t_s: f64,
-    pub app: String,
-    pub mode: &'static str,
-    pub mib: u32,
-    pub seconds: f64,
+    pub(crate) t_s: f64,
+    pub(crate) app: String,
+    pub(crate) mode: &'static str,
+    pub(crate) mib: u32,
+    pub(crate) seconds: f64,
     /// Decimal megabytes per second.
-    pub mb_per_s: f64,
-    pub major_faults: u64,
-    pub file_read_wait_ms: f64,
-    pub reclaim_stall_ms: f64,
-    pub allocstalls: u64,
+    pub(crate) mb_per_s: f64,
+    pub(crate) major_faults: u64,
+    pub(crate) file_read_wait_ms: f64,
+    pub(crate) reclaim_stall_ms: f64,
+    pub(crate) allocstalls: u64,
 }

@@ -49,21 +49,21 @@ const COMPACT_EVERY_NS: Nanos = 10_000_000_000;
 /// The service's settings (from `system.gc_service*`).
 #[derive(Clone, Debug, Serialize)]
 pub struct ServiceConfig {
-    pub period_ns: Nanos,
-    pub plenty_mib: u64,
-    pub scarce_mib: u64,
+    pub(crate) period_ns: Nanos,
+    pub(crate) plenty_mib: u64,
+    pub(crate) scarce_mib: u64,
 }
 
 /// What the service did.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct ServiceStats {
-    pub periods: u64,
-    pub collections: u64,
-    pub compactions: u64,
-    pub cpu_ms: f64,
+    pub(crate) periods: u64,
+    pub(crate) collections: u64,
+    pub(crate) compactions: u64,
+    pub(crate) cpu_ms: f64,
     /// Periods in which memory was plentiful / scarce.
-    pub plentiful_periods: u64,
-    pub scarce_periods: u64,
+    pub(crate) plentiful_periods: u64,
+    pub(crate) scarce_periods: u64,
 }
 
 /// What the service remembers of one app incarnation (by pid).
@@ -82,8 +82,8 @@ struct AppTrack {
 }
 
 pub struct GcService {
-    pub cfg: ServiceConfig,
-    pub stats: ServiceStats,
+    pub(crate) cfg: ServiceConfig,
+    pub(crate) stats: ServiceStats,
     next: Nanos,
     last: Nanos,
     tracks: Vec<AppTrack>,

@@ -23,104 +23,104 @@ pub type Settings = Vec<(String, String)>;
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ZygoteSpec {
-    pub native_anon_mib: f64,
-    pub framework_code_mib: f64,
-    pub fork_ms: f64,
-    pub source: String,
+    pub(crate) native_anon_mib: f64,
+    pub(crate) framework_code_mib: f64,
+    pub(crate) fork_ms: f64,
+    pub(crate) source: String,
 }
 
 /// A system process (`data/system.toml` `[[process]]`).
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct SysProcSpec {
-    pub name: String,
-    pub adj: i32,
+    pub(crate) name: String,
+    pub(crate) adj: i32,
     /// The home app: adj 600 while another app is in the foreground, restarted if killed.
     #[serde(default)]
-    pub home: bool,
+    pub(crate) home: bool,
     /// A preinstalled app's process kept cached without activities (an empty process: started
     /// at boot for a broadcast, a provider or a job): the ActivityManager gives it its adj and
     /// counts it against the empty-process limit; it is not restarted once killed.
     #[serde(default)]
-    pub cached: bool,
-    pub anon_mib: f64,
-    pub file_mib: f64,
+    pub(crate) cached: bool,
+    pub(crate) anon_mib: f64,
+    pub(crate) file_mib: f64,
     /// Share of its pages that its background activity re-references.
-    pub hot_share: f64,
-    pub touches_per_s: u32,
-    pub cpu_ms_per_s: f64,
+    pub(crate) hot_share: f64,
+    pub(crate) touches_per_s: u32,
+    pub(crate) cpu_ms_per_s: f64,
     /// CPU work per app start done in this process (system_server: bindApplication and friends).
-    pub bind_cpu_ms: f64,
+    pub(crate) bind_cpu_ms: f64,
     /// CPU work per activity resume (hot launch) done in this process.
     #[serde(default)]
-    pub resume_cpu_ms: f64,
-    pub source: String,
+    pub(crate) resume_cpu_ms: f64,
+    pub(crate) source: String,
 }
 
 #[derive(Clone, Debug, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct SystemSpec {
-    pub zygote: ZygoteSpec,
-    pub process: Vec<SysProcSpec>,
+    pub(crate) zygote: ZygoteSpec,
+    pub(crate) process: Vec<SysProcSpec>,
 }
 
 /// One app of the scenario, ready to run: its workload parameters and launch costs.
 #[derive(Clone, Debug, Serialize)]
 pub struct AppSpec {
     /// The scenario's name for the app (a profile file stem or a `synthetic:` spec).
-    pub name: String,
-    pub package: String,
-    pub workload: Workload,
-    pub cold_cpu_ns: Nanos,
-    pub hot_cpu_ns: Nanos,
+    pub(crate) name: String,
+    pub(crate) package: String,
+    pub(crate) workload: Workload,
+    pub(crate) cold_cpu_ns: Nanos,
+    pub(crate) hot_cpu_ns: Nanos,
     /// Graphics memory in the foreground (window buffers and the renderer's GPU cache:
     /// gralloc/dmabuf/kgsl, not reclaimable), pages.
-    pub graphics_pages: u32,
+    pub(crate) graphics_pages: u32,
     /// The part of it the app keeps when its UI is hidden (textures of its GPU resource cache,
     /// up to the device's background limit), pages.
-    pub gpu_cache_kept_pages: u32,
+    pub(crate) gpu_cache_kept_pages: u32,
     /// Share of the shared framework code a cold launch reads.
-    pub framework_read_share: f64,
-    pub estimate: bool,
+    pub(crate) framework_read_share: f64,
+    pub(crate) estimate: bool,
     /// The live Java heap is a measurement (its profile section's source says "measured") or a
     /// synthetic app's specification, not an estimate: calibration leaves it as it is.
-    pub java_heap_measured: bool,
+    pub(crate) java_heap_measured: bool,
 }
 
 /// Session knobs (`session.*` settings).
 #[derive(Clone, Debug, Serialize)]
 pub struct SessionOptions {
     /// Interleaving quantum: every process runs up to the end of a slice before the next.
-    pub slice_ns: Nanos,
+    pub(crate) slice_ns: Nanos,
     /// Time-series sampling interval.
-    pub sample_ns: Nanos,
+    pub(crate) sample_ns: Nanos,
     /// Interval of the per-app memory series (RSS, PSS, swap of every live app); 0 turns it off.
-    pub app_sample_ns: Nanos,
+    pub(crate) app_sample_ns: Nanos,
     /// The vsync period: a frame is due every period and is janky when it takes longer.
-    pub frame_budget_ns: Nanos,
-    pub cached_app_compaction: bool,
-    pub freezer: bool,
+    pub(crate) frame_budget_ns: Nanos,
+    pub(crate) cached_app_compaction: bool,
+    pub(crate) freezer: bool,
     /// Cached apps keep running background units of work (off: a cached app is idle).
-    pub cached_app_work: bool,
-    pub policies: Vec<String>,
-    pub collector: String,
-    pub lmkd: String,
+    pub(crate) cached_app_work: bool,
+    pub(crate) policies: Vec<String>,
+    pub(crate) collector: String,
+    pub(crate) lmkd: String,
     /// Multiplies every `use` and `wait` duration (a quick preview of a long scenario; the
     /// result records it — such a run is not the scenario's experiment).
-    pub time_scale: f64,
+    pub(crate) time_scale: f64,
     /// The device profile, instead of the scenario's (empty: the scenario's `device`).
-    pub device: String,
+    pub(crate) device: String,
     /// A global GC service decides every app's collections, growth and trims.
     /// Session services that are on (names in `services::SERVICES`), in order.
     pub services: Vec<String>,
-    pub gc_service_period_ns: Nanos,
-    pub gc_service_plenty_mib: u64,
-    pub gc_service_scarce_mib: u64,
+    pub(crate) gc_service_period_ns: Nanos,
+    pub(crate) gc_service_plenty_mib: u64,
+    pub(crate) gc_service_scarce_mib: u64,
     /// ActivityManager's process limit instead of the device's (0: the device's).
-    pub max_cached_processes: u32,
+    pub(crate) max_cached_processes: u32,
     /// Memory a memtester process holds locked from boot (MiB; 0: none): a smaller phone made
     /// from a larger one, as Acclaim made its 2.5 GB setting from the 3 GB P9.
-    pub memtester_mib: u64,
+    pub(crate) memtester_mib: u64,
 }
 
 impl Default for SessionOptions {
@@ -326,20 +326,20 @@ static SESSION_ENTRIES: &[Setting<SessionOptions>] = &[
 
 pub struct Inputs {
     pub scenario: Scenario,
-    pub scenario_file: String,
-    pub device_name: String,
-    pub device: DeviceProfile,
-    pub system: SystemSpec,
-    pub apps: Vec<AppSpec>,
-    pub kernel: Settings,
-    pub runtime: Settings,
+    pub(crate) scenario_file: String,
+    pub(crate) device_name: String,
+    pub(crate) device: DeviceProfile,
+    pub(crate) system: SystemSpec,
+    pub(crate) apps: Vec<AppSpec>,
+    pub(crate) kernel: Settings,
+    pub(crate) runtime: Settings,
     /// The calibration knobs as given (the device's calibration file, then `--set`), and their values.
-    pub calibration: Settings,
-    pub knobs: crate::calibration::Knobs,
+    pub(crate) calibration: Settings,
+    pub(crate) knobs: crate::calibration::Knobs,
     pub options: SessionOptions,
-    pub seed: u64,
+    pub(crate) seed: u64,
     /// The user's overrides, stored with the results.
-    pub overrides: Settings,
+    pub(crate) overrides: Settings,
 }
 
 /// Of `graphics_pages`, what an app keeps when hidden: its window's three full-screen 32-bit

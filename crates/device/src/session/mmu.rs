@@ -71,9 +71,9 @@ pub fn mmu(intervals: &[(f64, f64)], span: (f64, f64), windows: &[f64]) -> Vec<O
 /// One point of an app's curve.
 #[derive(Clone, Debug, Serialize, PartialEq)]
 pub struct MmuRow {
-    pub app: String,
-    pub window_ms: f64,
-    pub mmu: Option<f64>,
+    pub(crate) app: String,
+    pub(crate) window_ms: f64,
+    pub(crate) mmu: Option<f64>,
 }
 
 /// The curve of every app of `apps` (then of any other app with stops) over the whole session

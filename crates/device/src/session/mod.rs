@@ -42,10 +42,10 @@ use system::{SysProc, Zygote};
 
 /// One declared app and its current process, if any.
 pub struct AppSlot {
-    pub spec: inputs::AppSpec,
+    pub(crate) spec: inputs::AppSpec,
     pub live: Option<Live>,
-    pub launched_before: bool,
-    pub totals: AppTotals,
+    pub(crate) launched_before: bool,
+    pub(crate) totals: AppTotals,
 }
 
 /// Watches a running session: called after every slice (`session.now` is the simulated time).
@@ -55,31 +55,31 @@ pub type Observer = Box<dyn FnMut(&Session) -> Result<(), String> + Send>;
 pub struct Session {
     pub inp: Inputs,
     pub k: Kernel,
-    pub rcfg: RuntimeConfig,
+    pub(crate) rcfg: RuntimeConfig,
     pub zygote: Zygote,
-    pub sys: Vec<SysProc>,
+    pub(crate) sys: Vec<SysProc>,
     pub apps: Vec<AppSlot>,
-    pub am: ActivityManager,
-    pub now: Nanos,
+    pub(crate) am: ActivityManager,
+    pub(crate) now: Nanos,
     next_pid: u32,
     /// The app in the foreground (index into `apps`).
-    pub fg: Option<usize>,
-    pub launches: Vec<LaunchRecord>,
+    pub(crate) fg: Option<usize>,
+    pub(crate) launches: Vec<LaunchRecord>,
     /// Storage-throughput tests (`file_io` steps).
-    pub file_io: Vec<file_io::FileIoRecord>,
-    pub events: Vec<Event>,
-    pub samples: Vec<Sample>,
+    pub(crate) file_io: Vec<file_io::FileIoRecord>,
+    pub(crate) events: Vec<Event>,
+    pub(crate) samples: Vec<Sample>,
     /// Every collection of every app (structured; the event log has the same as text), with its
     /// phases until the end of the session moves them to `gc_phases`.
-    pub gcs: Vec<(GcRow, Vec<mobmem_runtime::gc::record::PhaseRecord>)>,
+    pub(crate) gcs: Vec<(GcRow, Vec<mobmem_runtime::gc::record::PhaseRecord>)>,
     /// The phases of every collection (`gc` indexes `gcs`), filled at the end of the session.
-    pub gc_phases: Vec<GcPhaseRow>,
+    pub(crate) gc_phases: Vec<GcPhaseRow>,
     /// Janky frames of every app (on-time frames are only counted).
-    pub janky_frames: Vec<JankyFrame>,
+    pub(crate) janky_frames: Vec<JankyFrame>,
     /// Every app's mutator stops for its collector (pauses, waits, checkpoints).
-    pub mutator_stops: Vec<MutatorStopRecord>,
+    pub(crate) mutator_stops: Vec<MutatorStopRecord>,
     /// The per-app memory series (`session.app_sample_ms`).
-    pub app_memory: Vec<AppSample>,
+    pub(crate) app_memory: Vec<AppSample>,
     next_sample: Nanos,
     next_app_sample: Nanos,
     /// Kill records of the kernel already turned into events.
@@ -87,7 +87,7 @@ pub struct Session {
     /// Kernel process index → app slot (for naming kills).
     proc_app: Vec<Option<usize>>,
     /// Called after every slice (progress, interruption); none by default.
-    pub observer: Option<Observer>,
+    pub(crate) observer: Option<Observer>,
     /// The session services that are on (`system.services`), in the order named.
     pub services: Vec<services::Running>,
 }

@@ -10,9 +10,9 @@ use serde::Serialize;
 /// table's columns ([`Columns::columns`]), so that the CSV files and the data frames take their
 /// columns from the struct itself.
 macro_rules! row {
-    ($(#[$m:meta])* pub struct $name:ident { $($(#[$fm:meta])* pub $f:ident : $t:ty),* $(,)? }) => {
+    ($(#[$m:meta])* pub struct $name:ident { $($(#[$fm:meta])* $fv:vis $f:ident : $t:ty),* $(,)? }) => {
         $(#[$m])*
-        pub struct $name { $($(#[$fm])* pub $f: $t),* }
+        pub struct $name { $($(#[$fm])* $fv $f: $t),* }
         impl Columns for $name {
             fn columns() -> Vec<&'static str> {
                 vec![$(stringify!($f).trim_start_matches("r#")),*]
@@ -30,10 +30,10 @@ row! {
 /// A line of the event log.
 #[derive(Clone, Debug, Serialize)]
 pub struct Event {
-    pub t_s: f64,
-    pub kind: &'static str,
-    pub app: String,
-    pub detail: String,
+    pub(crate) t_s: f64,
+    pub(crate) kind: &'static str,
+    pub(crate) app: String,
+    pub(crate) detail: String,
 }
 }
 
@@ -42,9 +42,9 @@ row! {
 #[derive(Clone, Debug, Serialize)]
 pub struct JankyFrame {
     /// The vsync the frame was due at.
-    pub t_s: f64,
-    pub app: String,
-    pub dur_ms: f64,
+    pub(crate) t_s: f64,
+    pub(crate) app: String,
+    pub(crate) dur_ms: f64,
 }
 }
 
@@ -53,10 +53,10 @@ row! {
 /// (a pause, a wait for a collection, a checkpoint): what minimum mutator utilisation is read from.
 #[derive(Clone, Debug, Serialize)]
 pub struct MutatorStopRecord {
-    pub t_s: f64,
-    pub app: String,
-    pub dur_ms: f64,
-    pub kind: &'static str,
+    pub(crate) t_s: f64,
+    pub(crate) app: String,
+    pub(crate) dur_ms: f64,
+    pub(crate) kind: &'static str,
 }
 }
 
@@ -65,23 +65,23 @@ row! {
 /// `/proc/PID/status` and `smaps_rollup` report.
 #[derive(Clone, Debug, Serialize)]
 pub struct AppSample {
-    pub t_s: f64,
-    pub app: String,
-    pub pid: u32,
+    pub(crate) t_s: f64,
+    pub(crate) app: String,
+    pub(crate) pid: u32,
     /// Resident anon + mapped file pages (COW-shared pages in full), PSS, swapped-out pages.
-    pub rss_mib: f64,
-    pub pss_mib: f64,
-    pub swap_mib: f64,
+    pub(crate) rss_mib: f64,
+    pub(crate) pss_mib: f64,
+    pub(crate) swap_mib: f64,
     /// RSS by `dumpsys meminfo` App Summary category ([`meminfo_category`]), MiB.
-    pub java_heap_mib: f64,
-    pub native_heap_mib: f64,
-    pub code_mib: f64,
-    pub graphics_mib: f64,
-    pub stack_mib: f64,
-    pub other_mib: f64,
+    pub(crate) java_heap_mib: f64,
+    pub(crate) native_heap_mib: f64,
+    pub(crate) code_mib: f64,
+    pub(crate) graphics_mib: f64,
+    pub(crate) stack_mib: f64,
+    pub(crate) other_mib: f64,
     /// The Java heap's PSS (its pages divided among the processes that map them: the zygote's
     /// shared spaces count in part), the numerator of `dumpsys meminfo`'s Java-heap share.
-    pub java_heap_pss_mib: f64,
+    pub(crate) java_heap_pss_mib: f64,
 }
 }
 
@@ -121,21 +121,21 @@ row! {
 /// A time-series sample of the phone.
 #[derive(Clone, Debug, Serialize)]
 pub struct Sample {
-    pub t_s: f64,
-    pub free_mib: f64,
-    pub anon_mib: f64,
-    pub file_mib: f64,
-    pub unevictable_mib: f64,
-    pub swap_used_mib: f64,
-    pub zram_pool_mib: f64,
-    pub alive_apps: u32,
-    pub cached_apps: u32,
-    pub psi_some_avg10: f64,
-    pub psi_full_avg10: f64,
-    pub pgscan_kswapd: u64,
-    pub pgscan_direct: u64,
-    pub allocstall: u64,
-    pub workingset_refault: u64,
+    pub(crate) t_s: f64,
+    pub(crate) free_mib: f64,
+    pub(crate) anon_mib: f64,
+    pub(crate) file_mib: f64,
+    pub(crate) unevictable_mib: f64,
+    pub(crate) swap_used_mib: f64,
+    pub(crate) zram_pool_mib: f64,
+    pub(crate) alive_apps: u32,
+    pub(crate) cached_apps: u32,
+    pub(crate) psi_some_avg10: f64,
+    pub(crate) psi_full_avg10: f64,
+    pub(crate) pgscan_kswapd: u64,
+    pub(crate) pgscan_direct: u64,
+    pub(crate) allocstall: u64,
+    pub(crate) workingset_refault: u64,
 }
 }
 
@@ -168,48 +168,48 @@ impl Sample {
 /// An app's counters summed over its process incarnations.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct AppTotals {
-    pub incarnations: u32,
-    pub frames: FrameStats,
-    pub gc_count: u64,
-    pub gc_sticky: u64,
-    pub gc_full: u64,
-    pub gc_pause_total_ms: f64,
-    pub gc_pause_max_ms: f64,
-    pub gc_cpu_ms: f64,
-    pub gc_pages_touched: u64,
-    pub gc_objects_touched: u64,
+    pub(crate) incarnations: u32,
+    pub(crate) frames: FrameStats,
+    pub(crate) gc_count: u64,
+    pub(crate) gc_sticky: u64,
+    pub(crate) gc_full: u64,
+    pub(crate) gc_pause_total_ms: f64,
+    pub(crate) gc_pause_max_ms: f64,
+    pub(crate) gc_cpu_ms: f64,
+    pub(crate) gc_pages_touched: u64,
+    pub(crate) gc_objects_touched: u64,
     /// Objects the collections marked and copied (evacuated or compacted), mutator copies included.
-    pub gc_objects_marked: u64,
-    pub gc_objects_copied: u64,
-    pub gc_major_faults: u64,
-    pub mutator_cpu_ms: f64,
+    pub(crate) gc_objects_marked: u64,
+    pub(crate) gc_objects_copied: u64,
+    pub(crate) gc_major_faults: u64,
+    pub(crate) mutator_cpu_ms: f64,
     /// CPU energy of the app's main thread (kernel work on its behalf included) and of its GC
     /// thread, millijoules (0 on a device without a power model).
-    pub mutator_energy_mj: f64,
-    pub gc_energy_mj: f64,
+    pub(crate) mutator_energy_mj: f64,
+    pub(crate) gc_energy_mj: f64,
     /// Java objects and bytes the app's workload allocated (the simulator's per-object work).
-    pub objects_allocated: u64,
-    pub bytes_allocated: u64,
+    pub(crate) objects_allocated: u64,
+    pub(crate) bytes_allocated: u64,
     /// Java objects the app's workload read (the third kind of per-object work).
-    pub objects_read: u64,
-    pub trims: u64,
-    pub transitions: u64,
+    pub(crate) objects_read: u64,
+    pub(crate) trims: u64,
+    pub(crate) transitions: u64,
     /// Object-granularity swap (a runtime policy such as Marvin; zeros without one).
-    pub object_swap: mobmem_runtime::object_swap::ObjectSwapStats,
-    pub refault_anon: u64,
-    pub refault_file: u64,
-    pub majflt: u64,
-    pub swapin: u64,
-    pub swapout: u64,
-    pub java_ooms: u32,
+    pub(crate) object_swap: mobmem_runtime::object_swap::ObjectSwapStats,
+    pub(crate) refault_anon: u64,
+    pub(crate) refault_file: u64,
+    pub(crate) majflt: u64,
+    pub(crate) swapin: u64,
+    pub(crate) swapout: u64,
+    pub(crate) java_ooms: u32,
     /// The Java heap's share of the app's PSS while it was in the foreground: the sum over the
     /// per-app memory samples taken then, and their number (`java_share_fg` = sum / n, in %).
-    pub java_share_fg_sum: f64,
-    pub java_share_fg_n: u32,
-    pub alive_at_end: bool,
+    pub(crate) java_share_fg_sum: f64,
+    pub(crate) java_share_fg_n: u32,
+    pub(crate) alive_at_end: bool,
     /// The process's memory per mapping at the end of the session (`/proc/PID/smaps`; empty if
     /// the app was not alive then).
-    pub memory_at_end: Vec<mobmem_kernel::smaps::VmaUsage>,
+    pub(crate) memory_at_end: Vec<mobmem_kernel::smaps::VmaUsage>,
 }
 
 impl AppTotals {
@@ -279,20 +279,20 @@ row! {
     /// One collection of the `gcs` table (its phases are rows of `gc_phases`).
     #[derive(Clone, Debug, Serialize)]
     pub struct GcRow {
-        pub t_s: f64,
-        pub app: String,
-        pub collector: &'static str,
-        pub r#type: &'static str,
-        pub cause: &'static str,
-        pub state: &'static str,
-        pub duration_ms: f64,
-        pub pause_ms: f64,
-        pub gc_cpu_ms: f64,
-        pub freed_bytes: u64,
-        pub objects_touched: u64,
-        pub pages_touched: u64,
+        pub(crate) t_s: f64,
+        pub(crate) app: String,
+        pub(crate) collector: &'static str,
+        pub(crate) r#type: &'static str,
+        pub(crate) cause: &'static str,
+        pub(crate) state: &'static str,
+        pub(crate) duration_ms: f64,
+        pub(crate) pause_ms: f64,
+        pub(crate) gc_cpu_ms: f64,
+        pub(crate) freed_bytes: u64,
+        pub(crate) objects_touched: u64,
+        pub(crate) pages_touched: u64,
         /// Major faults of the GC thread (zram, flash swap and file).
-        pub major_faults: u64,
+        pub(crate) major_faults: u64,
     }
 }
 
@@ -300,13 +300,13 @@ row! {
     /// One phase of a collection: `gc` is the collection's row in `gcs`.
     #[derive(Clone, Debug, Serialize)]
     pub struct GcPhaseRow {
-        pub gc: usize,
-        pub app: String,
-        pub name: &'static str,
-        pub kind: mobmem_runtime::gc::record::PhaseKind,
-        pub t_s: f64,
-        pub duration_ms: f64,
-        pub gc_cpu_ms: f64,
+        pub(crate) gc: usize,
+        pub(crate) app: String,
+        pub(crate) name: &'static str,
+        pub(crate) kind: mobmem_runtime::gc::record::PhaseKind,
+        pub(crate) t_s: f64,
+        pub(crate) duration_ms: f64,
+        pub(crate) gc_cpu_ms: f64,
     }
 }
 

@@ -27,9 +27,9 @@ pub const SYS_PERIOD_NS: Nanos = 100_000_000;
 pub const FRAMEWORK_FILE: &str = "framework-code";
 
 pub struct SysProc {
-    pub spec: SysProcSpec,
-    pub proc_idx: u32,
-    pub task: Task,
+    pub(crate) spec: SysProcSpec,
+    pub(crate) proc_idx: u32,
+    pub(crate) task: Task,
     anon_vma: Option<u32>,
     anon_pages: u32,
     file_vma: Option<u32>,
@@ -37,7 +37,7 @@ pub struct SysProc {
     next_at: Nanos,
     rng: Stream,
     /// Starts (1 + restarts after kills).
-    pub starts: u32,
+    pub(crate) starts: u32,
 }
 
 fn pages(mib: f64) -> u32 {
@@ -140,10 +140,10 @@ impl SysProc {
 /// share the page cache.
 pub struct Zygote {
     pub proc_idx: u32,
-    pub task: Task,
-    pub framework_pages: u32,
+    pub(crate) task: Task,
+    pub(crate) framework_pages: u32,
     pub zygote_space_pages: u32,
-    pub fork_ns: Nanos,
+    pub(crate) fork_ns: Nanos,
 }
 
 impl Zygote {

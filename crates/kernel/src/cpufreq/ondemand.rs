@@ -7,7 +7,7 @@ use mobmem_engine::cpufreq::{Governor, Sample};
 
 #[derive(Debug)]
 pub struct Ondemand {
-    pub up_threshold: u32,
+    pub(crate) up_threshold: u32,
 }
 
 impl Governor for Ondemand {

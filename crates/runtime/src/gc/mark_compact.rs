@@ -21,15 +21,15 @@ use mobmem_engine::Nanos;
 /// The compaction in progress.
 pub struct Compaction {
     /// (object, old address), ordered by new address.
-    pub entries: Vec<(ObjId, u64)>,
+    pub(crate) entries: Vec<(ObjId, u64)>,
     /// For each destination page, the index of the first entry starting at or after it.
-    pub page_first: Vec<u32>,
-    pub page_done: Vec<bool>,
-    pub next_page: u32,
+    pub(crate) page_first: Vec<u32>,
+    pub(crate) page_done: Vec<bool>,
+    pub(crate) next_page: u32,
     /// End of the compacted area (bytes).
-    pub dest_end: u64,
+    pub(crate) dest_end: u64,
     /// Regions that became free and whose pages are released at the end.
-    pub to_release: Vec<u32>,
+    pub(crate) to_release: Vec<u32>,
 }
 
 /// The collector owns the state of a compaction in progress (between the flip and the end of

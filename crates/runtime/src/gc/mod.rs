@@ -46,28 +46,28 @@ use mobmem_kernel::{Breakdown, Kernel, Task};
 /// phases), the scope the collector sets for it (sticky, evacuating, barrier on), and the shared
 /// tracer's work state ([`Tracer`]). State only one collector needs lives in that collector.
 pub struct GcState {
-    pub gc_type: GcType,
-    pub cause: GcCause,
-    pub plan: Vec<PhaseId>,
-    pub phase: usize,
-    pub phase_started: bool,
-    pub phase_start_ns: Nanos,
-    pub phase_cpu_start: Nanos,
+    pub(crate) gc_type: GcType,
+    pub(crate) cause: GcCause,
+    pub(crate) plan: Vec<PhaseId>,
+    pub(crate) phase: usize,
+    pub(crate) phase_started: bool,
+    pub(crate) phase_start_ns: Nanos,
+    pub(crate) phase_cpu_start: Nanos,
     pub evacuate: bool,
     pub sticky: bool,
-    pub rec: GcRecord,
-    pub bd_start: Breakdown,
-    pub pswpin_start: u64,
-    pub majflt_start: u64,
-    pub cpu_start: Nanos,
+    pub(crate) rec: GcRecord,
+    pub(crate) bd_start: Breakdown,
+    pub(crate) pswpin_start: u64,
+    pub(crate) majflt_start: u64,
+    pub(crate) cpu_start: Nanos,
     /// Read barrier (concurrent copying) or compaction faults (mark-compact) active.
-    pub barrier: bool,
-    pub scope_hook: bool,
+    pub(crate) barrier: bool,
+    pub(crate) scope_hook: bool,
     /// Evacuate every allocated region (semi-space; the background transition GC).
-    pub force_evacuate_all: bool,
+    pub(crate) force_evacuate_all: bool,
     /// The mutator waits for the whole collection (allocation failure, explicit GC).
-    pub blocking: bool,
-    pub tr: Tracer,
+    pub(crate) blocking: bool,
+    pub(crate) tr: Tracer,
 }
 
 impl GcState {
@@ -102,15 +102,15 @@ impl GcState {
 /// What a phase step works on.
 pub struct Cx<'a> {
     pub heap: &'a mut Heap,
-    pub k: &'a mut Kernel,
+    pub(crate) k: &'a mut Kernel,
     /// The thread doing the work (the GC thread, or a mutator in a barrier slow path).
     pub t: &'a mut Task,
-    pub hooks: &'a mut Hooks,
+    pub(crate) hooks: &'a mut Hooks,
     pub st: &'a mut GcState,
-    pub cfg: &'a RuntimeConfig,
-    pub gc_thread: bool,
+    pub(crate) cfg: &'a RuntimeConfig,
+    pub(crate) gc_thread: bool,
     /// Next kernel event (events due before the thread's clock run first).
-    pub next_ev: Nanos,
+    pub(crate) next_ev: Nanos,
 }
 
 impl Cx<'_> {

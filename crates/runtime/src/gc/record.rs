@@ -143,9 +143,9 @@ pub struct PhaseRecord {
 /// Everything one collection did and cost.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct GcRecord {
-    pub id: u32,
+    pub(crate) id: u32,
     pub collector: &'static str,
-    pub name: &'static str,
+    pub(crate) name: &'static str,
     pub gc_type: &'static str,
     pub cause: &'static str,
     pub state: &'static str,
@@ -158,9 +158,9 @@ pub struct GcRecord {
     /// GC-thread CPU (work and resident page touches), all phases.
     pub gc_cpu_ns: Nanos,
     /// GC-thread CPU during pauses (the "explicit" STW cost for LBO).
-    pub gc_cpu_pause_ns: Nanos,
+    pub(crate) gc_cpu_pause_ns: Nanos,
     /// GC-thread wall time (CPU + faults + reclaim stalls + waiting for a core).
-    pub gc_thread_ns: Nanos,
+    pub(crate) gc_thread_ns: Nanos,
     /// Mutator time stopped in pauses or waiting for this collection.
     pub mutator_wait_ns: Nanos,
     /// Mutator time spent in GC work through barriers (self-copying, compaction faults) and
@@ -170,16 +170,16 @@ pub struct GcRecord {
     pub checkpoint_ns: Nanos,
     pub freed_objects: u64,
     pub freed_bytes: u64,
-    pub freed_los_objects: u64,
+    pub(crate) freed_los_objects: u64,
     pub freed_los_bytes: u64,
     pub bytes_allocated_before: u64,
     pub bytes_allocated_after: u64,
     pub target_footprint_after: u64,
     pub objects_marked: u64,
     pub objects_scanned: u64,
-    pub refs_visited: u64,
+    pub(crate) refs_visited: u64,
     pub objects_copied: u64,
-    pub bytes_copied: u64,
+    pub(crate) bytes_copied: u64,
     pub copied_by_mutator: u64,
     pub regions_evacuated: u64,
     pub regions_freed: u64,
@@ -189,13 +189,13 @@ pub struct GcRecord {
     pub card_objects_scanned: u64,
     /// Non-clean cards aged or cleaned by card processing.
     pub cards_aged: u64,
-    pub roots: u64,
+    pub(crate) roots: u64,
     /// Distinct heap pages the GC thread touched (the GC working set), and objects it touched.
     pub gc_pages_touched: u64,
     pub gc_objects_touched: u64,
     /// Faults of the GC thread by kind.
     pub gc_faults: Breakdown,
     /// pswpin during the collection (system-wide).
-    pub pswpin: u64,
-    pub pgmajfault: u64,
+    pub(crate) pswpin: u64,
+    pub(crate) pgmajfault: u64,
 }

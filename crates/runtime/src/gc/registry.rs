@@ -10,23 +10,47 @@ use std::sync::RwLock;
 /// Builds a collector (one per runtime, and again at a collector transition).
 pub type Ctor = fn() -> Box<dyn Collector>;
 
-/// Constructors of [`COLLECTORS`], entry by entry.
-const BUILTIN: [Ctor; 6] = [
-    || Box::new(super::concurrent_copying::ConcurrentCopying),
-    || Box::new(super::mark_compact::MarkCompact::default()),
-    || Box::new(super::mark_sweep::MarkSweep),
-    || Box::new(super::mark_sweep_otf::MarkSweepOtf::default()),
-    || Box::new(super::semi_space::SemiSpace),
-    || Box::new(super::nogc::NoGc),
+/// Constructors of [`COLLECTORS`], entry by entry, each under its catalogue name (checked at
+/// compile time below, so an entry added to one list and not the other, or out of order, does not
+/// build).
+const BUILTIN: [(&str, Ctor); 6] = [
+    ("cc", || Box::new(super::concurrent_copying::ConcurrentCopying)),
+    ("cmc", || Box::new(super::mark_compact::MarkCompact::default())),
+    ("ms", || Box::new(super::mark_sweep::MarkSweep)),
+    ("ms-otf", || Box::new(super::mark_sweep_otf::MarkSweepOtf::default())),
+    ("ss", || Box::new(super::semi_space::SemiSpace)),
+    ("nogc", || Box::new(super::nogc::NoGc)),
 ];
-const _: () = assert!(BUILTIN.len() == COLLECTORS.len(), "one constructor per catalogue entry");
+const _: () = {
+    assert!(BUILTIN.len() == COLLECTORS.len(), "one constructor per catalogue entry");
+    let mut i = 0;
+    while i < BUILTIN.len() {
+        assert!(same(BUILTIN[i].0, COLLECTORS[i].name), "constructors in catalogue order, under the entry's name");
+        i += 1;
+    }
+};
+
+const fn same(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
 
 static REGISTERED: RwLock<Vec<Ctor>> = RwLock::new(Vec::new());
 
 /// A new collector of `kind`.
 pub fn create(kind: CollectorKind) -> Box<dyn Collector> {
     match BUILTIN.get(kind.id()) {
-        Some(c) => c(),
+        Some((_, c)) => c(),
         None => REGISTERED.read().unwrap()[kind.id() - BUILTIN.len()](),
     }
 }

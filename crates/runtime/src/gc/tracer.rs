@@ -9,33 +9,33 @@ use crate::object::ObjId;
 
 pub struct Tracer {
     /// Mark stack of (object, depth). Breadth-first tracing reads it from `head` as a queue.
-    pub stack: Vec<(ObjId, u16)>,
-    pub head: usize,
-    pub order: TraceOrder,
+    pub(crate) stack: Vec<(ObjId, u16)>,
+    pub(crate) head: usize,
+    pub(crate) order: TraceOrder,
     /// Depth-first marking pops through ART MarkSweep's prefetch FIFO (see
     /// [`super::Collector::mark_stack_prefetch`]).
-    pub prefetch_fifo: bool,
+    pub(crate) prefetch_fifo: bool,
     /// Store each marked object's depth in `Info::depth` (placement policies, breadth-first
     /// tracing); the mark stack carries depths either way.
-    pub record_depth: bool,
+    pub(crate) record_depth: bool,
     /// The live stack: objects allocated since the previous collection started (the sticky
     /// scope; survivors become old).
-    pub young_snapshot: Vec<ObjId>,
+    pub(crate) young_snapshot: Vec<ObjId>,
     /// Position in a resumable pass (reclaim's second pass, a concurrent sweep).
-    pub cursor: usize,
+    pub(crate) cursor: usize,
     /// Reclaim: the first pass is done; the objects to rescue (out of the tracing scope, in the
     /// from-space) and to sweep (dead, in free-list spaces or the large-object space), each in
     /// ascending address order.
-    pub sweep_started: bool,
-    pub rescue: Vec<ObjId>,
-    pub sweep: Vec<ObjId>,
+    pub(crate) sweep_started: bool,
+    pub(crate) rescue: Vec<ObjId>,
+    pub(crate) sweep: Vec<ObjId>,
     /// Card scanning in progress: the used card ranges, the range and card reached.
-    pub cards_started: bool,
-    pub card_ranges: [(usize, usize); 3],
-    pub card_range_idx: usize,
-    pub card_cursor: usize,
+    pub(crate) cards_started: bool,
+    pub(crate) card_ranges: [(usize, usize); 3],
+    pub(crate) card_range_idx: usize,
+    pub(crate) card_cursor: usize,
     /// Objects of the card being scanned (reused buffer).
-    pub card_buf: Vec<ObjId>,
+    pub(crate) card_buf: Vec<ObjId>,
 }
 
 impl Tracer {

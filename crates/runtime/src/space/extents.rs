@@ -10,10 +10,10 @@ pub const PAGE: u64 = mobmem_kernel::page::PAGE_SIZE;
 pub struct PageExtents {
     /// first page → length, of free extents.
     free: BTreeMap<u32, u32>,
-    pub npages: u32,
-    pub used_pages: u32,
+    pub(crate) npages: u32,
+    pub(crate) used_pages: u32,
     /// Highest page ever handed out + 1 (pages above were never touched).
-    pub high_water: u32,
+    pub(crate) high_water: u32,
     /// Pages handed out since they were last released to the kernel (may be resident).
     dirty: Vec<bool>,
 }

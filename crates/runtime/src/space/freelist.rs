@@ -65,23 +65,28 @@ struct Run {
 
 #[derive(Clone, Debug)]
 pub struct FreeListSpace {
-    pub vma: u32,
-    pub pages: PageExtents,
+    pub(crate) vma: u32,
+    pub(crate) pages: PageExtents,
     runs: Vec<Run>,
     free_run_ids: Vec<u32>,
     /// run id of each page (u32::MAX = none).
     run_of_page: Vec<u32>,
     avail: Vec<Vec<u32>>,
     /// Bytes of live slots (slot sizes, i.e. including internal fragmentation).
-    pub slot_bytes: u64,
+    pub(crate) slot_bytes: u64,
     /// Bytes of the objects in them.
     pub bytes_allocated: u64,
-    pub objects: u64,
+    pub(crate) objects: u64,
     /// Pages of runs freed since the last trim (their pages may still be resident).
-    pub freed_since_trim: Vec<(u32, u32)>,
+    pub(crate) freed_since_trim: Vec<(u32, u32)>,
 }
 
 impl FreeListSpace {
+    /// The kernel VMA that backs this space.
+    pub fn vma(&self) -> u32 {
+        self.vma
+    }
+
     pub fn new(vma: u32, npages: u32) -> Self {
         Self {
             vma,

@@ -7,13 +7,18 @@ use super::extents::{PageExtents, PAGE};
 
 #[derive(Clone, Debug)]
 pub struct LargeObjectSpace {
-    pub vma: u32,
-    pub pages: PageExtents,
-    pub bytes_allocated: u64,
-    pub objects: u64,
+    pub(crate) vma: u32,
+    pub(crate) pages: PageExtents,
+    pub(crate) bytes_allocated: u64,
+    pub(crate) objects: u64,
 }
 
 impl LargeObjectSpace {
+    /// The kernel VMA that backs this space.
+    pub fn vma(&self) -> u32 {
+        self.vma
+    }
+
     pub fn new(vma: u32, npages: u32) -> Self {
         Self { vma, pages: PageExtents::new(npages), bytes_allocated: 0, objects: 0 }
     }

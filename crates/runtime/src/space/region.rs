@@ -39,33 +39,38 @@ impl RegionState {
 
 #[derive(Clone, Debug)]
 pub struct RegionSpace {
-    pub vma: u32,
+    pub(crate) vma: u32,
     pub num_regions: u32,
     pub state: Vec<RegionState>,
     /// Allocated since the last flip (ART `is_newly_allocated_`).
-    pub newly: Vec<bool>,
+    pub(crate) newly: Vec<bool>,
     /// In the from-space of the running collection (to be evacuated).
-    pub in_from: Vec<bool>,
+    pub(crate) in_from: Vec<bool>,
     /// Bytes used (bump top relative to the region start).
-    pub top: Vec<u32>,
+    pub(crate) top: Vec<u32>,
     /// Live bytes measured by the last collection that marked this region in place, or the bytes
     /// copied into it (`LIVE_UNKNOWN` if never measured).
-    pub live: Vec<u32>,
+    pub(crate) live: Vec<u32>,
     /// Bytes of objects allocated in the region and not freed.
-    pub obj_bytes: Vec<u32>,
+    pub(crate) obj_bytes: Vec<u32>,
     /// Tag bit set.
-    pub tags: Vec<u64>,
+    pub(crate) tags: Vec<u64>,
     /// Allocation class.
     pub class: Vec<u8>,
     /// Pages of the region possibly resident since it was last released.
-    pub dirty: Vec<bool>,
+    pub(crate) dirty: Vec<bool>,
     /// Whether mutators are limited to half of the regions.
-    pub copy_reserve: bool,
+    pub(crate) copy_reserve: bool,
     pub num_non_free: u32,
     tag_names: Vec<String>,
 }
 
 impl RegionSpace {
+    /// The kernel VMA that backs this space.
+    pub fn vma(&self) -> u32 {
+        self.vma
+    }
+
     pub fn new(vma: u32, num_regions: u32, copy_reserve: bool) -> Self {
         let n = num_regions as usize;
         Self {

@@ -32,14 +32,13 @@ enum SlotKind {
 /// object's field, and the workload's slot that records it), when allocated.
 #[derive(Clone, Copy, Debug)]
 pub struct Unit {
-    pub obj: ObjId,
-    pub gen: u32,
+    pub(crate) obj: ObjId,
+    pub(crate) gen: u32,
     holder: Holder,
     kind: SlotKind,
     slot: u32,
     /// Allocated-bytes clock at allocation.
-    pub clock: u64,
-    pub state: AppState,
+    pub(crate) clock: u64,
 }
 
 /// A timing wheel over the allocated-bytes clock.
@@ -73,32 +72,32 @@ impl Wheel {
 /// Counters of a workload run.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct WorkloadStats {
-    pub units_of_work: u64,
-    pub late_units: u64,
+    pub(crate) units_of_work: u64,
+    pub(crate) late_units: u64,
     pub objects_allocated: u64,
     pub bytes_allocated: u64,
     pub reads: u64,
-    pub temp_units: u64,
-    pub medium_units: u64,
-    pub long_units: u64,
-    pub structure_objects: u64,
-    pub structure_bytes: u64,
-    pub near_root_bytes: u64,
+    pub(crate) temp_units: u64,
+    pub(crate) medium_units: u64,
+    pub(crate) long_units: u64,
+    pub(crate) structure_objects: u64,
+    pub(crate) structure_bytes: u64,
+    pub(crate) near_root_bytes: u64,
 }
 
 /// Result of a hot launch's accesses.
 #[derive(Clone, Debug, Default, Serialize)]
 pub struct LaunchAccess {
-    pub objects: u64,
+    pub(crate) objects: u64,
     pub near_root: u64,
     pub foreground_young: u64,
     pub other: u64,
-    pub time_ns: Nanos,
+    pub(crate) time_ns: Nanos,
     pub major_faults: u64,
 }
 
 pub struct Workload {
-    pub p: AppProfile,
+    pub(crate) p: AppProfile,
     rng: Stream,
     /// Cumulative count probabilities of the size classes: as allocated (temporaries) and for
     /// objects that outlive their first collection ([`AppProfile::survivor_object_bytes`]).
@@ -140,10 +139,10 @@ pub struct Workload {
     ws_run_count: usize,
     pub stats: WorkloadStats,
     /// Frame times of the units of work [`Workload::run_until`] runs in the foreground.
-    pub frames: FrameTimes,
+    pub(crate) frames: FrameTimes,
     /// The same units of work paced without GC stalls: what collections cost in wall time.
-    pub pacing: GcFreePacing,
-    pub built: bool,
+    pub(crate) pacing: GcFreePacing,
+    pub(crate) built: bool,
     pub oom: bool,
 }
 
@@ -353,7 +352,6 @@ impl Workload {
                     kind: SlotKind::Medium,
                     slot: self.medium_slots.len() as u32,
                     clock: 0,
-                    state: AppState::Foreground,
                 });
             }
         }
@@ -375,7 +373,6 @@ impl Workload {
                     kind: SlotKind::Long,
                     slot: self.long_slots.len() as u32,
                     clock: rt.heap.alloc_clock,
-                    state: rt.state,
                 });
                 rt.poll(k);
             }
@@ -564,7 +561,6 @@ impl Workload {
                     kind: SlotKind::Temp,
                     slot: self.temp_slots.len() as u32,
                     clock: 0,
-                    state: rt.state,
                 });
                 (self.temp_slots.len() - 1) as u32
             }
@@ -578,7 +574,7 @@ impl Workload {
             0 => {
                 self.stats.temp_units += 1;
                 let life = (self.rng.gen::<f64>() * self.p.temp_life as f64) as u64;
-                unit = Unit { obj: o, gen, holder: Holder::Root(root_slot), kind: SlotKind::Temp, slot: ts, clock, state: rt.state };
+                unit = Unit { obj: o, gen, holder: Holder::Root(root_slot), kind: SlotKind::Temp, slot: ts, clock };
                 self.temp_slots[ts as usize] = unit;
                 self.temp_wheel.insert(clock, life, ts);
             }
@@ -600,7 +596,7 @@ impl Workload {
                 rt.write_ref(k, c, f, o);
                 rt.set_root(k, root_slot as usize, NULL);
                 self.temp_free.push(ts);
-                unit = Unit { obj: o, gen, holder: Holder::Field(c, f), kind: SlotKind::Medium, slot: ms, clock, state: rt.state };
+                unit = Unit { obj: o, gen, holder: Holder::Field(c, f), kind: SlotKind::Medium, slot: ms, clock };
                 self.medium_slots[ms as usize] = unit;
                 let life = (-(1.0 - self.rng.gen::<f64>()).ln() * self.p.medium_life as f64) as u64;
                 self.medium_wheel.insert(clock, life, ms);
@@ -617,7 +613,7 @@ impl Workload {
                 }
                 rt.set_root(k, root_slot as usize, NULL);
                 self.temp_free.push(ts);
-                unit = Unit { obj: o, gen, holder: Holder::Field(h, f), kind: SlotKind::Long, slot: s as u32, clock, state: rt.state };
+                unit = Unit { obj: o, gen, holder: Holder::Field(h, f), kind: SlotKind::Long, slot: s as u32, clock };
                 self.long_slots[s] = unit;
             }
         }

@@ -33,20 +33,20 @@ use std::sync::{Arc, Mutex};
 
 /// The remembered set of foreground objects written since the grouping GC started.
 pub struct RememberedSet {
-    pub cards: CardTable,
+    pub(crate) cards: CardTable,
     /// Objects written while the grouping GC ran (their cards are marked when it has ended).
-    pub pending: Vec<ObjId>,
+    pub(crate) pending: Vec<ObjId>,
     /// The grouping this set belongs to (`Shared::groupings`).
-    pub grouping: u64,
+    pub(crate) grouping: u64,
 }
 
 /// The barrier, tracing scope and collection kind of background-object GCs (three hooks over one
 /// state).
 pub struct Bgc {
-    pub classes: Classes,
-    pub shared: Arc<Shared>,
-    pub rs: Arc<Mutex<RememberedSet>>,
-    pub keep_foreground: bool,
+    pub(crate) classes: Classes,
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) rs: Arc<Mutex<RememberedSet>>,
+    pub(crate) keep_foreground: bool,
 }
 
 impl Bgc {

@@ -10,24 +10,24 @@ use serde::Serialize;
 #[derive(Clone, Debug, Serialize)]
 pub struct FleetConfig {
     /// Delay from going to the background to the grouping GC (T_B).
-    pub t_b_ns: Nanos,
+    pub(crate) t_b_ns: Nanos,
     /// How long background mode lasts after returning to the foreground (T_F).
-    pub t_f_ns: Nanos,
+    pub(crate) t_f_ns: Nanos,
     /// Near-root depth threshold D: objects within D levels of the roots are near-root objects.
-    pub depth: u16,
+    pub(crate) depth: u16,
     /// Count depth from 0 (objects the roots reference are at depth 0), as the released code does:
     /// `depth ≤ D` then covers D + 1 levels. False: the paper's D levels.
-    pub depth_from_zero: bool,
+    pub(crate) depth_from_zero: bool,
     /// Mark the launch regions hot once, right after the grouping GC (the released code), instead
     /// of every `hot_period` while the app stays in the background.
-    pub hot_once: bool,
+    pub(crate) hot_once: bool,
     /// Period of the hot hint on launch regions while in the background.
-    pub hot_period_ns: Nanos,
+    pub(crate) hot_period_ns: Nanos,
     /// Background-object GCs never fall back to a full collection: foreground objects stay live
     /// for the whole background period (the released code).
-    pub keep_foreground: bool,
+    pub(crate) keep_foreground: bool,
     /// Card size of the second card table, in bytes (a power of two, at least 128).
-    pub card_bytes: u64,
+    pub(crate) card_bytes: u64,
 }
 
 impl Default for FleetConfig {

@@ -34,9 +34,9 @@ use std::sync::Arc;
 /// Placement: the grouping GC's classification; with the background-object GC, background
 /// objects in their own regions (new ones and survivors of background-object GCs).
 pub struct Grouping {
-    pub classes: Classes,
-    pub max_depth: u16,
-    pub shared: Arc<Shared>,
+    pub(crate) classes: Classes,
+    pub(crate) max_depth: u16,
+    pub(crate) shared: Arc<Shared>,
 }
 
 impl PlacementPolicy for Grouping {
@@ -75,8 +75,8 @@ fn advise(heap: &Heap, class: u8, advice: &str, out: &mut Vec<AfterGcAction>) {
 /// paged out at once and launch regions marked hot (the released code does both right after the
 /// grouping GC; an app back in the foreground by then keeps its pages).
 pub struct Grouped {
-    pub classes: Classes,
-    pub shared: Arc<Shared>,
+    pub(crate) classes: Classes,
+    pub(crate) shared: Arc<Shared>,
 }
 
 impl AfterGcPolicy for Grouped {
@@ -95,14 +95,14 @@ impl AfterGcPolicy for Grouped {
 /// Background mode and its timers: the grouping GC, the periodic hot hint, the end of background
 /// mode.
 pub struct Mode {
-    pub cfg: FleetConfig,
-    pub classes: Classes,
-    pub shared: Arc<Shared>,
+    pub(crate) cfg: FleetConfig,
+    pub(crate) classes: Classes,
+    pub(crate) shared: Arc<Shared>,
     /// In background mode (from going to the background until `T_F` after returning).
-    pub active: bool,
-    pub rgs_at: Option<Nanos>,
-    pub hot_at: Option<Nanos>,
-    pub end_at: Option<Nanos>,
+    pub(crate) active: bool,
+    pub(crate) rgs_at: Option<Nanos>,
+    pub(crate) hot_at: Option<Nanos>,
+    pub(crate) end_at: Option<Nanos>,
 }
 
 impl Mode {

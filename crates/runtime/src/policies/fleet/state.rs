@@ -15,12 +15,12 @@ pub const RGS_CAUSE: GcCause = GcCause::Policy("RGS");
 /// Placement classes of Fleet's regions.
 #[derive(Clone, Copy, Debug)]
 pub struct Classes {
-    pub launch: u8,
-    pub ws: u8,
-    pub cold: u8,
+    pub(crate) launch: u8,
+    pub(crate) ws: u8,
+    pub(crate) cold: u8,
     /// Objects allocated in background mode after the grouping (BGO); 0 without the
     /// background-object GC.
-    pub bgo: u8,
+    pub(crate) bgo: u8,
 }
 
 impl Classes {
@@ -54,14 +54,14 @@ pub mod phase {
 
 #[derive(Default)]
 pub struct Shared {
-    pub phase: AtomicU8,
+    pub(crate) phase: AtomicU8,
     /// The running collection is a background-object GC.
-    pub bgc_now: AtomicBool,
+    pub(crate) bgc_now: AtomicBool,
     /// The allocation clock when the grouping GC started: objects allocated before it are the
     /// foreground objects (FGO).
-    pub grouping_clock: AtomicU64,
+    pub(crate) grouping_clock: AtomicU64,
     /// Counts groupings (a new one starts a new remembered set).
-    pub groupings: AtomicU64,
+    pub(crate) groupings: AtomicU64,
 }
 
 impl Shared {

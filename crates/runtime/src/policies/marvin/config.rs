@@ -11,23 +11,23 @@ use serde::Serialize;
 #[derive(Clone, Debug, Serialize)]
 pub struct MarvinConfig {
     /// Objects of at least this many bytes get stubs (swap candidates).
-    pub threshold: u32,
+    pub(crate) threshold: u32,
     /// An object is cold when it was not accessed during the last `cold_epochs` non-sticky
     /// collections nor since the last one.
-    pub cold_epochs: u32,
+    pub(crate) cold_epochs: u32,
     /// Reads make an object hot too (read and write bits); false: writes only.
-    pub count_reads: bool,
+    pub(crate) count_reads: bool,
     /// Period of the write task in the foreground and in the background.
-    pub write_task_fg_ns: Nanos,
-    pub write_task_bg_ns: Nanos,
+    pub(crate) write_task_fg_ns: Nanos,
+    pub(crate) write_task_bg_ns: Nanos,
     /// In the background, every `compact_every`-th write-task cycle is a compaction (stubs for
     /// new large objects, then cold objects' pages released).
-    pub compact_every: u32,
+    pub(crate) compact_every: u32,
     /// Read every released object back in a pause when the app returns to the foreground.
-    pub swap_in_on_foreground: bool,
+    pub(crate) swap_in_on_foreground: bool,
     /// Size of the swapped-in space and bound of the app's swap file.
-    pub space_bytes: u64,
-    pub swap_file_bytes: u64,
+    pub(crate) space_bytes: u64,
+    pub(crate) swap_file_bytes: u64,
 }
 
 impl Default for MarvinConfig {

@@ -22,7 +22,7 @@ use crate::hooks::{ObjectSwapPolicy, SurvivorInfo};
 use crate::object::{flag, AppState, ObjId};
 
 pub struct Reclaim {
-    pub c: MarvinConfig,
+    pub(crate) c: MarvinConfig,
 }
 
 fn is_compaction(cause: &str) -> bool {
