@@ -17,7 +17,7 @@ use crate::lru::LruLists;
 use crate::madvise::HintRegistry;
 use crate::mm::{Mapping, MappingKind, ProcStats, Process, Vma};
 pub use crate::mmzone::{Event, Kernel, KernelError, ProcUsage, EXTRA_THREAD_BASE, FIRST_USER_THREAD, KSWAPD_THREAD, LMKD_THREAD};
-use crate::mmzone::{KillRecord, KswapdState, ScanBalance, Series, Watermarks};
+use crate::mmzone::{EvictionPolicy, KillPolicy, KillRecord, KswapdSizing, KswapdState, ScanBalance, Series, Watermarks};
 use crate::page::{lru, Frames};
 use crate::psi_types::Psi;
 use crate::swap::SwapDevice;
@@ -124,6 +124,26 @@ impl Kernel {
             k.lmkd_scheduled = true;
         }
         Ok(k)
+    }
+
+    /// Install a kill policy in place of the configured one (a policy from outside the kernel's
+    /// registry: a test, an experiment); its first poll is scheduled as at boot.
+    pub fn install_killer(&mut self, killer: Box<dyn KillPolicy>) {
+        if let Some(t) = killer.first_poll() {
+            self.queue.push(self.now.max(t), Event::Lmkd);
+            self.lmkd_scheduled = true;
+        }
+        self.killer = Some(killer);
+    }
+
+    /// Install a reclaim policy on vmscan's decisions in place of the configured one (None: stock).
+    pub fn install_eviction(&mut self, eviction: Option<Box<dyn EvictionPolicy>>) {
+        self.eviction = eviction;
+    }
+
+    /// Install a kswapd sizing policy in place of the configured one (None: stock).
+    pub fn install_kswapd_sizing(&mut self, sizing: Option<Box<dyn KswapdSizing>>) {
+        self.kswapd_sizing = sizing;
     }
 
     pub fn pure_lru(&self) -> bool {
