@@ -1,53 +1,17 @@
 //! Reclaim policies on vmscan's hooks: Acclaim's foreground-aware eviction (FAE) and
 //! lightweight prediction-based kswapd sizing (LWP).
 
+mod common;
+
 use mobmem_kernel::fae::Fae;
 use mobmem_kernel::lwp::Lwp;
 use mobmem_kernel::mmzone::{EvictionPolicy, KswapdSizing, PageOwner, Watermarks};
-use mobmem_kernel::{Kernel, KernelConfig, Task};
-
-fn kernel(settings: &[(&str, &str)]) -> Kernel {
-    let mut c = KernelConfig::default();
-    c.set("ram_mib", "24").unwrap();
-    c.set("swap", "zram").unwrap();
-    c.set("swap_mib", "64").unwrap();
-    c.set("lmkd", "off").unwrap();
-    for (k, v) in settings {
-        c.set(&format!("kernel.{k}"), v).unwrap();
-    }
-    Kernel::new(c).unwrap()
-}
+use mobmem_kernel::{Kernel, KernelConfig};
 
 /// Two apps, `fg` in the foreground, each touching all of its 12 MiB heap in turns (more than
 /// RAM holds together), then the pages each had swapped out: (foreground, background).
 fn two_apps(settings: &[(&str, &str)], names: [&str; 2]) -> (u64, u64, Kernel) {
-    let mut k = kernel(settings);
-    let mut tasks = Vec::new();
-    let mut vmas = Vec::new();
-    for (i, name) in names.iter().enumerate() {
-        let p = k.create_process(100 + i as u32, name, 0, 0).unwrap();
-        k.procs[p as usize].app = true;
-        vmas.push(k.map_anon(p, "heap", 3072).unwrap());
-        tasks.push(Task::new(k.thread_of(p), p, 0));
-    }
-    k.set_foreground(Some(0));
-    let mut now = 0;
-    for round in 0..6 {
-        for (i, t) in tasks.iter_mut().enumerate() {
-            t.now = t.now.max(now);
-            for pg in 0..3072 {
-                k.touch(t, vmas[i], pg, round == 0 || pg % 2 == 0);
-                if Some(t.now) >= k.next_event_time() {
-                    k.book_cpu(t);
-                    k.advance_to(t.now);
-                }
-            }
-            k.book_cpu(t);
-            now = t.now;
-            k.advance_to(now);
-        }
-    }
-    k.check_invariants().unwrap();
+    let k = common::two_apps_on(common::small_phone(settings), names, 6, |_| {});
     (k.procs[0].stats.swapout, k.procs[1].stats.swapout, k)
 }
 

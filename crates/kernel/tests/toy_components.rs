@@ -2,59 +2,19 @@
 //! and a kswapd sizing policy, each written here and installed on a running kernel without any
 //! edit of the kernel, and each shown to act (its hooks are called and the outcome changes).
 
+mod common;
+
 use mobmem_engine::Nanos;
 use mobmem_kernel::mmzone::{EvictionPolicy, KillPolicy, KswapdSizing, PageOwner, Watermarks};
 use mobmem_kernel::page::Pfn;
-use mobmem_kernel::{Kernel, KernelConfig, Task};
+use mobmem_kernel::Kernel;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
-
-fn kernel() -> Kernel {
-    let mut c = KernelConfig::default();
-    for (k, v) in [("ram_mib", "24"), ("swap", "zram"), ("swap_mib", "64"), ("lmkd", "off")] {
-        c.set(k, v).unwrap();
-    }
-    Kernel::new(c).unwrap()
-}
 
 /// Two apps touching their 12 MiB heaps in turns (more than RAM holds), the first in the
 /// foreground, after `install` has put its components on the kernel.
 fn two_apps(install: impl FnOnce(&mut Kernel)) -> Kernel {
-    let mut k = kernel();
-    let mut tasks = Vec::new();
-    let mut vmas = Vec::new();
-    for i in 0..2u32 {
-        let p = k.create_process(100 + i, &format!("app{i}"), 0, 0).unwrap();
-        k.procs[p as usize].app = true;
-        vmas.push(k.map_anon(p, "heap", 3072).unwrap());
-        tasks.push(Task::new(k.thread_of(p), p, 0));
-    }
-    k.set_foreground(Some(0));
-    install(&mut k);
-    let mut now = 0;
-    for round in 0..4 {
-        for (i, t) in tasks.iter_mut().enumerate() {
-            if !k.procs[i].alive {
-                continue;
-            }
-            t.now = t.now.max(now);
-            for pg in 0..3072 {
-                k.touch(t, vmas[i], pg, round == 0 || pg % 2 == 0);
-                if Some(t.now) >= k.next_event_time() {
-                    k.book_cpu(t);
-                    k.advance_to(t.now);
-                }
-                if !k.procs[i].alive {
-                    break;
-                }
-            }
-            k.book_cpu(t);
-            now = t.now;
-            k.advance_to(now);
-        }
-    }
-    k.check_invariants().unwrap();
-    k
+    common::two_apps_on(common::small_phone(&[]), ["app0", "app1"], 4, install)
 }
 
 /// Kills the background app at its first poll.
