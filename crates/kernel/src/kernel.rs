@@ -94,7 +94,7 @@ impl Kernel {
             psi: Psi::new(),
             queue: EventQueue::new(),
             now: 0,
-            killer: Some(killer),
+            killer: None,
             eviction,
             kswapd_sizing,
             foreground: u32::MAX,
@@ -118,16 +118,13 @@ impl Kernel {
         if k.cfg.sample_interval_ns > 0 {
             k.queue.push(0, Event::Sample);
         }
-        let first = k.killer.as_ref().and_then(|p| p.first_poll());
-        if let Some(t) = first {
-            k.queue.push(t, Event::Lmkd);
-            k.lmkd_scheduled = true;
-        }
+        k.install_killer(killer);
         Ok(k)
     }
 
     /// Install a kill policy in place of the configured one (a policy from outside the kernel's
-    /// registry: a test, an experiment); its first poll is scheduled as at boot.
+    /// registry: a test, an experiment); its first poll is scheduled (boot installs the configured
+    /// one the same way).
     pub fn install_killer(&mut self, killer: Box<dyn KillPolicy>) {
         if let Some(t) = killer.first_poll() {
             self.queue.push(self.now.max(t), Event::Lmkd);
