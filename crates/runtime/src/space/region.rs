@@ -93,8 +93,8 @@ impl RegionSpace {
 
     /// The bit of a named tag (registered on first use; at most 64 tags).
     pub fn tag_id(&mut self, name: &str) -> u32 {
-        if let Some(i) = self.tag_names.iter().position(|n| n == name) {
-            return i as u32;
+        if let Some(i) = self.find_tag(name) {
+            return i;
         }
         assert!(self.tag_names.len() < 64, "too many region tags");
         self.tag_names.push(name.into());
