@@ -68,11 +68,12 @@ def parse_names(spec: str, path: Path | None = None) -> list[str]:
 def settings_for(name: str, scenario: Path, user: list[tuple[str, str]], path: Path | None = None) -> list[tuple[str, str]]:
     """The named (or combined) system's settings as pairs, ``${ram_mib}``/``${zram_mib}``
     resolved for ``scenario`` with the user's kernel settings and the parts' runtime policies
-    merged (by the core, as a session would boot)."""
+    merged (by the core, as a session would boot). An unknown name raises the core's message;
+    commands that take the name from an option check it first with :func:`get`, which names
+    the option."""
     from mobmem import _core
 
     try:
         return [tuple(p) for p in _core.system_settings(str(path or SYSTEMS_FILE), name, str(scenario), str(DATA), list(user))]
     except ValueError as e:
-        msg = str(e)  # an unknown name reads as `get`'s message
-        raise MobmemError(f"--system: {msg}" if msg.startswith("unknown system") else msg) from None
+        raise MobmemError(str(e)) from None
