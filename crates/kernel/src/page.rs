@@ -75,8 +75,9 @@ pub mod pg {
 pub struct Frames {
     pub(crate) flags: Vec<u16>,
     pub lru: Vec<u8>,
-    /// LRU links (prev, next), interleaved so unlinking touches one cache line per neighbour.
-    pub(crate) links: Vec<[Pfn; 2]>,
+    /// Generation of the frame's LRU entry: bumped when it is added to a list and when it is taken
+    /// off (see `lru.rs`: the entry whose stamp matches is the frame's place on its list).
+    pub(crate) lru_gen: Vec<u32>,
     /// Owner address space (`Mapping` id) and page index in it: the reverse map.
     pub(crate) mapping: Vec<u32>,
     pub(crate) index: Vec<u32>,
@@ -104,7 +105,7 @@ impl Frames {
         Self {
             flags: vec![0; n],
             lru: vec![lru::FREE; n],
-            links: vec![[NO_PFN; 2]; n],
+            lru_gen: vec![0; n],
             mapping: vec![u32::MAX; n],
             index: vec![0; n],
             mapcount: vec![0; n],

@@ -298,7 +298,7 @@ impl Kernel {
     fn isolate(&mut self, l: u8, n: u64, buf: &mut [Pfn; SWAP_CLUSTER_MAX as usize]) -> usize {
         let mut k = 0;
         while (k as u64) < n {
-            let p = self.lru.tail_of(l);
+            let p = self.lru.tail_of(&self.frames, l);
             if p == NO_PFN {
                 break;
             }
@@ -807,7 +807,7 @@ impl Kernel {
 
     /// Pure-LRU eviction of the single list's tail. Returns false if nothing can be evicted.
     pub(crate) fn pure_evict_one(&mut self, t: &mut Task) -> bool {
-        let p = self.lru.tail_of(lru::INACTIVE_ANON);
+        let p = self.lru.tail_of(&self.frames, lru::INACTIVE_ANON);
         if p == NO_PFN {
             return false;
         }
