@@ -198,7 +198,9 @@ impl Workload {
     fn draw_size(&mut self, survivor: bool) -> u32 {
         let u: f64 = self.rng.gen();
         let cdf = if survivor { &self.survivor_cdf } else { &self.cdf };
-        let i = cdf.iter().position(|&c| u < c).unwrap_or(cdf.len() - 1);
+        // The first class whose cumulative share exceeds u, counted without a branch per class
+        // (the cdf is non-decreasing; a draw the search mispredicted was ~2 % of a session).
+        let i = cdf.iter().filter(|&&c| c <= u).count().min(cdf.len() - 1);
         let c = &self.p.size_mix[i];
         let s = if c.hi > c.lo { self.rng.gen_range(c.lo..=c.hi) } else { c.lo };
         (s.max(8) + 7) & !7
