@@ -163,7 +163,7 @@ mod tests {
     }
 
     proptest! {
-        /// The intrusive lists behave exactly like a reference model of five deques, and every
+        /// The lists behave exactly like a reference model of five deques, and every
         /// listed frame is on exactly one list.
         #[test]
         fn lists_match_reference_model(ops in proptest::collection::vec(op(), 0..300)) {
