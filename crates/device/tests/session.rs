@@ -406,3 +406,30 @@ fn a_hidden_app_releases_its_window_buffers_and_keeps_its_gpu_cache_up_to_the_li
         assert_eq!((pages, rss), (graphics - kept, 0), "{app}: window buffers and the cache above the limit go");
     }
 }
+
+#[test]
+fn app_settings_on_the_command_line_apply_to_every_app_of_the_session() {
+    let text = two_passes(&APPS[..2]);
+    // The app's own native heap VMA, in pages, at the end of the session.
+    let native = |v: &Value, app: &str| -> u64 {
+        let vmas = v["per_app"][app]["memory_at_end"].as_array().unwrap_or_else(|| panic!("{app}: no memory_at_end"));
+        vmas.iter().find(|m| m["name"] == "[anon:libc_malloc]").unwrap()["pages"].as_u64().unwrap()
+    };
+    let default = run("app-default", &text, &[]);
+    let small = run("app-small", &text, &[("app.native_anon", "8m")]);
+    let large = run("app-large", &text, &[("app.native_anon", "96m")]);
+    for app in &APPS[..2] {
+        let (d, s, l) = (native(&default, app), native(&small, app), native(&large, app));
+        assert_eq!((s, l), (8 * 256, 96 * 256), "{app}: native heap pages with 8m and 96m (profile's own: {d})");
+        assert_ne!(d, s, "{app}: the profile's native heap is not 8m");
+    }
+    // A key of the app table that is not one, a bad value, and keys that are each app's own.
+    let path = scenario_file("app-bad", &text);
+    let err = |k: &str, v: &str| run_file(&path, &data(), &vec![(k.into(), v.into())], None).unwrap_err();
+    let e = err("app.nosuch", "1");
+    assert!(e.contains("unknown setting") && e.contains("app settings") && e.contains("native_anon"), "{e}");
+    assert!(err("app.native_anon", "-5m").contains("native_anon"));
+    for k in ["app.name", "app.seed"] {
+        assert!(err(k, "x").contains("cannot be set for all apps"), "{k}");
+    }
+}

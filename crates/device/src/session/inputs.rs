@@ -459,6 +459,7 @@ pub fn load(scenario_path: &str, data: &Path, overrides: &Settings, seed: Option
         lmkd: sys.lmkd.as_ref().map(|l| l.get_ref().clone()).unwrap_or_default(),
         ..SessionOptions::default()
     };
+    let mut app_overrides: Vec<(String, String)> = Vec::new();
     for (k, v) in overrides {
         if SETTINGS.find(k).is_some() {
             SETTINGS.set(&mut options, k, v).map_err(|e| plain("--set", e.to_string()))?;
@@ -467,6 +468,13 @@ pub fn load(scenario_path: &str, data: &Path, overrides: &Settings, seed: Option
         } else if k.starts_with("calibration.") {
             crate::calibration::SETTINGS.set(&mut crate::calibration::Knobs::default(), k, v).map_err(|e| plain("--set", e.to_string()))?;
             calibration.push((k.clone(), v.clone()));
+        } else if let Some(key) = k.strip_prefix("app.") {
+            // Every app of the session, over its profile and the calibration (checked here, once).
+            if matches!(key, "name" | "seed") {
+                return Err(plain("--set", format!("{k} is each app's own (its profile's name, the session's seed); it cannot be set for all apps")));
+            }
+            Workload::default().set(k, v).map_err(|e| plain("--set", e))?;
+            app_overrides.push((k.clone(), v.clone()));
         } else if k.starts_with("session.") || k.starts_with("system.") {
             return Err(plain("--set", format!("unknown setting {k:?}; session/system keys: {}", SETTINGS.keys().join(", "))));
         } else {
@@ -489,6 +497,11 @@ pub fn load(scenario_path: &str, data: &Path, overrides: &Settings, seed: Option
     runtime.push(("collector".into(), options.collector.clone()));
     let knobs = crate::calibration::knobs(&calibration).map_err(|e| plain("calibration", e))?;
     apply_knobs(&knobs, &mut system, &mut apps);
+    for a in &mut apps {
+        for (k, v) in &app_overrides {
+            a.workload.set(k, v).map_err(|e| plain("--set", format!("{}: {e}", a.name)))?;
+        }
+    }
     Ok(Inputs {
         scenario,
         scenario_file: scenario_path.into(),
