@@ -13,7 +13,7 @@ use mobmem_engine::rng::hash3;
 use mobmem_engine::setting;
 use mobmem_engine::settings::{Kind, Setting, Table};
 use mobmem_engine::Nanos;
-use mobmem_runtime::workload::AppProfile as Workload;
+use mobmem_runtime::workload::{AppProfile as Workload, SETTINGS as APP_SETTINGS};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -468,9 +468,9 @@ pub fn load(scenario_path: &str, data: &Path, overrides: &Settings, seed: Option
         } else if k.starts_with("calibration.") {
             crate::calibration::SETTINGS.set(&mut crate::calibration::Knobs::default(), k, v).map_err(|e| plain("--set", e.to_string()))?;
             calibration.push((k.clone(), v.clone()));
-        } else if let Some(key) = k.strip_prefix("app.") {
+        } else if APP_SETTINGS.prefixes.iter().any(|p| k.starts_with(p)) {
             // Every app of the session, over its profile and the calibration (checked here, once).
-            if matches!(key, "name" | "seed") {
+            if matches!(APP_SETTINGS.find(k).map(|s| s.key), Some("name" | "seed")) {
                 return Err(plain("--set", format!("{k} is each app's own (its profile's name, the session's seed); it cannot be set for all apps")));
             }
             Workload::default().set(k, v).map_err(|e| plain("--set", e))?;
