@@ -138,13 +138,16 @@ impl Kernel {
         Ok(())
     }
 
-    /// Apply a registered custom hint.
+    /// Apply a registered custom hint (a no-op on a released VMA, as for [`Kernel::madvise`]: no
+    /// hint sees a killed process's emptied page table).
     pub fn madvise_custom(&mut self, t: &mut Task, v: u32, first: u32, count: u32, hint: &str) -> Result<(), KernelError> {
         self.check_range(v, first, count)?;
         let Some((name, h)) = self.hints.take(hint) else {
             return Err(KernelError::Invalid(format!("unknown madvise hint {hint:?}; registered: {}", self.hints.names().join(", "))));
         };
-        h.apply(self, t, v, first, count);
+        if self.vmas[v as usize].live {
+            h.apply(self, t, v, first, count);
+        }
         self.hints.register(&name, h);
         Ok(())
     }
