@@ -15,10 +15,25 @@
 //! `CUR_TRIM_EMPTY_PROCESSES` and `MAX_EMPTY_TIME`). The limits count processes, not apps.
 //! Persistent system processes are negative and never counted.
 //!
+//! **Memory factor and trim levels** (`updateLowMemStateLocked`, when the session turns them on):
+//! after each update the ActivityManager computes its memory factor — from the kernel's PSI
+//! through `LowMemDetector` on Android 10+ with a PSI kernel, otherwise from the number of cached
+//! and empty processes kept (moderate when at most `CUR_TRIM_CACHED_PROCESSES` cached and
+//! `CUR_TRIM_EMPTY_PROCESSES` empty ones are left, low at 5 or fewer together, critical at 3).
+//! The factor may only get worse after a process died other than by the ActivityManager's hand
+//! and the process count fell (`mAllowLowerMemLevel`); it gets better at once. While it is not
+//! normal, the processes from home down (home, previous, cached, empty) get trim levels by
+//! recency, the least recently used first: `factor` of them `TRIM_MEMORY_COMPLETE`, the next
+//! `factor` `TRIM_MEMORY_MODERATE`, the rest `TRIM_MEMORY_BACKGROUND`, where `factor` is a third
+//! of them but at least 2 (+1 with a home process, +1 with a previous one); the others get
+//! `TRIM_MEMORY_RUNNING_MODERATE`/`LOW`/`CRITICAL` by the factor. A level is sent only when it
+//! is above the one the process last got; a normal factor resets every process's level.
+//!
 //! Left out: services and bound-process importance (a process with a started service is not
 //! cached), connection groups, the freezer, an app's secondary processes (an app here is one
-//! process with an activity).
+//! process with an activity), `onLowMemory` when no background process is left.
 
+use crate::low_mem_detector::LowMemDetector;
 use mobmem_engine::Nanos;
 use mobmem_kernel::Kernel;
 use serde::Serialize;
@@ -34,6 +49,66 @@ pub const PERSISTENT_PROC_ADJ: i32 = -800;
 pub const SYSTEM_ADJ: i32 = -900;
 /// Distance between consecutive cached apps' adj (a simplification of AOSP's slot spreading).
 pub const CACHED_ADJ_STEP: i32 = 10;
+
+/// The ActivityManager's memory factor (`ProcessStats.ADJ_MEM_FACTOR_*`), worst last.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub enum MemFactor {
+    Normal,
+    Moderate,
+    Low,
+    Critical,
+}
+
+/// `ComponentCallbacks2.TRIM_MEMORY_*` levels.
+pub mod trim {
+    pub const RUNNING_MODERATE: u32 = 5;
+    pub const RUNNING_LOW: u32 = 10;
+    pub const RUNNING_CRITICAL: u32 = 15;
+    pub const UI_HIDDEN: u32 = 20;
+    pub const BACKGROUND: u32 = 40;
+    pub const MODERATE: u32 = 60;
+    pub const COMPLETE: u32 = 80;
+
+    /// The constant's name, as `TRIM_MEMORY_COMPLETE`.
+    pub fn name(level: u32) -> &'static str {
+        match level {
+            RUNNING_MODERATE => "TRIM_MEMORY_RUNNING_MODERATE",
+            RUNNING_LOW => "TRIM_MEMORY_RUNNING_LOW",
+            RUNNING_CRITICAL => "TRIM_MEMORY_RUNNING_CRITICAL",
+            UI_HIDDEN => "TRIM_MEMORY_UI_HIDDEN",
+            BACKGROUND => "TRIM_MEMORY_BACKGROUND",
+            MODERATE => "TRIM_MEMORY_MODERATE",
+            COMPLETE => "TRIM_MEMORY_COMPLETE",
+            _ => "TRIM_MEMORY_?",
+        }
+    }
+}
+
+/// `ActivityManagerConstants.CUR_TRIM_CACHED_PROCESSES` for a process limit: (limit - limit/2) / 3.
+fn trim_cached_processes(max_cached_processes: u32) -> u32 {
+    (max_cached_processes - empty_process_limit(max_cached_processes)) / 3
+}
+/// `ProcessList.TRIM_CRITICAL_THRESHOLD` and `TRIM_LOW_THRESHOLD`.
+const TRIM_CRITICAL_THRESHOLD: u32 = 3;
+const TRIM_LOW_THRESHOLD: u32 = 5;
+
+/// Where the memory factor comes from.
+#[derive(Clone, Debug)]
+pub enum MemFactorSource {
+    /// Not computed: apps get only `TRIM_MEMORY_UI_HIDDEN` when hidden.
+    Off,
+    /// The number of cached and empty processes kept.
+    ProcessCounts,
+    /// The kernel's PSI (`LowMemDetector`).
+    Psi(LowMemDetector),
+}
+
+/// A trim level sent to a process (`scheduleTrimMemory`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TrimMemory {
+    pub proc_idx: u32,
+    pub level: u32,
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum ProcState {
@@ -56,6 +131,8 @@ pub struct AmProc {
     pub(crate) state: ProcState,
     /// When the process last left (or was in) the foreground: recency order of cached apps.
     pub(crate) last_used: Nanos,
+    /// The trim level last given (`ProcessRecord.trimMemoryLevel`).
+    pub(crate) trim_level: u32,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -88,13 +165,42 @@ pub struct ActivityManager {
     /// Empty processes kept whatever their age (`CUR_TRIM_EMPTY_PROCESSES`).
     pub(crate) trim_empty: u32,
     pub(crate) procs: Vec<AmProc>,
+    pub(crate) mem_factor_source: MemFactorSource,
+    /// `CUR_TRIM_CACHED_PROCESSES`.
+    trim_cached: u32,
+    /// `mLastMemoryLevel`, `mLastNumProcesses`, `mAllowLowerMemLevel`.
+    pub(crate) last_memory_level: MemFactor,
+    last_num_processes: usize,
+    allow_lower_mem_level: bool,
+    /// Trim levels to deliver, filled by `update`.
+    pub(crate) trims: Vec<TrimMemory>,
 }
 
 impl ActivityManager {
     /// An activity manager with the device's process limit (`CUR_MAX_CACHED_PROCESSES`).
     pub fn new(max_cached_processes: u32) -> Self {
         let max_empty = empty_process_limit(max_cached_processes);
-        Self { max_cached: max_cached_processes - max_empty, max_empty, trim_empty: max_empty / 2, procs: Vec::new() }
+        Self {
+            max_cached: max_cached_processes - max_empty,
+            max_empty,
+            trim_empty: max_empty / 2,
+            procs: Vec::new(),
+            mem_factor_source: MemFactorSource::Off,
+            trim_cached: trim_cached_processes(max_cached_processes),
+            last_memory_level: MemFactor::Normal,
+            last_num_processes: 0,
+            allow_lower_mem_level: false,
+            trims: Vec::new(),
+        }
+    }
+
+    /// A process died: by the ActivityManager's hand (`killedByAm`) or not (the kernel's OOM
+    /// killer, lmkd, a crash), which lets the memory factor get worse (`appDiedLocked`).
+    pub fn process_died(&mut self, proc_idx: u32, killed_by_am: bool) {
+        if self.procs.iter().any(|p| p.proc_idx == proc_idx) {
+            self.allow_lower_mem_level = !killed_by_am;
+            self.remove(proc_idx);
+        }
     }
 
     /// Cached and empty processes, most recently used first (the order of AOSP's walk).
@@ -105,7 +211,7 @@ impl ActivityManager {
     }
 
     pub fn add(&mut self, proc_idx: u32, state: ProcState, now: Nanos) {
-        self.procs.push(AmProc { proc_idx, state, last_used: now });
+        self.procs.push(AmProc { proc_idx, state, last_used: now, trim_level: 0 });
     }
 
     pub fn remove(&mut self, proc_idx: u32) {
@@ -128,9 +234,13 @@ impl ActivityManager {
         }
     }
 
-    /// Home pressed: the foreground app becomes the previous app.
+    /// Home pressed: the foreground app becomes the previous app, and home is the most recently
+    /// used process.
     pub fn home(&mut self, now: Nanos) {
         self.stop_foreground(None, now);
+        for p in self.procs.iter_mut().filter(|p| p.state == ProcState::Home) {
+            p.last_used = now;
+        }
     }
 
     /// The foreground app other than `except` (if any) stops: it becomes the previous app and
@@ -205,7 +315,11 @@ impl ActivityManager {
     /// (`updateOomAdj` + `trimApplications`). Returns the kills; killed processes are removed.
     pub fn update(&mut self, k: &mut Kernel, now: Nanos) -> Vec<AmKill> {
         // Forget processes the kernel side killed (lmkd, OOM).
+        let n = self.procs.len();
         self.procs.retain(|p| k.procs[p.proc_idx as usize].alive);
+        if self.procs.len() < n {
+            self.allow_lower_mem_level = true;
+        }
         let mut kills = Vec::new();
         // The walk from the most recently used: the processes beyond each limit are killed.
         let (mut n_cached, mut n_empty) = (0u32, 0u32);
@@ -226,6 +340,7 @@ impl ActivityManager {
                 }
             }
         }
+        let am_killed = !victims.is_empty();
         for (victim, reason) in victims {
             k.kill_process(victim, reason, CACHED_APP_MIN_ADJ, "activity_manager", now, k.cfg.reap_delay_ns);
             kills.push(AmKill { time_ns: now, proc_idx: victim, reason: reason.into() });
@@ -241,7 +356,81 @@ impl ActivityManager {
         // kernel.
         let fg = self.procs.iter().find(|p| p.state == ProcState::Foreground).or_else(|| self.procs.iter().find(|p| p.state == ProcState::Home));
         k.set_foreground(fg.map(|p| p.proc_idx));
+        self.update_low_mem_state(k, now);
+        if am_killed {
+            // Their deaths reach `appDiedLocked` as killed by the ActivityManager.
+            self.allow_lower_mem_level = false;
+        }
         kills
+    }
+
+    /// The memory factor and the trim levels (`updateLowMemStateLocked`); the levels to send are
+    /// left in `trims`.
+    fn update_low_mem_state(&mut self, k: &Kernel, now: Nanos) {
+        let lru = self.lru_cached();
+        let num_cached = lru.iter().filter(|&&i| self.procs[i].state == ProcState::Cached).count() as u32;
+        let num_empty = lru.len() as u32 - num_cached;
+        let mut factor = match &self.mem_factor_source {
+            MemFactorSource::Off => return,
+            MemFactorSource::Psi(d) => d.mem_factor(k, now),
+            MemFactorSource::ProcessCounts => {
+                if num_cached <= self.trim_cached && num_empty <= self.trim_empty {
+                    match num_cached + num_empty {
+                        n if n <= TRIM_CRITICAL_THRESHOLD => MemFactor::Critical,
+                        n if n <= TRIM_LOW_THRESHOLD => MemFactor::Low,
+                        _ => MemFactor::Moderate,
+                    }
+                } else {
+                    MemFactor::Normal
+                }
+            }
+        };
+        // Better at once; worse only after a death not by our hand that lowered the count.
+        if factor > self.last_memory_level && (!self.allow_lower_mem_level || self.procs.len() >= self.last_num_processes) {
+            factor = self.last_memory_level;
+        }
+        self.last_memory_level = factor;
+        self.last_num_processes = self.procs.len();
+        if factor == MemFactor::Normal {
+            for p in self.procs.iter_mut() {
+                p.trim_level = 0;
+            }
+            return;
+        }
+        let fg_level = match factor {
+            MemFactor::Critical => trim::RUNNING_CRITICAL,
+            MemFactor::Low => trim::RUNNING_LOW,
+            _ => trim::RUNNING_MODERATE,
+        };
+        let trimming = |s: ProcState| matches!(s, ProcState::Home | ProcState::Previous | ProcState::Cached | ProcState::Empty);
+        let num_trimming = self.procs.iter().filter(|p| trimming(p.state)).count() as u32;
+        let has = |s: ProcState| self.procs.iter().any(|p| p.state == s) as u32;
+        let step_len = (num_trimming / 3).max(2 + has(ProcState::Home) + has(ProcState::Previous));
+        // The least recently used first (AOSP's mLruProcesses from index 0).
+        let mut order: Vec<usize> = (0..self.procs.len()).collect();
+        order.sort_by_key(|&i| (self.procs[i].last_used, self.procs[i].proc_idx));
+        let (mut level, mut step) = (trim::COMPLETE, 0);
+        for i in order {
+            let p = &mut self.procs[i];
+            let give = if trimming(p.state) {
+                let l = level;
+                step += 1;
+                if step >= step_len {
+                    step = 0;
+                    level = match level {
+                        trim::COMPLETE => trim::MODERATE,
+                        _ => trim::BACKGROUND,
+                    };
+                }
+                l
+            } else {
+                fg_level
+            };
+            if p.trim_level < give {
+                self.trims.push(TrimMemory { proc_idx: p.proc_idx, level: give });
+            }
+            p.trim_level = give;
+        }
     }
 }
 
@@ -354,6 +543,91 @@ mod tests {
         // the count before counting the process, so three are kept.
         let kills = am.update(&mut k, MAX_EMPTY_TIME_NS + 10);
         assert_eq!(kills.iter().map(|x| (x.proc_idx, x.reason.as_str())).collect::<Vec<_>>(), vec![(0, "empty for 30 min")]);
+    }
+
+    /// `n` apps used in turn (0 first), home pressed last: app n-1 is previous, the rest cached.
+    fn used_in_turn(k: &mut Kernel, am: &mut ActivityManager, n: u32) {
+        for i in 0..n {
+            am.add(i, ProcState::Cached, 0);
+            am.move_to_foreground(i, 1000 * (i as u64 + 1));
+            am.update(k, 1000 * (i as u64 + 1));
+        }
+        am.home(100_000);
+        am.update(k, 100_000);
+    }
+
+    #[test]
+    fn memory_factor_from_counts_worsens_only_after_a_death_not_by_am() {
+        let mut k = kernel_with(8);
+        let mut am = ActivityManager::new(32);
+        am.mem_factor_source = MemFactorSource::ProcessCounts;
+        // Four cached apps are at most CUR_TRIM_CACHED_PROCESSES (5) and at most 5 in all: low.
+        // But no process has died yet, so the factor stays normal and nothing is trimmed.
+        used_in_turn(&mut k, &mut am, 5);
+        assert_eq!(am.last_memory_level, MemFactor::Normal);
+        assert!(am.trims.is_empty());
+        // The kernel kills one (not the ActivityManager): the count falls, the factor may worsen.
+        k.kill_process(0, "oom", 900, "oom_kill", 200_000, 0);
+        am.update(&mut k, 200_000);
+        // Three cached apps left: critical.
+        assert_eq!(am.last_memory_level, MemFactor::Critical);
+        assert!(!am.trims.is_empty());
+        // It gets better at once when more processes are kept, whatever died.
+        am.trims.clear();
+        for i in 5..8 {
+            am.add(i, ProcState::Cached, 0);
+            am.move_to_foreground(i, 300_000 + i as u64);
+            am.update(&mut k, 300_000 + i as u64);
+        }
+        assert_eq!(am.last_memory_level, MemFactor::Low, "five cached apps: low");
+    }
+
+    #[test]
+    fn trim_levels_go_by_recency_least_recent_first() {
+        let n = 12;
+        let mut k = kernel_with(n);
+        let mut am = ActivityManager::new(32);
+        am.mem_factor_source = MemFactorSource::Psi(LowMemDetector::new(&mut k));
+        used_in_turn(&mut k, &mut am, n);
+        // 60 ms of full stall in a second (the high trigger) and a kernel kill of the oldest:
+        // critical. The least recent remaining ones get COMPLETE, the next MODERATE, the rest
+        // BACKGROUND.
+        k.psi.record(150_000, 60_000_000, true);
+        k.psi.check_monitors(150_000 + 60_000_000);
+        k.kill_process(0, "oom", 900, "oom_kill", 200_000, 0);
+        am.trims.clear();
+        am.update(&mut k, 200_000);
+        assert_eq!(am.last_memory_level, MemFactor::Critical);
+        // 11 left: 10 cached + previous; 11 trimming, factor max(11 / 3, 2 + previous) = 3.
+        let level = |p: u32| am.trims.iter().find(|t| t.proc_idx == p).map(|t| t.level);
+        assert_eq!((1..4).map(level).collect::<Vec<_>>(), vec![Some(trim::COMPLETE); 3]);
+        assert_eq!((4..7).map(level).collect::<Vec<_>>(), vec![Some(trim::MODERATE); 3]);
+        assert_eq!((7..12).map(level).collect::<Vec<_>>(), vec![Some(trim::BACKGROUND); 5]);
+        // Sent once: the same levels again send nothing.
+        am.trims.clear();
+        am.update(&mut k, 210_000);
+        assert!(am.trims.is_empty());
+        // A second without a trigger: normal again at once, every level reset, so the next
+        // pressure sends them again.
+        am.update(&mut k, 2_000_000_000);
+        assert_eq!(am.last_memory_level, MemFactor::Normal);
+        assert!(am.procs.iter().all(|p| p.trim_level == 0));
+    }
+
+    #[test]
+    fn the_activity_managers_own_kills_do_not_lower_the_level() {
+        let mut k = kernel_with(4);
+        let mut am = ActivityManager::new(32);
+        am.mem_factor_source = MemFactorSource::ProcessCounts;
+        used_in_turn(&mut k, &mut am, 4);
+        am.process_died(0, true);
+        k.kill_process(0, "user", 0, "user", 200_000, 0);
+        am.update(&mut k, 200_000);
+        assert_eq!(am.last_memory_level, MemFactor::Normal);
+        am.process_died(1, false);
+        k.kill_process(1, "crash", 0, "runtime", 210_000, 0);
+        am.update(&mut k, 210_000);
+        assert_eq!(am.last_memory_level, MemFactor::Critical);
     }
 
     #[test]

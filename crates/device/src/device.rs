@@ -94,6 +94,10 @@ pub struct Hardware {
     /// GPU memory (textures in the renderer's resource cache, kgsl/ion: not on an LRU, so never
     /// reclaimed or swapped) an app keeps when its UI is hidden, at most (MiB).
     pub(crate) gpu_cache_background_mib: f64,
+    /// The ActivityManager reads its memory factor from PSI (`LowMemDetector`: Android 10+ on a
+    /// kernel with PSI); otherwise from the number of cached processes.
+    #[serde(default)]
+    pub(crate) low_mem_detector: bool,
     pub cpu: Vec<CpuCluster>,
     pub(crate) storage: Storage,
 }

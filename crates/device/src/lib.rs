@@ -12,6 +12,7 @@ pub mod calibration;
 pub mod catalog;
 pub mod device;
 pub mod input;
+pub mod low_mem_detector;
 pub mod scenario;
 pub mod session;
 pub mod standalone;

@@ -433,3 +433,76 @@ fn app_settings_on_the_command_line_apply_to_every_app_of_the_session() {
         assert!(err(k, "x").contains("cannot be set for all apps"), "{k}");
     }
 }
+
+/// The ActivityManager's memory factor and trim levels (`system.trim_levels`): on a phone short
+/// of memory (a memtester holds most of it, lmkd kills), the levels go out only once a process
+/// died other than by the ActivityManager, cached apps get BACKGROUND and up, the foreground app
+/// RUNNING_*, and an app given COMPLETE while hidden has released its GPU cache. Off, apps only
+/// get UI_HIDDEN and keep their GPU cache.
+#[test]
+fn under_pressure_the_activity_manager_sends_trim_levels_and_apps_release_their_caches() {
+    let apps = &MORE[..6];
+    let text = format!(
+        "name = \"test\"\ndevice = \"pixel3\"\nseed = 7\n{}\n[[script]]\naction = \"each\"\napps = [{}]\n{}\n",
+        decl(apps),
+        list(apps),
+        STEPS.replace("2.0", "1.0")
+    );
+    let set = [("system.memtester_mib", "2500"), ("system.max_cached_processes", "8"), ("calibration.ui_hidden_release_share", "0.25")];
+    let on = run("trim-levels-on", &text, &[&set[..], &[("system.trim_levels", "true")]].concat());
+    let off = run("trim-levels-off", &text, &set);
+    let events = |v: &Value, kind: &str| -> Vec<(f64, String, String)> {
+        v["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["kind"] == kind)
+            .map(|e| (e["t_s"].as_f64().unwrap(), e["app"].as_str().unwrap().to_string(), e["detail"].as_str().unwrap().to_string()))
+            .collect()
+    };
+    assert!(events(&off, "trim").is_empty(), "off: no trim levels");
+    let trims = events(&on, "trim");
+    let kills = events(&on, "kill");
+    let first = trims.first().expect("on: trim levels under this pressure").0;
+    assert!(kills.iter().any(|(_, _, d)| !d.contains("by activity_manager")), "a process died other than by the ActivityManager: {kills:?}");
+    assert!(kills.iter().filter(|(_, _, d)| d.contains("by activity_manager")).all(|(t, _, _)| *t < first), "the ActivityManager's own kills came before");
+    // Every level is a known one; the app on screen at the time gets a RUNNING_* level.
+    for (t, app, d) in &trims {
+        let level = d.trim_start_matches("onTrimMemory(").trim_end_matches(')');
+        assert!(
+            [
+                "TRIM_MEMORY_RUNNING_MODERATE",
+                "TRIM_MEMORY_RUNNING_LOW",
+                "TRIM_MEMORY_RUNNING_CRITICAL",
+                "TRIM_MEMORY_BACKGROUND",
+                "TRIM_MEMORY_MODERATE",
+                "TRIM_MEMORY_COMPLETE"
+            ]
+            .contains(&level),
+            "{d}"
+        );
+        let on_screen = launches(&on).iter().rfind(|l| l["t_s"].as_f64().unwrap() <= *t).is_some_and(|l| l["app"] == app.as_str());
+        let running = level.starts_with("TRIM_MEMORY_RUNNING");
+        assert!(!running || on_screen, "{app} got {level} at {t} s while not on screen");
+    }
+    let gpu = |v: &Value, app: &str| -> Option<(u64, u64)> {
+        let m = v["per_app"][app]["memory_at_end"].as_array()?;
+        m.iter().find(|x| x["name"] == "[anon:graphics] gpu cache").map(|x| (x["pages"].as_u64().unwrap(), x["rss_pages"].as_u64().unwrap()))
+    };
+    // The last app is previous at the end (home pressed after it): hidden, and not launched again.
+    let completed: Vec<&String> = trims.iter().filter(|(_, _, d)| d.contains("TRIM_MEMORY_COMPLETE")).map(|(_, a, _)| a).collect();
+    let mut checked = 0;
+    for app in apps {
+        if let Some((pages, rss_off)) = gpu(&off, app) {
+            assert_eq!(rss_off, pages, "off: {app} keeps its GPU cache");
+        }
+        let Some((pages, rss_on)) = gpu(&on, app) else { continue };
+        if completed.contains(&&app.to_string()) {
+            assert_eq!(rss_on, 0, "{app} got COMPLETE while hidden: its GPU cache is released");
+            checked += 1;
+        } else {
+            assert_eq!(rss_on, pages, "{app} got no COMPLETE: its GPU cache stays");
+        }
+    }
+    assert!(checked > 0, "no app alive at the end got COMPLETE: {trims:?}");
+}

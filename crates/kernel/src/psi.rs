@@ -4,7 +4,8 @@
 //! trigger check after each stall is O(1). `some` is the stalled time of any task (kswapd's
 //! reclaim included, as `balance_pgdat` runs under `psi_memstall_enter`), clipped to the bucket;
 //! `full` is the stalled time of user tasks, clipped likewise. The 1 s window drives lmkd's
-//! triggers (some ≥ 70 ms / full ≥ 700 ms per second); totals and avg10/avg60 (exponential
+//! triggers (some ≥ 70 ms / full ≥ 700 ms per second) and the triggers other clients register
+//! (`PsiMonitor`: the ActivityManager's LowMemDetector); totals and avg10/avg60 (exponential
 //! averages updated every 2 s, as the kernel does) are reported.
 //! Limitation: with several user threads `full` is over-estimated — the model does not track
 //! whether *every* non-idle task was stalled at the same instant, only that user tasks were.
@@ -24,6 +25,7 @@ impl Kernel {
         self.psi.record(start, dur, true);
         t.bd.memstall_ns += dur;
         self.procs[t.proc_idx as usize].stats.memstall_ns += dur;
+        self.psi.check_monitors(start + dur);
         self.psi_check_triggers(start + dur);
     }
 

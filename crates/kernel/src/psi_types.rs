@@ -1,6 +1,6 @@
 //! The state of pressure stall information (`include/linux/psi_types.h`): the 1 ms buckets of
 //! stalled time over a 1 s window, totals and running averages. The accounting that feeds it and
-//! the triggers lmkd waits on are in `psi`.
+//! the triggers lmkd waits on are in `psi`. Other clients' triggers (`PsiMonitor`) live here.
 
 use mobmem_engine::Nanos;
 use serde::Serialize;
@@ -25,6 +25,22 @@ pub struct Psi {
     avg_last_total: [u64; 2],
     /// Last time a trigger fired (a trigger fires at most once per window).
     pub(crate) last_trigger: Option<Nanos>,
+    /// Triggers registered by other clients than lmkd (ActivityManager's LowMemDetector).
+    monitors: Vec<PsiMonitor>,
+}
+
+/// A PSI trigger a userspace client registered (`"some 15000 1000000"` written to
+/// `/proc/pressure/memory`, then polled): it fires when the stall time of its kind within the
+/// window reaches its threshold, at most once per window (`psi.c` `update_triggers`). The window
+/// is the ring's 1 s, which is what Android's clients ask for.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PsiMonitor {
+    /// `full` (every user task stalled) rather than `some`.
+    pub full: bool,
+    pub threshold_ns: Nanos,
+    /// When it last fired.
+    pub last_event: Option<Nanos>,
+    pub events: u64,
 }
 
 #[derive(Clone, Copy, Debug, Serialize, Default, PartialEq)]
@@ -58,6 +74,7 @@ impl Psi {
             avg_next: AVG_PERIOD_NS,
             avg_last_total: [0; 2],
             last_trigger: None,
+            monitors: Vec::new(),
         }
     }
 
@@ -112,6 +129,28 @@ impl Psi {
                 }
             }
             t = bend;
+        }
+    }
+
+    /// Register a trigger (`full` or `some`, `threshold_ns` of stall per 1 s window); returns
+    /// its id for `monitor`.
+    pub fn add_monitor(&mut self, full: bool, threshold_ns: Nanos) -> usize {
+        self.monitors.push(PsiMonitor { full, threshold_ns, last_event: None, events: 0 });
+        self.monitors.len() - 1
+    }
+
+    pub fn monitor(&self, id: usize) -> &PsiMonitor {
+        &self.monitors[id]
+    }
+
+    /// Fire the registered triggers whose window threshold is reached at `now`.
+    pub fn check_monitors(&mut self, now: Nanos) {
+        for m in self.monitors.iter_mut() {
+            let stall = if m.full { self.win_full } else { self.win_some };
+            if stall >= m.threshold_ns && m.last_event.is_none_or(|t| now >= t + NBUCKETS * BUCKET_NS) {
+                m.last_event = Some(now);
+                m.events += 1;
+            }
         }
     }
 

@@ -802,6 +802,7 @@ impl Kernel {
         let slot = self.cpus.run(KSWAPD_THREAD, now, cost);
         self.kswapd.cpu_ns += cost + slot.stretch;
         self.psi.record(slot.start, cost + slot.stretch, false);
+        self.psi.check_monitors(slot.end);
         self.queue.push(slot.end, Event::Kswapd);
     }
 

@@ -10,7 +10,7 @@
 use mobmem_kernel::{Kernel, KernelConfig};
 use mobmem_runtime::config::{CollectorKind, Grain};
 use mobmem_runtime::workload::{android_size_mix, near_root_bytes, reachable_set, survivor_count_probs, AppProfile, SizeClass, Workload};
-use mobmem_runtime::{Runtime, RuntimeConfig};
+use mobmem_runtime::{AppState, Runtime, RuntimeConfig};
 
 fn nogc(heap_mib: u64) -> (Kernel, Runtime) {
     nogc_grain(heap_mib, Grain::Unit)
@@ -211,4 +211,40 @@ fn a_launch_reads_its_file_pages_as_scattered_runs() {
     // 4,096 pages in runs of ~3 over 10,240 pages: hundreds of 32-page windows, most of the file.
     assert!(faults >= 150, "scattered launch: {faults} major faults");
     assert!(read > (pages as f64 * 0.6) as u64 && read <= pages as u64, "scattered launch read {read} pages");
+}
+
+/// `trim_native`: the app frees halves of its caches from the end of its hot native pages;
+/// background work leaves them released, foreground use fills them again.
+#[test]
+fn trimmed_caches_stay_released_until_the_app_is_in_the_foreground() {
+    let (mut k, mut rt) = nogc(64);
+    let p = AppProfile { live_heap: 2 << 20, native_anon: 12 << 20, file_bytes: 0, ui_hidden_release_share: 0.25, ..AppProfile::default() };
+    let mut w = Workload::new(p.clone());
+    w.build(&mut rt, &mut k);
+    let pi = rt.proc_idx as usize;
+    let native = |k: &Kernel| {
+        let v = k.procs[pi].vmas.iter().copied().find(|&v| k.vmas[v as usize].name == "[anon:libc_malloc]").unwrap();
+        k.vma_usage(v).anon
+    };
+    let pages = (12u64 << 20) / 4096;
+    let hot = (pages as f64 * p.native_hot_share + 1e-9).floor() as u64;
+    let half = (hot as f64 * 0.25) as u64;
+    assert_eq!(native(&k), pages, "built: every native page written");
+    w.set_state(&mut rt, AppState::Background);
+    assert_eq!(w.trim_native(&mut rt, &mut k, 1) as u64, half, "UI_HIDDEN: half the caches");
+    assert_eq!(w.trim_native(&mut rt, &mut k, 2) as u64, half, "BACKGROUND: the other half");
+    assert_eq!(w.trim_native(&mut rt, &mut k, 1), 0, "a lower level frees nothing more");
+    let trimmed = native(&k);
+    assert_eq!(trimmed, pages - 2 * half);
+    for _ in 0..200 {
+        rt.mutator_idle_until(w.next_unit_at);
+        assert!(w.unit_of_work(&mut rt, &mut k));
+    }
+    assert_eq!(native(&k), trimmed, "background work does not fill the released caches");
+    w.set_state(&mut rt, AppState::Foreground);
+    for _ in 0..200 {
+        rt.mutator_idle_until(w.next_unit_at);
+        assert!(w.unit_of_work(&mut rt, &mut k));
+    }
+    assert!(native(&k) > trimmed, "foreground use fills them again");
 }

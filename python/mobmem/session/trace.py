@@ -54,7 +54,7 @@ PHONE_RATES = [
 ]
 APP_COUNTERS = [("rss_mib", "RSS MiB"), ("pss_mib", "PSS MiB"), ("swap_mib", "swap MiB")]
 #: Event-log kinds shown as instant events (launches and collections are slices).
-INSTANT_KINDS = ("oom", "compact", "launch-failed", "file_io", "restart")
+INSTANT_KINDS = ("oom", "compact", "launch-failed", "file_io", "restart", "trim")
 
 PHONE_PID = 1
 

@@ -26,6 +26,7 @@
 //! RenderThread as a separate thread (its work is part of the frame).
 
 use super::inputs::AppSpec;
+use crate::activity_manager::trim;
 use mobmem_engine::Nanos;
 use mobmem_kernel::madvise::Advice;
 use mobmem_kernel::{Breakdown, Kernel};
@@ -460,14 +461,45 @@ impl Live {
         Some((self.rt.mutator.now - t0, self.breakdown_since(&s, system_ns), objs, pages))
     }
 
-    /// The user leaves the app (home or another app): it goes to the background.
-    pub fn to_background(&mut self, k: &mut Kernel, now: Nanos) {
+    /// The user leaves the app (home or another app): it goes to the background. With
+    /// `trim_levels` (the ActivityManager's memory factor on) the UI_HIDDEN trim is one of the
+    /// levels `trim_memory` answers; without, the app trims as it always did.
+    pub fn to_background(&mut self, k: &mut Kernel, now: Nanos, trim_levels: bool) {
         self.rt.mutator_idle_until(now);
         self.detach_surface(k);
         // onTrimMemory(TRIM_MEMORY_UI_HIDDEN): the app trims its caches.
-        self.w.trim_ui_hidden(&mut self.rt, k);
+        if trim_levels {
+            self.trim_memory(k, trim::UI_HIDDEN, now);
+        } else {
+            self.w.trim_ui_hidden(&mut self.rt, k);
+        }
         self.w.set_state(&mut self.rt, AppState::Background);
         self.w.next_unit_at = self.w.next_unit_at.max(self.rt.mutator.now);
+    }
+
+    /// `onTrimMemory(level)` on the app's main thread at `now` (`ActivityThread.handleTrimMemory`):
+    /// its caches (`Workload::trim_native`: half at `UI_HIDDEN` and `RUNNING_CRITICAL`, all from
+    /// `BACKGROUND` up) and, from `COMPLETE` up on a hidden app, the renderer's GPU cache
+    /// (`WindowManagerGlobal.trimMemory` destroys the windows' hardware resources and HWUI frees
+    /// its whole cache; on a high-end-graphics phone only at `COMPLETE`). The GPU cache is taken
+    /// again when the app is next visible.
+    pub fn trim_memory(&mut self, k: &mut Kernel, level: u32, now: Nanos) {
+        self.rt.mutator_idle_until(now);
+        let halves = match level {
+            l if l >= trim::BACKGROUND => 2,
+            trim::UI_HIDDEN | trim::RUNNING_CRITICAL => 1,
+            _ => 0,
+        };
+        if halves > 0 {
+            self.w.trim_native(&mut self.rt, k, halves);
+        }
+        if level >= trim::COMPLETE && !self.visible {
+            if let Some(v) = self.gpu_cache_vma.filter(|&v| k.vmas[v as usize].locked) {
+                k.munlock(v);
+                let _ = k.madvise(&mut self.rt.mutator, v, 0, self.gpu_cache_pages, Advice::DontNeed);
+            }
+        }
+        k.book_cpu(&mut self.rt.mutator);
     }
 
     /// Android's cached-app compaction (CachedAppOptimizer): process_madvise PAGEOUT on the

@@ -102,6 +102,8 @@ pub struct SessionOptions {
     pub(crate) freezer: bool,
     /// Cached apps keep running background units of work (off: a cached app is idle).
     pub(crate) cached_app_work: bool,
+    /// The ActivityManager computes its memory factor and sends the trim levels from it.
+    pub(crate) trim_levels: bool,
     pub(crate) policies: Vec<String>,
     pub(crate) collector: String,
     pub(crate) lmkd: String,
@@ -133,6 +135,7 @@ impl Default for SessionOptions {
             cached_app_compaction: false,
             freezer: false,
             cached_app_work: true,
+            trim_levels: false,
             policies: Vec::new(),
             collector: mobmem_runtime::RuntimeConfig::default().fg_collector.short().into(),
             lmkd: String::new(),
@@ -241,6 +244,12 @@ static SESSION_ENTRIES: &[Setting<SessionOptions>] = &[
         "",
         "cached apps (oom_score_adj >= 900) keep a small background activity (reads, allocation at the background rates) as the previous app does; off: a cached app is idle, its runtime only finishes pending collections",
         "estimate: on the phone cached apps run the occasional broadcast, job or service; source.android.com (Cached apps freezer): processes are typically not expected to do any work when cached; the scenario's [system] table"
+    ),
+    setting!(
+        bool "system.trim_levels" => trim_levels,
+        "",
+        "the ActivityManager computes its memory factor (from PSI where the device's Android reads it, otherwise from the number of cached processes) and sends apps the trim levels it implies: TRIM_MEMORY_BACKGROUND, MODERATE and COMPLETE to cached apps by recency, RUNNING_* to the others; apps then clear their caches, and from COMPLETE up release their GPU cache. Off: apps get only TRIM_MEMORY_UI_HIDDEN when hidden",
+        "AOSP ActivityManagerService/OomAdjuster updateLowMemStateLocked and LowMemDetector (Android 10); default off because the shipped calibrations were fitted without it"
     ),
     setting!(
         int "system.max_cached_processes" => max_cached_processes, [0, 1024],

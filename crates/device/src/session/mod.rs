@@ -30,7 +30,8 @@ pub mod service;
 pub mod services;
 pub mod system;
 
-use crate::activity_manager::{ActivityManager, ProcState};
+use crate::activity_manager::{ActivityManager, MemFactorSource, ProcState};
+use crate::low_mem_detector::LowMemDetector;
 use crate::scenario::Action;
 use app::{FrameStats, LaunchObjects, LaunchRecord, Live};
 use inputs::Inputs;
@@ -128,6 +129,10 @@ impl Session {
             n => n,
         };
         let mut am = ActivityManager::new(limit);
+        if inp.options.trim_levels {
+            am.mem_factor_source =
+                if inp.device.device.low_mem_detector { MemFactorSource::Psi(LowMemDetector::new(&mut k)) } else { MemFactorSource::ProcessCounts };
+        }
         for s in &sys {
             let st = match (s.spec.home, s.spec.cached) {
                 (true, _) => ProcState::Home,
@@ -188,6 +193,23 @@ impl Session {
             // Recorded with the kernel's kill records in `reap_dead`.
         }
         self.reap_dead();
+        self.deliver_trims();
+    }
+
+    /// The trim levels the ActivityManager sent: apps answer them (`Live::trim_memory`); system
+    /// processes do not (their caches are not modelled).
+    fn deliver_trims(&mut self) {
+        let now = self.now;
+        for t in std::mem::take(&mut self.am.trims) {
+            let Some(i) = self.proc_app.get(t.proc_idx as usize).copied().flatten() else { continue };
+            let Some(l) = self.apps[i].live.as_mut() else { continue };
+            if l.proc_idx != t.proc_idx || !l.alive(&self.k) {
+                continue;
+            }
+            l.trim_memory(&mut self.k, t.level, now);
+            let name = self.apps[i].spec.name.clone();
+            self.event(now, "trim", &name, format!("onTrimMemory({})", crate::activity_manager::trim::name(t.level)));
+        }
     }
 
     fn system_server(&mut self) -> Option<usize> {
@@ -224,7 +246,8 @@ impl Session {
         if let Some(l) = self.apps[i].live.take() {
             self.gc_events(i, &l);
             self.apps[i].totals.absorb(&l, &self.k);
-            self.am.remove(l.proc_idx);
+            // Killed by the ActivityManager it is already gone from its list.
+            self.am.process_died(l.proc_idx, false);
             if self.fg == Some(i) {
                 self.fg = None;
             }
@@ -381,7 +404,7 @@ impl Session {
         if let Some(i) = self.fg.take() {
             let now = self.now;
             if let Some(l) = self.apps[i].live.as_mut() {
-                l.to_background(&mut self.k, now);
+                l.to_background(&mut self.k, now, self.inp.options.trim_levels);
             }
         }
     }
@@ -598,6 +621,8 @@ impl Session {
         let i = self.app_index(name)?;
         if let Some(l) = self.apps[i].live.as_ref() {
             let pi = l.proc_idx;
+            // The user removes the app from recents: the ActivityManager kills it.
+            self.am.process_died(pi, true);
             self.k.kill_process(pi, "user", 0, "user", self.now, 0);
             self.reap_dead();
             self.update_am();

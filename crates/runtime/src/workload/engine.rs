@@ -129,6 +129,10 @@ pub struct Workload {
     pub next_unit_at: Nanos,
     native_vma: Option<u32>,
     native_pages: u32,
+    /// Hot native pages at the end of the hot range released by `trim_native` since the app last
+    /// came to the foreground: background work leaves them alone (it draws nothing), foreground
+    /// use fills them again.
+    native_trimmed: u32,
     file_vma: Option<u32>,
     file_pages: u32,
     /// Runs of file pages (first page, pages), in the order a cold launch reads them and by
@@ -180,6 +184,7 @@ impl Workload {
             next_unit_at: 0,
             native_vma: None,
             native_pages: 0,
+            native_trimmed: 0,
             file_vma: None,
             file_pages: 0,
             launch_runs: Vec::new(),
@@ -715,6 +720,7 @@ impl Workload {
         if let Some(v) = self.native_vma {
             // (+1e-9: a share of 1/3 gives exactly native_pages / 3, as integer division would.)
             let hot = ((self.native_pages as f64 * self.p.native_hot_share + 1e-9).floor() as u32).clamp(1, self.native_pages.max(1));
+            let hot = if bg { (hot - self.native_trimmed.min(hot)).max(1) } else { hot };
             for _ in 0..nt {
                 let pg = self.rng.gen_range(0..hot);
                 k.touch(&mut rt.mutator, v, pg, self.rng.gen::<bool>());
@@ -842,8 +848,32 @@ impl Workload {
         n
     }
 
+    /// `onTrimMemory` with the ActivityManager's trim levels: the app frees `halves` halves of
+    /// its caches, a half being `ui_hidden_release_share` of its native heap's used part (an
+    /// image loader halves its cache at `TRIM_MEMORY_UI_HIDDEN` and clears it from
+    /// `TRIM_MEMORY_BACKGROUND` up: bumptech/glide `LruResourceCache.trimMemory`). The pages go
+    /// from the end of the hot range, and background work leaves them released until the app
+    /// comes back to the foreground. Returns the pages released now.
+    pub fn trim_native(&mut self, rt: &mut Runtime, k: &mut Kernel, halves: u32) -> u32 {
+        let Some(v) = self.native_vma else { return 0 };
+        let hot = ((self.native_pages as f64 * self.p.native_hot_share + 1e-9).floor() as u32).clamp(1, self.native_pages.max(1));
+        let half = (hot as f64 * self.p.ui_hidden_release_share) as u32;
+        let n = half.saturating_mul(halves).min(hot);
+        if n <= self.native_trimmed {
+            return 0;
+        }
+        let fresh = n - self.native_trimmed;
+        let _ = k.madvise(&mut rt.mutator, v, hot - n, fresh, mobmem_kernel::madvise::Advice::DontNeed);
+        k.book_cpu(&mut rt.mutator);
+        self.native_trimmed = n;
+        fresh
+    }
+
     /// The app goes to background or foreground (runtime state + the foreground-young set).
     pub fn set_state(&mut self, rt: &mut Runtime, state: AppState) {
+        if state == AppState::Foreground {
+            self.native_trimmed = 0;
+        }
         if state == AppState::Background && rt.state == AppState::Foreground {
             let clock = rt.heap.alloc_clock;
             let w = self.p.launch_fyo_window;
