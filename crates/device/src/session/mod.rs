@@ -197,7 +197,8 @@ impl Session {
     }
 
     /// The trim levels the ActivityManager sent: apps answer them (`Live::trim_memory`); system
-    /// processes do not (their caches are not modelled).
+    /// processes do not (their caches are not modelled). A frozen app answers at once too (the
+    /// freezer's holding of one-way binder calls until the app thaws is left out).
     fn deliver_trims(&mut self) {
         let now = self.now;
         for t in std::mem::take(&mut self.am.trims) {
