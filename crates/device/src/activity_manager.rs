@@ -22,12 +22,16 @@
 //! `CUR_TRIM_EMPTY_PROCESSES` empty ones are left, low at 5 or fewer together, critical at 3).
 //! The factor may only get worse after a process died other than by the ActivityManager's hand
 //! and the process count fell (`mAllowLowerMemLevel`); it gets better at once. While it is not
-//! normal, the processes from home down (home, previous, cached, empty) get trim levels by
-//! recency, the least recently used first: `factor` of them `TRIM_MEMORY_COMPLETE`, the next
-//! `factor` `TRIM_MEMORY_MODERATE`, the rest `TRIM_MEMORY_BACKGROUND`, where `factor` is a third
-//! of them but at least 2 (+1 with a home process, +1 with a previous one); the others get
-//! `TRIM_MEMORY_RUNNING_MODERATE`/`LOW`/`CRITICAL` by the factor. A level is sent only when it
-//! is above the one the process last got; a normal factor resets every process's level.
+//! normal, the processes from home down (home unless it is on screen, previous, cached, empty)
+//! get trim levels in the order of the process LRU list: `factor` of them
+//! `TRIM_MEMORY_COMPLETE`, the next `factor` `TRIM_MEMORY_MODERATE`, the rest
+//! `TRIM_MEMORY_BACKGROUND`, where `factor` is a third of them but at least 2 (+1 with a home
+//! process, +1 with a previous one); the others get `TRIM_MEMORY_RUNNING_MODERATE`/`LOW`/
+//! `CRITICAL` by the factor. Up to Android 11 the walk starts from the most recently used end of
+//! the list (`for (i = N-1; i >= 0; i--)`), so the most recently used of them get `COMPLETE`;
+//! Android 12's `AppProfiler` walks from the least recently used end (`trim_oldest_first`). A
+//! level is sent only when it is above the one the process last got; a normal factor resets
+//! every process's level.
 //!
 //! Left out: services and bound-process importance (a process with a started service is not
 //! cached), connection groups, the freezer, an app's secondary processes (an app here is one
@@ -166,6 +170,8 @@ pub struct ActivityManager {
     pub(crate) trim_empty: u32,
     pub(crate) procs: Vec<AmProc>,
     pub(crate) mem_factor_source: MemFactorSource,
+    /// Trim levels walk the LRU list from its least recently used end (Android 12+).
+    pub(crate) trim_oldest_first: bool,
     /// `CUR_TRIM_CACHED_PROCESSES`.
     trim_cached: u32,
     /// `mLastMemoryLevel`, `mLastNumProcesses`, `mAllowLowerMemLevel`.
@@ -186,6 +192,7 @@ impl ActivityManager {
             trim_empty: max_empty / 2,
             procs: Vec::new(),
             mem_factor_source: MemFactorSource::Off,
+            trim_oldest_first: false,
             trim_cached: trim_cached_processes(max_cached_processes),
             last_memory_level: MemFactor::Normal,
             last_num_processes: 0,
@@ -320,6 +327,9 @@ impl ActivityManager {
         if self.procs.len() < n {
             self.allow_lower_mem_level = true;
         }
+        // The LRU list's size as the memory factor sees it: the victims below stay on it until
+        // their deaths are reported (`appDiedLocked`).
+        let lru_size = self.procs.len();
         let mut kills = Vec::new();
         // The walk from the most recently used: the processes beyond each limit are killed.
         let (mut n_cached, mut n_empty) = (0u32, 0u32);
@@ -356,7 +366,7 @@ impl ActivityManager {
         // kernel.
         let fg = self.procs.iter().find(|p| p.state == ProcState::Foreground).or_else(|| self.procs.iter().find(|p| p.state == ProcState::Home));
         k.set_foreground(fg.map(|p| p.proc_idx));
-        self.update_low_mem_state(k, now);
+        self.update_low_mem_state(k, now, lru_size);
         if am_killed {
             // Their deaths reach `appDiedLocked` as killed by the ActivityManager.
             self.allow_lower_mem_level = false;
@@ -366,7 +376,7 @@ impl ActivityManager {
 
     /// The memory factor and the trim levels (`updateLowMemStateLocked`); the levels to send are
     /// left in `trims`.
-    fn update_low_mem_state(&mut self, k: &Kernel, now: Nanos) {
+    fn update_low_mem_state(&mut self, k: &Kernel, now: Nanos, lru_size: usize) {
         let lru = self.lru_cached();
         let num_cached = lru.iter().filter(|&&i| self.procs[i].state == ProcState::Cached).count() as u32;
         let num_empty = lru.len() as u32 - num_cached;
@@ -386,11 +396,11 @@ impl ActivityManager {
             }
         };
         // Better at once; worse only after a death not by our hand that lowered the count.
-        if factor > self.last_memory_level && (!self.allow_lower_mem_level || self.procs.len() >= self.last_num_processes) {
+        if factor > self.last_memory_level && (!self.allow_lower_mem_level || lru_size >= self.last_num_processes) {
             factor = self.last_memory_level;
         }
         self.last_memory_level = factor;
-        self.last_num_processes = self.procs.len();
+        self.last_num_processes = lru_size;
         if factor == MemFactor::Normal {
             for p in self.procs.iter_mut() {
                 p.trim_level = 0;
@@ -402,13 +412,22 @@ impl ActivityManager {
             MemFactor::Low => trim::RUNNING_LOW,
             _ => trim::RUNNING_MODERATE,
         };
-        let trimming = |s: ProcState| matches!(s, ProcState::Home | ProcState::Previous | ProcState::Cached | ProcState::Empty);
-        let num_trimming = self.procs.iter().filter(|p| trimming(p.state)).count() as u32;
         let has = |s: ProcState| self.procs.iter().any(|p| p.state == s) as u32;
+        // With no app in the foreground the launcher is on screen: the top process, not one to trim.
+        let home_on_top = has(ProcState::Foreground) == 0;
+        let trimming = |s: ProcState| match s {
+            ProcState::Home => !home_on_top,
+            ProcState::Previous | ProcState::Cached | ProcState::Empty => true,
+            _ => false,
+        };
+        let num_trimming = self.procs.iter().filter(|p| trimming(p.state)).count() as u32;
         let step_len = (num_trimming / 3).max(2 + has(ProcState::Home) + has(ProcState::Previous));
-        // The least recently used first (AOSP's mLruProcesses from index 0).
+        // The process LRU list (the least recently used first), walked from the device's end.
         let mut order: Vec<usize> = (0..self.procs.len()).collect();
         order.sort_by_key(|&i| (self.procs[i].last_used, self.procs[i].proc_idx));
+        if !self.trim_oldest_first {
+            order.reverse();
+        }
         let (mut level, mut step) = (trim::COMPLETE, 0);
         for i in order {
             let p = &mut self.procs[i];
@@ -582,51 +601,77 @@ mod tests {
         assert_eq!(am.last_memory_level, MemFactor::Low, "five cached apps: low");
     }
 
-    #[test]
-    fn trim_levels_go_by_recency_least_recent_first() {
+    /// 12 apps used in turn, then high PSI pressure and a kernel kill of the oldest: the levels
+    /// each remaining app gets, walking the LRU list from `oldest_first`'s end.
+    fn levels_under_pressure(oldest_first: bool) -> Vec<Option<u32>> {
         let n = 12;
         let mut k = kernel_with(n);
         let mut am = ActivityManager::new(32);
         am.mem_factor_source = MemFactorSource::Psi(LowMemDetector::new(&mut k));
+        am.trim_oldest_first = oldest_first;
         used_in_turn(&mut k, &mut am, n);
-        // 60 ms of full stall in a second (the high trigger) and a kernel kill of the oldest:
-        // critical. The least recent remaining ones get COMPLETE, the next MODERATE, the rest
-        // BACKGROUND.
+        assert!(am.trims.is_empty(), "no pressure yet");
+        // 60 ms of full stall in a second (the high trigger), then a death not by the
+        // ActivityManager: critical.
         k.psi.record(150_000, 60_000_000, true);
         k.psi.check_monitors(150_000 + 60_000_000);
         k.kill_process(0, "oom", 900, "oom_kill", 200_000, 0);
-        am.trims.clear();
         am.update(&mut k, 200_000);
         assert_eq!(am.last_memory_level, MemFactor::Critical);
-        // 11 left: 10 cached + previous; 11 trimming, factor max(11 / 3, 2 + previous) = 3.
-        let level = |p: u32| am.trims.iter().find(|t| t.proc_idx == p).map(|t| t.level);
-        assert_eq!((1..4).map(level).collect::<Vec<_>>(), vec![Some(trim::COMPLETE); 3]);
-        assert_eq!((4..7).map(level).collect::<Vec<_>>(), vec![Some(trim::MODERATE); 3]);
-        assert_eq!((7..12).map(level).collect::<Vec<_>>(), vec![Some(trim::BACKGROUND); 5]);
+        let levels = (1..n).map(|p| am.trims.iter().find(|t| t.proc_idx == p).map(|t| t.level)).collect();
         // Sent once: the same levels again send nothing.
         am.trims.clear();
         am.update(&mut k, 210_000);
         assert!(am.trims.is_empty());
-        // A second without a trigger: normal again at once, every level reset, so the next
-        // pressure sends them again.
+        // A second without a trigger: normal again at once, every level reset.
         am.update(&mut k, 2_000_000_000);
         assert_eq!(am.last_memory_level, MemFactor::Normal);
         assert!(am.procs.iter().all(|p| p.trim_level == 0));
+        levels
+    }
+
+    #[test]
+    fn trim_levels_go_by_the_lru_list_from_the_devices_end() {
+        // 11 left: 10 cached + the previous app (11, the most recent); factor max(11 / 3, 2 +
+        // previous) = 3 per level.
+        let (c, m, b) = (Some(trim::COMPLETE), Some(trim::MODERATE), Some(trim::BACKGROUND));
+        // Android 10 and earlier: from the most recently used end.
+        let recent_first = levels_under_pressure(false);
+        assert_eq!(recent_first, [vec![b; 5], vec![m; 3], vec![c; 3]].concat(), "apps 1..=11");
+        // Android 12+: from the least recently used end.
+        let oldest_first = levels_under_pressure(true);
+        assert_eq!(oldest_first, [vec![c; 3], vec![m; 3], vec![b; 5]].concat(), "apps 1..=11");
     }
 
     #[test]
     fn the_activity_managers_own_kills_do_not_lower_the_level() {
-        let mut k = kernel_with(4);
+        let mut k = kernel_with(5);
         let mut am = ActivityManager::new(32);
-        am.mem_factor_source = MemFactorSource::ProcessCounts;
-        used_in_turn(&mut k, &mut am, 4);
-        am.process_died(0, true);
-        k.kill_process(0, "user", 0, "user", 200_000, 0);
+        am.mem_factor_source = MemFactorSource::Psi(LowMemDetector::new(&mut k));
+        used_in_turn(&mut k, &mut am, 5);
+        // A kernel kill without pressure: the level may now worsen, but there is no pressure.
+        k.kill_process(0, "oom", 900, "oom_kill", 200_000, 0);
         am.update(&mut k, 200_000);
         assert_eq!(am.last_memory_level, MemFactor::Normal);
-        am.process_died(1, false);
-        k.kill_process(1, "crash", 0, "runtime", 210_000, 0);
-        am.update(&mut k, 210_000);
+        // Pressure, and the ActivityManager itself kills two cached apps (a lower limit): its
+        // victims stay on the list until they are reported dead, so the count has not fallen.
+        k.psi.record(300_000, 60_000_000, true);
+        k.psi.check_monitors(300_000 + 60_000_000);
+        am.max_cached = 1;
+        let kills = am.update(&mut k, 400_000_000);
+        assert_eq!(kills.len(), 2);
+        assert_eq!(am.last_memory_level, MemFactor::Normal);
+        // Their deaths do not let it worsen either; a user's removal from recents neither.
+        am.update(&mut k, 410_000_000);
+        assert_eq!(am.last_memory_level, MemFactor::Normal);
+        am.process_died(3, true);
+        k.kill_process(3, "user", 0, "user", 420_000_000, 0);
+        am.update(&mut k, 420_000_000);
+        assert_eq!(am.last_memory_level, MemFactor::Normal);
+        // A crash does.
+        am.process_died(4, false);
+        k.kill_process(4, "crash", 0, "runtime", 430_000_000, 0);
+        am.update(&mut k, 430_000_000);
         assert_eq!(am.last_memory_level, MemFactor::Critical);
     }
 

@@ -98,6 +98,10 @@ pub struct Hardware {
     /// kernel with PSI); otherwise from the number of cached processes.
     #[serde(default)]
     pub(crate) low_mem_detector: bool,
+    /// The ActivityManager gives trim levels from the least recently used end of its process
+    /// list (Android 12+'s `AppProfiler`); otherwise from the most recently used end.
+    #[serde(default)]
+    pub(crate) trim_oldest_first: bool,
     pub cpu: Vec<CpuCluster>,
     pub(crate) storage: Storage,
 }

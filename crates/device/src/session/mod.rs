@@ -132,6 +132,7 @@ impl Session {
         if inp.options.trim_levels {
             am.mem_factor_source =
                 if inp.device.device.low_mem_detector { MemFactorSource::Psi(LowMemDetector::new(&mut k)) } else { MemFactorSource::ProcessCounts };
+            am.trim_oldest_first = inp.device.device.trim_oldest_first;
         }
         for s in &sys {
             let st = match (s.spec.home, s.spec.cached) {

@@ -853,19 +853,26 @@ impl Workload {
     /// image loader halves its cache at `TRIM_MEMORY_UI_HIDDEN` and clears it from
     /// `TRIM_MEMORY_BACKGROUND` up: bumptech/glide `LruResourceCache.trimMemory`). The pages go
     /// from the end of the hot range, and background work leaves them released until the app
-    /// comes back to the foreground. Returns the pages released now.
+    /// comes back to the foreground (in the foreground nothing is kept released). Returns the
+    /// size of the range it released now (pages released before are not counted again).
     pub fn trim_native(&mut self, rt: &mut Runtime, k: &mut Kernel, halves: u32) -> u32 {
         let Some(v) = self.native_vma else { return 0 };
         let hot = ((self.native_pages as f64 * self.p.native_hot_share + 1e-9).floor() as u32).clamp(1, self.native_pages.max(1));
         let half = (hot as f64 * self.p.ui_hidden_release_share) as u32;
         let n = half.saturating_mul(halves).min(hot);
-        if n <= self.native_trimmed {
+        // In the foreground (a RUNNING_* level) use fills the caches again at once: nothing is
+        // kept released.
+        let fg = rt.state == AppState::Foreground;
+        let already = if fg { 0 } else { self.native_trimmed };
+        if n <= already {
             return 0;
         }
-        let fresh = n - self.native_trimmed;
+        let fresh = n - already;
         let _ = k.madvise(&mut rt.mutator, v, hot - n, fresh, mobmem_kernel::madvise::Advice::DontNeed);
         k.book_cpu(&mut rt.mutator);
-        self.native_trimmed = n;
+        if !fg {
+            self.native_trimmed = n;
+        }
         fresh
     }
 
