@@ -125,3 +125,18 @@ def test_report_help_lists_every_registered_study():
     assert f"The study: {', '.join(names[:-1])} or {names[-1]}." in text, text
     r = run("report")
     assert r.returncode == 2 and f"({', '.join(names)})" in r.stderr, r.stderr
+
+
+def test_thesis_utilisation_table_says_when_two_utilisations_give_the_same_runs():
+    from mobmem.session.studies import thesis
+
+    keys = ["energy", "gc_energy", "gcs", "gc_cpu", "ttid", "java_heap_mean"]
+
+    def exp(u: int, v: float) -> dict:
+        return {"id": f"utilization-{u}", "systems": ["ondemand"], "rows": {k: {"ondemand": {"mean": v}} for k in keys}}
+
+    same = "\n".join(thesis.utilization_lines({"experiments": [exp(10, 1.0), exp(30, 1.0), exp(50, 2.0)]}))
+    assert "The rows at 10 % and 30 % are the same" in same
+    assert "50 %" not in same.split("The rows at")[1]
+    apart = "\n".join(thesis.utilization_lines({"experiments": [exp(10, 1.0), exp(30, 1.5), exp(50, 2.0)]}))
+    assert "are the same" not in apart

@@ -176,13 +176,27 @@ def utilization_lines(doc: dict) -> list[str]:
         head,
         "|---" * 8 + "|",
     ]
+    rows: dict[str, list[str]] = {}
     for e in exps:
+        u = e["id"].split("-")[1]
         for s in e["systems"]:
             cells = []
             for k, fmt in keys:
                 m = e["rows"][k][s].get("mean")
                 cells.append("—" if m is None else fmt.format(m))
-            lines.append(f"| {e['id'].split('-')[1]} % | `{s}` | " + " | ".join(cells) + " |")
+            rows.setdefault(u, []).append(" | ".join(cells))
+            lines.append(f"| {u} % | `{s}` | " + " | ".join(cells) + " |")
+    # Utilisations whose rows are the same in every column for every system.
+    same = [[u for u in rows if rows[u] == r] for r in {tuple(r): r for r in rows.values()}.values()]
+    for group in (g for g in same if len(g) > 1):
+        names = " and ".join(f"{u} %" for u in group)
+        lines += [
+            "",
+            f"The rows at {names} are the same in every column for every system. After a full collection ART sets",
+            "a heap's target to its live bytes divided by the utilisation, but never above the growth limit",
+            "(`heapgrowthlimit`): once the utilisation is low enough that every app's target reaches that cap,",
+            "a lower one gives the same heaps.",
+        ]
     return lines
 
 
