@@ -248,3 +248,20 @@ def test_every_fact_the_page_finds_off_has_its_explanation():
     headings = {re.sub(r"[`*]", "", h).strip().lower() for h in re.findall(r"^#+ (.+)$", gaps, flags=re.M)}
     missing = [i for i in re.findall(r"\(fidelity-gaps\.md#([\w.-]+)\)", page) if i.lower() not in headings]
     assert not missing, f"docs/fidelity-gaps.md has no section for: {', '.join(missing)}"
+
+
+def test_a_setting_for_every_run_is_applied_and_said(tmp_path):
+    """`--set` reaches every run (its result records it) and the page says the check is not the
+    stock baseline; a resumed run with another setting does not reuse the first's runs."""
+    report, out = tmp_path / "fidelity.md", tmp_path / "runs"
+    args = ["background-gc-objects", "--quick", "--json", "--out", str(out), "--jobs", "auto"]
+    r = _mobmem("fidelity", *args, "--set", "heapmaxfree=16m", "--report", str(report))
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["settings"] == ["heapmaxfree=16m"]
+    assert "- added to every run: `heapmaxfree=16m`" in report.read_text()
+    summaries = sorted(out.glob("*/runs/*/seed-*/summary.json"))
+    assert summaries and all(["heapmaxfree", "16m"] in json.loads(p.read_text())["parameters"] for p in summaries)
+    again = _mobmem("fidelity", *args, "--resume")
+    assert again.returncode == 0, again.stderr
+    assert "reused" not in again.stderr and json.loads(again.stdout)["settings"] == []

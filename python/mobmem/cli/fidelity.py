@@ -118,6 +118,11 @@ def markdown(doc: dict, command: str, revision: str | None) -> str:
         f"- wall time: {doc['wall_seconds']:.0f} s"
         + (f" (the runs themselves took {sum(r['wall_seconds'] for r in doc['runs']):,.0f} s, one after another)" if doc.get("reused_runs") else ""),
         *([reused_runs_line(doc["reused_runs"], len(doc["runs"]))] if doc.get("reused_runs") else []),
+        *(
+            [f"- added to every run: {', '.join(f'`{s}`' for s in doc['settings'])} — a sensitivity check, not the stock baseline"]
+            if doc.get("settings")
+            else []
+        ),
     ]
     lines += calibration_lines({d: doc["calibration"].get(d) for d in doc["devices"]})
     lines += ["", f"**{_summary_line(doc, 'fit')}; {_summary_line(doc, 'held-out')}.**", ""]
@@ -178,6 +183,12 @@ def fidelity(
     out: Optional[Path] = typer.Option(None, "--out", help="Keep every run's files under DIR/SCENARIO/runs/SYSTEM/seed-N/, each as it finishes."),
     resume: bool = typer.Option(False, "--resume", help="With --out: reuse the runs already there (same scenario, system, seed, settings and code)."),
     device: Optional[str] = typer.Option(None, "--device", help="Only the facts whose scenario runs on this device (pixel3, p9)."),
+    set_: List[str] = typer.Option(
+        [],
+        "--set",
+        metavar="KEY=VALUE",
+        help="key=value added to every run, after each fact's system (repeatable): the page under that setting, not the stock baseline.",
+    ),
     list_: bool = typer.Option(False, "--list", help="List the facts and exit."),
     as_json: bool = typer.Option(False, "--json", help="Print the result document as JSON."),
 ) -> None:
@@ -205,6 +216,9 @@ def fidelity(
     from mobmem.session.executor import parse_jobs
 
     jobs = parse_jobs(jobs_)
+    from mobmem import session
+
+    session.parse_settings(set_)  # the form; the simulator checks the keys
     fid.check_arguments(seeds, time_scale, jobs, out, resume)
     if report is not None and report.is_dir():
         raise MobmemError(f"--report {report}: is a directory; give a file name such as {report / 'fidelity.md'}")
@@ -217,7 +231,7 @@ def fidelity(
 
     try:
         with bar:
-            doc = fid.fidelity(chosen, seeds, time_scale, jobs, progress, out, resume)
+            doc = fid.fidelity(chosen, seeds, time_scale, jobs, progress, out, resume, list(set_))
     except KeyboardInterrupt:
         raise runs_interrupted("fidelity", bar.done, total, out, f"{out}/") from None
     if report is not None:

@@ -303,9 +303,11 @@ def run(
     progress: Callable[[str, str, int, dict, bool], None] | None = None,
     out: Path | None = None,
     resume: bool = False,
+    settings: list[str] | None = None,
 ) -> dict[tuple[str, str, int], dict]:
     """Every run the facts need: (scenario, system, seed) → result, seeds = each scenario's own
-    seed + 0 … seeds−1. With ``out``, each run's files are written as soon as it finishes
+    seed + 0 … seeds−1; ``settings`` (``key=value``) are added to every run, after each fact's
+    system. With ``out``, each run's files are written as soon as it finishes
     (``out/SCENARIO/runs/SYSTEM/seed-N/``, the layout of a comparison); with ``resume``, runs
     already there (same scenario, system, seed, settings and simulator code) are not redone.
     ``progress(scenario, system, seed, result, reused)`` after each. Ctrl-C stops the runs under
@@ -315,7 +317,7 @@ def run(
     check_arguments(seeds, time_scale, jobs, out, resume)
     prog = None if progress is None else (lambda _i, *a: progress(*a))
     with out_dir_lock(out):
-        return run_points(facts, [[]], seeds, time_scale, jobs, prog, [out], resume)[0]
+        return run_points(facts, [list(settings or [])], seeds, time_scale, jobs, prog, [out], resume)[0]
 
 
 def run_points(
@@ -443,10 +445,21 @@ def evaluate(facts: list[Fact], results: dict[tuple[str, str, int], dict]) -> li
     return rows
 
 
-def fidelity(facts: list[Fact], seeds: int = 3, time_scale: float = 1.0, jobs: int = 1, progress=None, out: Path | None = None, resume: bool = False) -> dict:
+def fidelity(
+    facts: list[Fact],
+    seeds: int = 3,
+    time_scale: float = 1.0,
+    jobs: int = 1,
+    progress=None,
+    out: Path | None = None,
+    resume: bool = False,
+    settings: list[str] | None = None,
+) -> dict:
     """Run and evaluate ``facts`` (from :func:`load`, :func:`select`); the document the command
     prints and writes: settings, per-fact rows, the count within tolerance, wall time. ``out``,
-    ``resume``: where the runs are kept and whether finished ones are reused (:func:`run`)."""
+    ``resume``: where the runs are kept and whether finished ones are reused (:func:`run`);
+    ``settings``: ``key=value`` added to every run (a sensitivity check of the page, not the
+    stock baseline)."""
     import time
 
     t0 = time.monotonic()
@@ -458,7 +471,7 @@ def fidelity(facts: list[Fact], seeds: int = 3, time_scale: float = 1.0, jobs: i
         if progress:
             progress(scenario, system, seed, res, was_reused)
 
-    results = run(facts, seeds, time_scale, jobs, note, out, resume)
+    results = run(facts, seeds, time_scale, jobs, note, out, resume, settings)
     rows = evaluate(facts, results)
     by_set = {
         s: {
@@ -477,6 +490,7 @@ def fidelity(facts: list[Fact], seeds: int = 3, time_scale: float = 1.0, jobs: i
         "confidence": 0.95,
         "seeds": seeds,
         "time_scale": time_scale,
+        "settings": list(settings or []),
         "facts": rows,
         "within": sum(1 for r in rows if r["within"]),
         "measured": sum(1 for r in rows if r["within"] is not None),
