@@ -718,8 +718,7 @@ impl Workload {
         // Native memory and file pages.
         let (nt, ft) = if bg { (self.p.native_touch_fg / 16, self.p.file_touch_fg / 16) } else { (self.p.native_touch_fg, self.p.file_touch_fg) };
         if let Some(v) = self.native_vma {
-            // (+1e-9: a share of 1/3 gives exactly native_pages / 3, as integer division would.)
-            let hot = ((self.native_pages as f64 * self.p.native_hot_share + 1e-9).floor() as u32).clamp(1, self.native_pages.max(1));
+            let hot = self.native_hot_pages();
             let hot = if bg { (hot - self.native_trimmed.min(hot)).max(1) } else { hot };
             for _ in 0..nt {
                 let pg = self.rng.gen_range(0..hot);
@@ -833,12 +832,19 @@ impl Workload {
         Some(true)
     }
 
+    /// The leading pages of the native heap that units of work use (`native_hot_share`).
+    #[inline]
+    fn native_hot_pages(&self) -> u32 {
+        // (+1e-9: a share of 1/3 gives exactly native_pages / 3, as integer division would.)
+        ((self.native_pages as f64 * self.p.native_hot_share + 1e-9).floor() as u32).clamp(1, self.native_pages.max(1))
+    }
+
     /// `onTrimMemory(TRIM_MEMORY_UI_HIDDEN)`: the app frees the trimmable share of its native
     /// heap's used part (the tail of its hot pages: caches the foreground filled). Returns the
     /// pages released; units of work in the foreground touch them again (zero-filled).
     pub fn trim_ui_hidden(&mut self, rt: &mut Runtime, k: &mut Kernel) -> u32 {
         let Some(v) = self.native_vma else { return 0 };
-        let hot = ((self.native_pages as f64 * self.p.native_hot_share + 1e-9).floor() as u32).clamp(1, self.native_pages.max(1));
+        let hot = self.native_hot_pages();
         let n = ((hot as f64 * self.p.ui_hidden_release_share) as u32).min(hot);
         if n == 0 {
             return 0;
@@ -857,7 +863,7 @@ impl Workload {
     /// size of the range it released now (pages released before are not counted again).
     pub fn trim_native(&mut self, rt: &mut Runtime, k: &mut Kernel, halves: u32) -> u32 {
         let Some(v) = self.native_vma else { return 0 };
-        let hot = ((self.native_pages as f64 * self.p.native_hot_share + 1e-9).floor() as u32).clamp(1, self.native_pages.max(1));
+        let hot = self.native_hot_pages();
         let half = (hot as f64 * self.p.ui_hidden_release_share) as u32;
         let n = half.saturating_mul(halves).min(hot);
         // In the foreground (a RUNNING_* level) use fills the caches again at once: nothing is
