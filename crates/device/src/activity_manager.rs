@@ -38,6 +38,7 @@
 //! process with an activity), `onLowMemory` when no background process is left.
 
 use crate::low_mem_detector::LowMemDetector;
+pub use crate::low_mem_detector::MemFactor;
 use mobmem_engine::Nanos;
 use mobmem_kernel::Kernel;
 use serde::Serialize;
@@ -53,15 +54,6 @@ pub const PERSISTENT_PROC_ADJ: i32 = -800;
 pub const SYSTEM_ADJ: i32 = -900;
 /// Distance between consecutive cached apps' adj (a simplification of AOSP's slot spreading).
 pub const CACHED_ADJ_STEP: i32 = 10;
-
-/// The ActivityManager's memory factor (`ProcessStats.ADJ_MEM_FACTOR_*`), worst last.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
-pub enum MemFactor {
-    Normal,
-    Moderate,
-    Low,
-    Critical,
-}
 
 /// `ComponentCallbacks2.TRIM_MEMORY_*` levels.
 pub mod trim {

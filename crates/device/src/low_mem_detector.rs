@@ -18,9 +18,19 @@
 //! Left out: the `EPOLLERR` path (PSI disabled at run time), which makes the detector
 //! unavailable; the kernel is configured with PSI or not for the whole run.
 
-use crate::activity_manager::MemFactor;
 use mobmem_engine::Nanos;
 use mobmem_kernel::Kernel;
+use serde::Serialize;
+
+/// The ActivityManager's memory factor (`ProcessStats.ADJ_MEM_FACTOR_*`, the `MemFactor` that
+/// `LowMemDetector` declares), worst last.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub enum MemFactor {
+    Normal,
+    Moderate,
+    Low,
+    Critical,
+}
 
 /// `PSI_LOW_STALL_US`, `PSI_MEDIUM_STALL_US`, `PSI_HIGH_STALL_US`: (full, stall) per level.
 const TRIGGERS: [(MemFactor, bool, Nanos); 3] =
