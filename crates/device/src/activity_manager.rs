@@ -369,13 +369,12 @@ impl ActivityManager {
     /// The memory factor and the trim levels (`updateLowMemStateLocked`); the levels to send are
     /// left in `trims`.
     fn update_low_mem_state(&mut self, k: &Kernel, now: Nanos, lru_size: usize) {
-        let lru = self.lru_cached();
-        let num_cached = lru.iter().filter(|&&i| self.procs[i].state == ProcState::Cached).count() as u32;
-        let num_empty = lru.len() as u32 - num_cached;
+        let count = |s: ProcState| self.procs.iter().filter(|p| p.state == s).count() as u32;
         let mut factor = match &self.mem_factor_source {
             MemFactorSource::Off => return,
             MemFactorSource::Psi(d) => d.mem_factor(k, now),
             MemFactorSource::ProcessCounts => {
+                let (num_cached, num_empty) = (count(ProcState::Cached), count(ProcState::Empty));
                 if num_cached <= self.trim_cached && num_empty <= self.trim_empty {
                     match num_cached + num_empty {
                         n if n <= TRIM_CRITICAL_THRESHOLD => MemFactor::Critical,
@@ -404,7 +403,7 @@ impl ActivityManager {
             MemFactor::Low => trim::RUNNING_LOW,
             _ => trim::RUNNING_MODERATE,
         };
-        let has = |s: ProcState| self.procs.iter().any(|p| p.state == s) as u32;
+        let has = |s: ProcState| count(s).min(1);
         // With no app in the foreground the launcher is on screen: the top process, not one to trim.
         let home_on_top = has(ProcState::Foreground) == 0;
         let trimming = |s: ProcState| match s {

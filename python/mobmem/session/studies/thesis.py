@@ -187,8 +187,10 @@ def utilization_lines(doc: dict) -> list[str]:
             rows.setdefault(u, []).append(" | ".join(cells))
             lines.append(f"| {u} % | `{s}` | " + " | ".join(cells) + " |")
     # Utilisations whose rows are the same in every column for every system.
-    same = [[u for u in rows if rows[u] == r] for r in {tuple(r): r for r in rows.values()}.values()]
-    for group in (g for g in same if len(g) > 1):
+    same: dict[tuple[str, ...], list[str]] = {}
+    for u, r in rows.items():
+        same.setdefault(tuple(r), []).append(u)
+    for group in (g for g in same.values() if len(g) > 1):
         names = " and ".join(f"{u} %" for u in group)
         lines += [
             "",
