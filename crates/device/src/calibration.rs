@@ -13,8 +13,9 @@
 //! file runs at every knob's default, which leaves the profiles' estimates as written.
 //!
 //! Left out: per-app knobs (no app's native memory, code size or launch access set is measured,
-//! so none could be fitted without fitting to the facts themselves), the kernel's reserved
-//! memory (a device setting of its own).
+//! so none could be fitted without fitting to the facts themselves; where an app's Java share is
+//! measured, its profile's split follows it as an input), the kernel's reserved memory (a device
+//! setting of its own).
 
 use crate::input::{self, InputError};
 use mobmem_engine::settings::{Kind, Setting, Table};

@@ -434,7 +434,7 @@ fn app_settings_on_the_command_line_apply_to_every_app_of_the_session() {
     }
 }
 
-/// The ActivityManager's memory factor and trim levels (`system.trim_levels`): on a phone short
+/// The ActivityManager's memory factor and trim levels (`system.trim_levels`, on by default): on a phone short
 /// of memory (a memtester holds most of it, lmkd kills), levels go out once a process has died
 /// other than by the ActivityManager; RUNNING_* levels go only to the app on screen, and an app
 /// given COMPLETE while hidden has released its GPU cache. Off, apps only get UI_HIDDEN and
@@ -448,9 +448,10 @@ fn under_pressure_the_activity_manager_sends_trim_levels_and_apps_release_their_
         list(apps),
         STEPS.replace("2.0", "1.0")
     );
-    let set = [("system.memtester_mib", "2500"), ("system.max_cached_processes", "8"), ("calibration.ui_hidden_release_share", "0.25")];
-    let on = run("trim-levels-on", &text, &[&set[..], &[("system.trim_levels", "true")]].concat());
-    let off = run("trim-levels-off", &text, &set);
+    let set = [("system.memtester_mib", "2700"), ("system.max_cached_processes", "8"), ("calibration.ui_hidden_release_share", "0.25")];
+    // On is the default.
+    let on = run("trim-levels-on", &text, &set);
+    let off = run("trim-levels-off", &text, &[&set[..], &[("system.trim_levels", "false")]].concat());
     let events = |v: &Value, kind: &str| -> Vec<(f64, String, String)> {
         v["events"]
             .as_array()

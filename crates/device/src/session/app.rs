@@ -461,18 +461,12 @@ impl Live {
         Some((self.rt.mutator.now - t0, self.breakdown_since(&s, system_ns), objs, pages))
     }
 
-    /// The user leaves the app (home or another app): it goes to the background. With
-    /// `trim_levels` (the ActivityManager's memory factor on) the UI_HIDDEN trim is one of the
-    /// levels `trim_memory` answers; without, the app trims as it always did.
-    pub fn to_background(&mut self, k: &mut Kernel, now: Nanos, trim_levels: bool) {
+    /// The user leaves the app (home or another app): it goes to the background and gets
+    /// `TRIM_MEMORY_UI_HIDDEN` (with or without the ActivityManager's memory factor).
+    pub fn to_background(&mut self, k: &mut Kernel, now: Nanos) {
         self.rt.mutator_idle_until(now);
         self.detach_surface(k);
-        // onTrimMemory(TRIM_MEMORY_UI_HIDDEN): the app trims its caches.
-        if trim_levels {
-            self.trim_memory(k, trim::UI_HIDDEN, now);
-        } else {
-            self.w.trim_ui_hidden(&mut self.rt, k);
-        }
+        self.trim_memory(k, trim::UI_HIDDEN, now);
         self.w.set_state(&mut self.rt, AppState::Background);
         self.w.next_unit_at = self.w.next_unit_at.max(self.rt.mutator.now);
     }

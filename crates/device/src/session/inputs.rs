@@ -135,7 +135,7 @@ impl Default for SessionOptions {
             cached_app_compaction: false,
             freezer: false,
             cached_app_work: true,
-            trim_levels: false,
+            trim_levels: true,
             policies: Vec::new(),
             collector: mobmem_runtime::RuntimeConfig::default().fg_collector.short().into(),
             lmkd: String::new(),
@@ -249,7 +249,7 @@ static SESSION_ENTRIES: &[Setting<SessionOptions>] = &[
         bool "system.trim_levels" => trim_levels,
         "",
         "the ActivityManager computes its memory factor (from PSI where the device's Android reads it, otherwise from the number of cached processes) and sends apps the trim levels it implies: TRIM_MEMORY_BACKGROUND, MODERATE and COMPLETE to the previous app, cached apps and empty processes in the order of its process list, RUNNING_* to the app on screen; apps then clear their caches, and from COMPLETE up release their GPU cache. Off: apps get only TRIM_MEMORY_UI_HIDDEN when hidden",
-        "AOSP ActivityManagerService/OomAdjuster updateLowMemStateLocked and LowMemDetector (Android 10); default off because the shipped calibrations were fitted without it"
+        "AOSP ActivityManagerService/OomAdjuster updateLowMemStateLocked and LowMemDetector (Android 10); the count-based factor since Android 4.x (ActivityManagerService.updateOomAdjLocked); on by default, as on every phone"
     ),
     setting!(
         int "system.max_cached_processes" => max_cached_processes, [0, 1024],

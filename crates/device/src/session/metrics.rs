@@ -211,10 +211,7 @@ pub fn result(s: &Session, wall_s: f64) -> Value {
         "mmu": mmu,
         "java_heap": java_heap(&s.app_memory),
     });
-    if o.trim_levels {
-        // Only when on, so that results of runs without it stay as they were.
-        out["system"]["trim_levels"] = json!(true);
-    }
+    out["system"]["trim_levels"] = json!(o.trim_levels);
     // Each session service under its name: what it did; a registered one that was off, null.
     for c in super::services::SERVICES.entries {
         out[c.name] = Value::Null;

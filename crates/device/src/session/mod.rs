@@ -406,7 +406,7 @@ impl Session {
         if let Some(i) = self.fg.take() {
             let now = self.now;
             if let Some(l) = self.apps[i].live.as_mut() {
-                l.to_background(&mut self.k, now, self.inp.options.trim_levels);
+                l.to_background(&mut self.k, now);
             }
         }
     }

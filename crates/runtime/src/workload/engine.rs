@@ -839,22 +839,7 @@ impl Workload {
         ((self.native_pages as f64 * self.p.native_hot_share + 1e-9).floor() as u32).clamp(1, self.native_pages.max(1))
     }
 
-    /// `onTrimMemory(TRIM_MEMORY_UI_HIDDEN)`: the app frees the trimmable share of its native
-    /// heap's used part (the tail of its hot pages: caches the foreground filled). Returns the
-    /// pages released; units of work in the foreground touch them again (zero-filled).
-    pub fn trim_ui_hidden(&mut self, rt: &mut Runtime, k: &mut Kernel) -> u32 {
-        let Some(v) = self.native_vma else { return 0 };
-        let hot = self.native_hot_pages();
-        let n = ((hot as f64 * self.p.ui_hidden_release_share) as u32).min(hot);
-        if n == 0 {
-            return 0;
-        }
-        let _ = k.madvise(&mut rt.mutator, v, hot - n, n, mobmem_kernel::madvise::Advice::DontNeed);
-        k.book_cpu(&mut rt.mutator);
-        n
-    }
-
-    /// `onTrimMemory` with the ActivityManager's trim levels: the app frees `halves` halves of
+    /// `onTrimMemory`: the app frees `halves` halves of
     /// its caches, a half being `ui_hidden_release_share` of its native heap's used part (an
     /// image loader halves its cache at `TRIM_MEMORY_UI_HIDDEN` and clears it from
     /// `TRIM_MEMORY_BACKGROUND` up: bumptech/glide `LruResourceCache.trimMemory`). The pages go
