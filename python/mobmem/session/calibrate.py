@@ -191,10 +191,15 @@ def calibrate(
     study.enqueue_trial({k.name: _grid(k, k.default) for k in p.knobs})
     history: list[dict] = []
     reused = 0
+    verifying = 0  # the best trial's number while it is checked over more seeds
 
-    def count(_i, _sc, _sy, _sd, _res, was_reused) -> None:
+    def count(i, scenario, system, run_seed, _res, was_reused) -> None:
+        # One line per run, so that a long batch shows it is moving.
         nonlocal reused
         reused += was_reused
+        how = "reused" if was_reused else "done"
+        trial = verifying or len(history) + i + 1
+        say(f"  trial {trial}: {scenario} / {system} seed {run_seed} {how}")
 
     def evaluate(points: list[dict[str, float]], n_seeds: int) -> list[list[dict]]:
         outs = [_point_dir(out, v) for v in points]
@@ -216,6 +221,7 @@ def calibrate(
                 say(f"trial {len(history)}/{trials}: loss {value:.4f} (best {best:.4f}) — {knob_text}")
         best = min(history, key=lambda h: (h["loss"], h["trial"]))
         say(f"best trial {best['trial']}: loss {best['loss']:.4f}; checking it over {verify_seeds} seed(s)…")
+        verifying = best["trial"]
         rows = evaluate([best["knobs"]], verify_seeds)[0]
     edges = [k.name for k in p.knobs if min(best["knobs"][k.name] - k.low, k.high - best["knobs"][k.name]) <= 0.02 * (k.high - k.low)]
     return {
