@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from mobmem import cli, session
+from mobmem.cli.session import header_line
 from mobmem.errors import MobmemError
 from mobmem.session import systems
 from typer.testing import CliRunner
@@ -399,6 +400,9 @@ def test_shipped_systems_are_accepted(tmp_path):
         if n in expect:
             key, val, swap = expect[n]
             assert r["system"][key] == val and r["system"]["swap"] == swap, (n, r["system"])
+        # The trim levels are on unless a system turns them off, and the result says which.
+        assert r["system"]["trim_levels"] is (n != "no-trim-levels"), (n, r["system"])
+        assert ("no trim levels" in header_line(r)) is (n == "no-trim-levels"), n
     # zram on a device with a file swap: half of RAM (pixel3: 3579 MiB → 1789).
     assert ("kernel.swap_mib", "1789") in systems.settings_for("zram", mini, [])
     assert ("kernel.swap_mib", "1000") in systems.settings_for("zram", mini, [("kernel.ram_mib", "2000")])

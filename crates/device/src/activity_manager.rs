@@ -15,7 +15,7 @@
 //! `CUR_TRIM_EMPTY_PROCESSES` and `MAX_EMPTY_TIME`). The limits count processes, not apps.
 //! Persistent system processes are negative and never counted.
 //!
-//! **Memory factor and trim levels** (`updateLowMemStateLocked`, when the session turns them on):
+//! **Memory factor and trim levels** (`updateLowMemStateLocked`, unless the session turns them off):
 //! after each update the ActivityManager computes its memory factor — from the kernel's PSI
 //! through `LowMemDetector` on Android 10+ with a PSI kernel, otherwise from the number of cached
 //! and empty processes kept (moderate when at most `CUR_TRIM_CACHED_PROCESSES` cached and

