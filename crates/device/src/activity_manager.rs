@@ -403,7 +403,7 @@ impl ActivityManager {
             MemFactor::Low => trim::RUNNING_LOW,
             _ => trim::RUNNING_MODERATE,
         };
-        let has = |s: ProcState| count(s).min(1);
+        let has = |s: ProcState| self.procs.iter().any(|p| p.state == s) as u32;
         // With no app in the foreground the launcher is on screen: the top process, not one to trim.
         let home_on_top = has(ProcState::Foreground) == 0;
         let trimming = |s: ProcState| match s {
