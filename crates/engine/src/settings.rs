@@ -51,7 +51,7 @@ impl Kind {
     pub fn range(&self) -> String {
         match *self {
             Kind::Int { min, max } if (min, max) != (0, u64::MAX) => format!("[{min}, {}]", bound(max)),
-            Kind::Float { min, max } => format!("[{min}, {}]", if max < f64::MAX { max.to_string() } else { "∞".into() }),
+            Kind::Float { min, max } => format!("[{min}, {}]", fbound(max)),
             Kind::Size { min, max } if (min, max) != (0, u64::MAX) => {
                 format!("[{}, {}]", size_text(min), if max == u64::MAX { "∞".into() } else { size_text(max) })
             }
@@ -59,6 +59,14 @@ impl Kind {
             Kind::Component(r) => r.names().join(", "),
             _ => String::new(),
         }
+    }
+}
+
+fn fbound(x: f64) -> String {
+    if x < f64::MAX {
+        x.to_string()
+    } else {
+        "∞".into()
     }
 }
 
@@ -233,7 +241,7 @@ pub fn parse(kind: Kind, value: &str) -> Result<Value<'_>, String> {
         Kind::Float { min, max } => {
             let x: f64 = v.parse().map_err(|_| format!("expected a number, got {value:?}"))?;
             if x.is_nan() || !(min..=max).contains(&x) {
-                return Err(format!("must be within [{min}, {max}], got {x}"));
+                return Err(format!("must be within [{min}, {}], got {x}", fbound(max)));
             }
             Ok(Value::Float(x))
         }

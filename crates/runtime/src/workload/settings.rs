@@ -158,16 +158,16 @@ static ENTRIES: &[Setting<AppProfile>] = &[
         "estimate (docs/runtime.md, mutator workload model)"
     ),
     setting!(
-        float "frame_ms" => frame_ns * 1e6, [0.0, f64::MAX],
+        float "frame_ms" => frame_ns * 1e6, [1.0, f64::MAX],
         "ms",
         "period of foreground units of work (a frame)",
-        "the display's vsync period (DISPLAY_HZ)"
+        "the display's vsync period (DISPLAY_HZ); at least 1 ms (no display refreshes faster than 1 kHz; a period of 0 would never let simulated time pass)"
     ),
     setting!(
-        float "bg_period_ms" => bg_period_ns * 1e6, [0.0, f64::MAX],
+        float "bg_period_ms" => bg_period_ns * 1e6, [1.0, f64::MAX],
         "ms",
         "period of background units of work",
-        "estimate (docs/runtime.md, mutator workload model)"
+        "estimate (docs/runtime.md, mutator workload model); at least 1 ms (a period of 0 would never let simulated time pass)"
     ),
     setting!(
         float "cpu_fg" => cpu_fg, [0.0, 1.0],
