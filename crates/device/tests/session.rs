@@ -511,3 +511,24 @@ fn under_pressure_the_activity_manager_sends_trim_levels_and_apps_release_their_
     }
     assert!(checked > 0, "no app alive at the end got COMPLETE: {trims:?}");
 }
+
+/// With the buddy allocator (order-2 kernel stacks for the apps' threads, page tables and
+/// unmovable graphics buffers, compaction) a session keeps every invariant (checked in debug
+/// builds), every launch's breakdown covers its TTID, the same seed gives the same result, and
+/// the stacks and page tables are allocations the run counts.
+#[test]
+fn buddy_allocator_sessions_keep_the_invariants() {
+    let text = two_passes(&APPS[..3]);
+    let set = [("kernel.buddy", "true")];
+    let mut a = run("buddy", &text, &set);
+    let mut b = run("buddy", &text, &set);
+    breakdowns_sum_to_ttid(&a);
+    for v in [&mut a, &mut b] {
+        v.as_object_mut().unwrap().remove("wall_seconds");
+        v.as_object_mut().unwrap().remove("sim_speed");
+    }
+    assert_eq!(a, b, "same scenario and seed must give identical results");
+    let off = run("buddy-off", &text, &[]);
+    let pgalloc = |v: &Value| v["vmstat"]["pgalloc_normal"].as_u64().unwrap();
+    assert!(pgalloc(&a) > pgalloc(&off), "stacks and page tables are allocated: {} vs {}", pgalloc(&a), pgalloc(&off));
+}

@@ -166,6 +166,13 @@ pub struct CostModel {
     /// on top of `minor_fault_ns` for the fault. estimate: a cache-cold 4 KiB copy at ~8–10 GB/s
     /// on a phone big core, ≈ 0.4–0.5 µs.
     pub cow_copy_ns: u64,
+    /// Compaction's scan of one frame by the migrate scanner (the free scanner's is a quarter).
+    /// estimate: a struct page read and a few tests, like reclaim's isolation.
+    pub compact_scan_ns: u64,
+    /// Migrating one page in compaction: isolation, unmap (rmap walk, TLB flush), a 4 KiB copy
+    /// and remap. estimate: a few µs on a phone big core (the copy alone ≈ 0.5 µs, see
+    /// `cow_copy_ns`).
+    pub compact_migrate_ns: u64,
 }
 
 impl Default for CostModel {
@@ -183,6 +190,8 @@ impl Default for CostModel {
             scan_page_ns: 150,
             reclaim_page_ns: 500,
             cow_copy_ns: 500,
+            compact_scan_ns: 20,
+            compact_migrate_ns: 4_000,
         }
     }
 }
@@ -282,6 +291,10 @@ pub struct KernelConfig {
     /// `CONFIG_BALANCE_ANON_FILE_RECLAIM` (Qualcomm/Android kernels): no cache-trim mode, so anon
     /// is scanned even while the inactive file list is large.
     pub balance_anon_file_reclaim: bool,
+    /// Physical memory as the buddy allocator: free lists by order and migrate type over
+    /// pageblocks, fallback stealing, direct compaction and order-2 kernel stacks (`buddy`,
+    /// `compaction`). Off: every allocation is one frame from a free stack.
+    pub buddy: bool,
     /// vm.min_free_kbytes; 0 = computed as the kernel does (int_sqrt(lowmem_kb * 16), clamped).
     pub min_free_kbytes: u64,
     /// vm.watermark_scale_factor in 1/10000 of memory. source: Linux default 10.
@@ -345,6 +358,7 @@ impl Default for KernelConfig {
             memcg_limit_pages: 0,
             swappiness: 60,
             balance_anon_file_reclaim: false,
+            buddy: false,
             min_free_kbytes: 0,
             watermark_scale_factor: 10,
             extra_free_kbytes: 0,

@@ -293,7 +293,7 @@ impl Kernel {
     #[allow(clippy::too_many_arguments)]
     fn wp_page_copy(&mut self, t: &mut Task, m: usize, page: u32, proc_idx: usize, locked: bool, o: usize, count_minor: bool) {
         let i = page as usize;
-        let Some(p) = self.alloc_page(t) else { return };
+        let Some(p) = self.alloc_page_for(t, m) else { return };
         // Reclaim may have killed the writer's process (its entries are gone then).
         if t.killed || self.mappings[m].pages.get(i) != Some(&Pte::cow(o as u32)) {
             self.free_page(p);

@@ -1,6 +1,8 @@
 //! Conservation invariants of the kernel model, checked by tests and (periodically) in debug
 //! builds:
-//! - every frame is accounted for: free + on an LRU list + zram pool + reserved = total;
+//! - every frame is accounted for: free + on an LRU list + zram pool + reserved + kernel
+//!   allocations (kernel stacks) = total; with the buddy allocator, its free lists cover exactly
+//!   the free frames;
 //! - every listed frame is on exactly the list its state says, and list lengths match;
 //! - every present PTE points at a frame that maps back to it (the reverse map), every LRU frame
 //!   is reachable from its owner, and no page is both resident and swapped;
@@ -23,18 +25,19 @@ impl Kernel {
     /// The cheap O(1) check: frames are conserved.
     pub fn frames_conserved(&self) -> bool {
         let reserved = self.cfg.reserved_pages;
-        self.frames.nr_free() + self.lru.total() + self.zram_pool_frames.len() as u64 + reserved == self.cfg.ram_pages
+        self.frames.nr_free() + self.lru.total() + self.zram_pool_frames.len() as u64 + reserved + self.nr_kernel_pages == self.cfg.ram_pages
     }
 
     /// The full O(pages) check. Returns a description of the first violation.
     pub fn check_invariants(&self) -> Result<(), String> {
         if !self.frames_conserved() {
             return Err(format!(
-                "frames not conserved: free {} + lru {} + zram pool {} + reserved {} != total {}",
+                "frames not conserved: free {} + lru {} + zram pool {} + reserved {} + kernel {} != total {}",
                 self.frames.nr_free(),
                 self.lru.total(),
                 self.zram_pool_frames.len(),
                 self.cfg.reserved_pages,
+                self.nr_kernel_pages,
                 self.cfg.ram_pages
             ));
         }
@@ -56,9 +59,18 @@ impl Kernel {
             }
         }
         let mut free = 0;
+        let mut kernel = 0;
         for (i, &l) in self.frames.lru.iter().enumerate() {
             match l {
-                lru::FREE => free += 1,
+                lru::FREE => {
+                    free += 1;
+                    if let Some(b) = &self.frames.buddy {
+                        if !b.is_free(i as u32) {
+                            return Err(format!("frame {i} is marked free but in no free block"));
+                        }
+                    }
+                }
+                lru::KERNEL => kernel += 1,
                 lru::ZRAM_POOL | lru::RESERVED => {}
                 x if (x as usize) < lru::NR_LRU => {
                     if !on_list[i] {
@@ -70,6 +82,12 @@ impl Kernel {
         }
         if free != self.frames.nr_free() {
             return Err(format!("free count {} != frames marked free {}", self.frames.nr_free(), free));
+        }
+        if kernel != self.nr_kernel_pages {
+            return Err(format!("kernel pages counted {} != frames marked kernel {kernel}", self.nr_kernel_pages));
+        }
+        if let Some(b) = &self.frames.buddy {
+            b.check()?;
         }
         // Reverse map: every LRU frame is its owner's page.
         let pure = self.cfg.lru == LruMode::Pure;

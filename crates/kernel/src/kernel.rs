@@ -68,6 +68,9 @@ impl Kernel {
             let p = frames.take().expect("reserved < ram");
             frames.lru[p as usize] = lru::RESERVED;
         }
+        if cfg.buddy {
+            frames.enable_buddy();
+        }
         let managed = cfg.ram_pages - cfg.reserved_pages;
         let wmark = Watermarks::compute(&cfg, managed);
         let swap = SwapDevice::new(cfg.swap, cfg.swap_pages);
@@ -104,6 +107,8 @@ impl Kernel {
             zram_pool_pages: 0,
             zram_pool_frames: Vec::new(),
             memcg_charged: 0,
+            nr_kernel_pages: 0,
+            nr_pagetable_pages: 0,
             alloc_gen: 0,
             series: Series::default(),
             pending_writeback: Vec::new(),
@@ -177,6 +182,7 @@ impl Kernel {
             stats: ProcStats::default(),
             nr_zero: 0,
             parent: None,
+            kstacks: Vec::new(),
         });
         self.pid_index.insert(pid, idx);
         Ok(idx)
@@ -225,6 +231,30 @@ impl Kernel {
         mp.nr_vmas = 1;
         self.mappings.push(mp);
         Ok(self.add_vma(proc_idx, name, m, npages, false, false))
+    }
+
+    /// Make the private anonymous VMA `v` a driver buffer: with the buddy allocator its pages are
+    /// allocated `MIGRATE_UNMOVABLE` and compaction does not move them (graphics memory from
+    /// ION/KGSL). Only before any of its pages is present.
+    pub fn set_unmovable(&mut self, v: u32) -> Result<(), KernelError> {
+        let vm = self.vmas.get(v as usize).ok_or_else(|| KernelError::Invalid(format!("no VMA {v}")))?;
+        let m = &mut self.mappings[vm.mapping as usize];
+        if vm.file || m.nr_present > 0 || m.nr_swapped > 0 {
+            return Err(KernelError::Invalid(format!("{}: only an untouched anonymous mapping can be made unmovable", vm.name)));
+        }
+        m.unmovable = true;
+        Ok(())
+    }
+
+    /// The zone's watermarks (min, low, high) in pages.
+    pub fn watermarks(&self) -> Watermarks {
+        self.wmark
+    }
+
+    /// Free blocks of `order` on migrate type `m`'s lists (a row of `/proc/pagetypeinfo`); 0
+    /// without the buddy allocator.
+    pub fn free_blocks(&self, order: usize, m: u8) -> u64 {
+        self.frames.buddy.as_ref().map_or(0, |b| b.nr_blocks(order, m))
     }
 
     /// Map a shared file of `npages` (its page cache is shared with every other mapper).
@@ -278,6 +308,7 @@ impl Kernel {
             ra: (0, 0, 0),
             mmap_miss: 0,
             cow_parent: None,
+            ptes: Vec::new(),
         });
         let p = &mut self.procs[proc_idx as usize];
         p.vmas.push(v);
@@ -293,6 +324,7 @@ impl Kernel {
     /// Tear down a process's address space: anon pages and swap slots freed, file pages unmapped
     /// (they stay in the page cache). Used by exit, lmkd reaping and the OOM killer.
     pub fn release_process_memory(&mut self, proc_idx: u32) {
+        self.free_kernel_stacks(proc_idx);
         let vmas = std::mem::take(&mut self.procs[proc_idx as usize].vmas);
         for &v in &vmas {
             let n = self.vmas[v as usize].npages;
@@ -306,6 +338,7 @@ impl Kernel {
                 self.mappings[m].nr_vmas = 0;
                 self.mappings[m].pages = Vec::new();
             }
+            self.free_pgtables(v);
             let vm = &mut self.vmas[v as usize];
             vm.live = false;
             vm.mapgen = Vec::new();

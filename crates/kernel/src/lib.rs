@@ -12,6 +12,8 @@
 //! one above it: the state is at the bottom, mechanisms over it, the event loop on top.
 //! See each module's documentation for what it models and what it leaves out.
 
+pub mod buddy;
+pub mod compaction;
 pub mod config;
 pub mod cpufreq;
 pub mod fae;

@@ -210,7 +210,7 @@ impl Kernel {
                 if self.swap.cache[slot as usize] != NO_PFN {
                     continue;
                 }
-                let Some(p) = self.alloc_page(t) else { return };
+                let Some(p) = self.alloc_page_for(t, m) else { return };
                 // Reclaim may have killed the owner (or the last sharer of a COW page).
                 if self.mappings[m].pages.get(idx as usize) != Some(&Pte::swap(slot)) {
                     self.frames.lru[p as usize] = u8::MAX;

@@ -119,6 +119,9 @@ impl Kernel {
         if t.killed {
             return;
         }
+        if self.frames.buddy.is_some() && !self.pte_alloc(t, v, page) {
+            return;
+        }
         if self.vmas[v as usize].file {
             self.vmstat.pgfault += 1;
             self.filemap_fault(t, v, page, write);
@@ -152,7 +155,7 @@ impl Kernel {
             self.minor(t, proc_idx, self.cfg.costs.minor_fault_ns);
             return;
         }
-        let Some(p) = self.alloc_page(t) else { return };
+        let Some(p) = self.alloc_page_for(t, m) else { return };
         if e.is_zero() {
             // COW of the zero page (counted only once the new page exists).
             self.procs[proc_idx].nr_zero -= 1;
@@ -218,7 +221,7 @@ impl Kernel {
 
     #[allow(clippy::too_many_arguments)]
     fn do_swap_page(&mut self, t: &mut Task, m: usize, page: u32, proc_idx: usize, locked: bool, slot: u32, write: bool) {
-        let Some(p) = self.alloc_page(t) else { return };
+        let Some(p) = self.alloc_page_for(t, m) else { return };
         // The mapping may have been torn down while we reclaimed (process killed under us), or
         // the entry dropped (the last sharer of a COW page gone).
         if t.killed || self.mappings[m].pages.is_empty() || self.mappings[m].pages[page as usize] != Pte::swap(slot) {
@@ -461,7 +464,7 @@ impl Kernel {
     }
 
     pub(crate) fn add_to_page_cache(&mut self, t: &mut Task, m: usize, idx: u32, proc_idx: usize) -> Option<(Pfn, bool)> {
-        let p = self.alloc_page(t)?;
+        let p = self.alloc_page_for(t, m)?;
         if self.mappings[m].pages.is_empty() {
             self.free_page(p);
             return None;

@@ -140,6 +140,9 @@ pub struct Mapping {
     pub(crate) shares: Vec<u16>,
     /// COW objects: pages with `shares > 0` (all of them present or swapped).
     pub(crate) nr_shared: u64,
+    /// Its pages are allocated `MIGRATE_UNMOVABLE` and compaction cannot move them (buffers a
+    /// driver maps, such as graphics memory); only with the buddy allocator.
+    pub unmovable: bool,
 }
 
 impl Mapping {
@@ -157,6 +160,7 @@ impl Mapping {
             cow_object: false,
             shares: Vec::new(),
             nr_shared: 0,
+            unmovable: false,
         }
     }
 }
@@ -187,6 +191,10 @@ pub struct Vma {
     /// The parent's VMA this one was duplicated from by fork (`dup_mmap`), if any. Informational:
     /// sharing is per page, through COW entries.
     pub cow_parent: Option<u32>,
+    /// Its last-level page-table pages, one per 512 pages of the area (the VMA taken as 2 MiB
+    /// aligned), `NO_PFN` until a fault in that range allocates it; empty without the buddy
+    /// allocator.
+    pub(crate) ptes: Vec<crate::page::Pfn>,
 }
 
 /// Per-process fault and reclaim accounting.
@@ -226,4 +234,6 @@ pub struct Process {
     pub nr_zero: u64,
     /// The process this one was forked from (`Kernel::fork_process`), if any.
     pub parent: Option<u32>,
+    /// Its threads' kernel stacks (order-`THREAD_SIZE_ORDER` blocks; buddy allocator only).
+    pub kstacks: Vec<crate::page::Pfn>,
 }

@@ -136,6 +136,11 @@ pub struct Kernel {
     pub(crate) zram_pool_frames: Vec<Pfn>,
     /// Memory-cgroup charge in pages (scope = memcg).
     pub memcg_charged: u64,
+    /// Frames the kernel allocated for itself from the buddy allocator (kernel stacks and page
+    /// tables).
+    pub nr_kernel_pages: u64,
+    /// Of those, page-table pages.
+    pub nr_pagetable_pages: u64,
     /// Global allocation counter giving each allocated frame a unique generation.
     pub(crate) alloc_gen: u32,
     pub series: Series,

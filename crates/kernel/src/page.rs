@@ -27,6 +27,9 @@ pub mod lru {
     pub const FREE: u8 = 10;
     pub const ZRAM_POOL: u8 = 11;
     pub const RESERVED: u8 = 12;
+    /// Allocated by the kernel for itself from the buddy allocator (kernel stacks, driver buffers
+    /// of unmovable mappings are process pages and stay on their lists).
+    pub const KERNEL: u8 = 13;
     pub const NAMES: [&str; 5] = ["inactive_anon", "active_anon", "inactive_file", "active_file", "unevictable"];
 
     #[inline]
@@ -96,6 +99,8 @@ pub struct Frames {
     /// page), `u32::MAX` for none: the page's owner for policies that treat apps differently.
     pub(crate) owner: Vec<u32>,
     free: Vec<Pfn>,
+    /// The buddy allocator's free lists, when `kernel.buddy` is on (then `free` is unused).
+    pub(crate) buddy: Option<Box<crate::buddy::Buddy>>,
 }
 
 impl Frames {
@@ -114,7 +119,52 @@ impl Frames {
             io_done: vec![0; n],
             owner: vec![u32::MAX; n],
             free,
+            buddy: None,
         }
+    }
+
+    /// Hand the free frames to a buddy allocator (`kernel.buddy`): they are freed into it in
+    /// frame order, so they merge into max-order blocks as at boot.
+    pub fn enable_buddy(&mut self) {
+        let mut b = crate::buddy::Buddy::new(self.len());
+        let mut free = std::mem::take(&mut self.free);
+        free.sort_unstable();
+        for p in free {
+            b.free(p, 0);
+        }
+        self.buddy = Some(Box::new(b));
+    }
+
+    /// Take a free block of 2^`order` frames of migrate type `m` (buddy mode only; order 0
+    /// without the buddy takes from the free stack). Every frame becomes isolated.
+    pub fn take_order(&mut self, order: u32, m: u8) -> Option<Pfn> {
+        let Some(b) = self.buddy.as_mut() else {
+            debug_assert_eq!(order, 0);
+            return self.take();
+        };
+        let p = b.alloc(order, m)?;
+        for q in p..p + (1 << order) {
+            debug_assert_eq!(self.lru[q as usize], lru::FREE);
+            self.lru[q as usize] = u8::MAX;
+        }
+        Some(p)
+    }
+
+    /// Free a block taken with `take_order`.
+    pub fn put_order(&mut self, p: Pfn, order: u32) {
+        if order == 0 || self.buddy.is_none() {
+            debug_assert_eq!(order, 0);
+            self.put(p);
+            return;
+        }
+        for q in p..p + (1 << order) {
+            let i = q as usize;
+            self.flags[i] = 0;
+            self.lru[i] = lru::FREE;
+            self.mapping[i] = u32::MAX;
+            self.mapcount[i] = 0;
+        }
+        self.buddy.as_mut().unwrap().free(p, order);
     }
 
     pub fn len(&self) -> usize {
@@ -127,13 +177,19 @@ impl Frames {
 
     #[inline]
     pub fn nr_free(&self) -> u64 {
-        self.free.len() as u64
+        match &self.buddy {
+            Some(b) => b.nr_free(),
+            None => self.free.len() as u64,
+        }
     }
 
     /// Take a free frame (state becomes "isolated": the caller puts it on a list or in a pool).
     #[inline]
     pub fn take(&mut self) -> Option<Pfn> {
-        let p = self.free.pop()?;
+        let p = match self.buddy.as_mut() {
+            Some(b) => b.alloc(0, crate::buddy::mt::MOVABLE)?,
+            None => self.free.pop()?,
+        };
         debug_assert_eq!(self.lru[p as usize], lru::FREE);
         self.lru[p as usize] = u8::MAX; // isolated
         Some(p)
@@ -144,7 +200,7 @@ impl Frames {
     pub fn put(&mut self, p: Pfn) {
         let i = p as usize;
         debug_assert!(
-            self.lru[i] == u8::MAX || self.lru[i] == lru::ZRAM_POOL || self.lru[i] == lru::RESERVED,
+            self.lru[i] == u8::MAX || self.lru[i] == lru::ZRAM_POOL || self.lru[i] == lru::RESERVED || self.lru[i] == lru::KERNEL,
             "freeing a frame that is still listed: {}",
             self.lru[i]
         );
@@ -153,6 +209,9 @@ impl Frames {
         self.mapping[i] = u32::MAX;
         self.mapcount[i] = 0;
         debug_assert_eq!(self.swap_slot[i], NO_SLOT);
-        self.free.push(p);
+        match self.buddy.as_mut() {
+            Some(b) => b.free(p, 0),
+            None => self.free.push(p),
+        }
     }
 }

@@ -10,8 +10,16 @@
 //! A task whose process is killed meanwhile (the OOM killer, or lmkd run by events while it
 //! reclaimed or waited on writeback) fails the allocation, as a pending fatal signal ends the
 //! fault in Linux.
-//! Left out: zones/lowmem reserves, high-order allocations and compaction, per-CPU page lists.
+//! With `kernel.buddy` on, frames come from the buddy allocator (`buddy`): process pages are
+//! `MIGRATE_MOVABLE`, pages of unmovable mappings (graphics buffers) `MIGRATE_UNMOVABLE`, and
+//! the kernel allocates each thread's stack as an order-2 block (`alloc_kernel_stacks`) through
+//! 4.9's high-order slow path (`alloc_pages_order`): direct compaction, reclaim, and the OOM
+//! killer when neither reclaim nor compaction at full priority forms a block of the order,
+//! however much swap is free.
+//! Left out: zones/lowmem reserves, per-CPU page lists, the highatomic reserve.
 
+use crate::buddy::{mt, PAGE_ALLOC_COSTLY_ORDER};
+use crate::compaction::{CompactPriority, CompactResult};
 use crate::config::{LruMode, ReclaimScope};
 pub use crate::mmzone::{int_sqrt, Watermarks, WmarkLevel};
 use crate::mmzone::{Event, Kernel};
@@ -20,6 +28,12 @@ use crate::task::Task;
 
 /// MAX_RECLAIM_RETRIES in mm/internal.h.
 pub const MAX_RECLAIM_RETRIES: u32 = 16;
+/// MAX_COMPACT_RETRIES in mm/page_alloc.c.
+pub const MAX_COMPACT_RETRIES: u32 = 16;
+/// 512 entries per last-level page table (4 KiB pages, 8-byte entries): one table page maps 2 MiB.
+pub const PTRS_PER_PTE_SHIFT: u32 = 9;
+/// `THREAD_SIZE_ORDER` on arm64 with 4 KiB pages (16 KiB kernel stacks).
+pub const THREAD_SIZE_ORDER: u32 = 2;
 
 impl Kernel {
     pub fn nr_free(&self) -> u64 {
@@ -42,7 +56,13 @@ impl Kernel {
     /// Take a free frame and give it a fresh generation.
     #[inline]
     pub(crate) fn take_frame(&mut self) -> Option<Pfn> {
-        let p = self.frames.take()?;
+        self.take_frame_mt(mt::MOVABLE)
+    }
+
+    /// Take a free frame of migrate type `m` (the type matters only with the buddy allocator).
+    #[inline]
+    pub(crate) fn take_frame_mt(&mut self, m: u8) -> Option<Pfn> {
+        let p = if m == mt::MOVABLE { self.frames.take()? } else { self.frames.take_order(0, m)? };
         self.alloc_gen = self.alloc_gen.wrapping_add(1).max(1);
         self.frames.gen[p as usize] = self.alloc_gen;
         self.vmstat.pgalloc_normal += 1;
@@ -62,7 +82,18 @@ impl Kernel {
     /// Allocate a frame for a process page on behalf of `t`, reclaiming as the kernel would.
     /// Returns None when the task's process was killed while trying (OOM).
     pub fn alloc_page(&mut self, t: &mut Task) -> Option<Pfn> {
-        let p = self.alloc_page_inner(t)?;
+        self.alloc_page_mt(t, mt::MOVABLE)
+    }
+
+    /// Allocate a frame for page of mapping `m` (unmovable mappings get `MIGRATE_UNMOVABLE`).
+    #[inline]
+    pub(crate) fn alloc_page_for(&mut self, t: &mut Task, m: usize) -> Option<Pfn> {
+        let ty = if self.mappings[m].unmovable { mt::UNMOVABLE } else { mt::MOVABLE };
+        self.alloc_page_mt(t, ty)
+    }
+
+    fn alloc_page_mt(&mut self, t: &mut Task, ty: u8) -> Option<Pfn> {
+        let p = self.alloc_page_inner(t, ty)?;
         if t.killed || !self.procs[t.proc_idx as usize].alive {
             // The OOM killer or lmkd (run by events while this task reclaimed or waited) chose
             // the allocating task itself: the fatal signal ends the fault; give the page back.
@@ -77,29 +108,29 @@ impl Kernel {
         Some(p)
     }
 
-    fn alloc_page_inner(&mut self, t: &mut Task) -> Option<Pfn> {
+    fn alloc_page_inner(&mut self, t: &mut Task, ty: u8) -> Option<Pfn> {
         if self.cfg.lru == LruMode::Pure {
             return self.alloc_page_pure(t);
         }
         if self.cfg.scope == ReclaimScope::MemcgLimit && !self.memcg_try_charge(t) {
             return None;
         }
-        let p = self.alloc_page_global(t);
+        let p = self.alloc_page_global(t, ty);
         if p.is_none() && self.cfg.scope == ReclaimScope::MemcgLimit {
             self.memcg_charged -= 1;
         }
         p
     }
 
-    fn alloc_page_global(&mut self, t: &mut Task) -> Option<Pfn> {
+    fn alloc_page_global(&mut self, t: &mut Task, ty: u8) -> Option<Pfn> {
         // Fast path: above the low watermark.
         if self.nr_free() > self.wmark.low {
-            return self.take_frame();
+            return self.take_frame_mt(ty);
         }
         // Slow path: wake kswapd, then allow allocation down to min.
         self.wakeup_kswapd(t.now);
         if self.nr_free() > self.wmark.min {
-            return self.take_frame();
+            return self.take_frame_mt(ty);
         }
         let mut no_progress = 0;
         loop {
@@ -108,7 +139,7 @@ impl Kernel {
             }
             let reclaimed = self.try_to_free_pages(t);
             if self.nr_free() > self.wmark.min {
-                return self.take_frame();
+                return self.take_frame_mt(ty);
             }
             if self.reclaim_congested && self.throttle_on_writeback(t) {
                 continue;
@@ -124,7 +155,7 @@ impl Kernel {
                     // out_of_memory(): the OOM reaper frees the victim's memory at once.
                     if !self.out_of_memory(t, "global") {
                         // Nothing killable: the allocation dips into the last reserves or fails.
-                        return self.take_frame().or_else(|| {
+                        return self.take_frame_mt(ty).or_else(|| {
                             t.killed = true;
                             None
                         });
@@ -134,6 +165,205 @@ impl Kernel {
             } else {
                 no_progress = 0;
             }
+        }
+    }
+
+    /// `__alloc_pages` for a block of 2^`order` frames of migrate type `ty` on behalf of `t`
+    /// (buddy allocator only), following 4.9's `__alloc_pages_slowpath`: the low watermark at the
+    /// order; wake kswapd; the min watermark; one asynchronous compaction for a non-movable
+    /// request; then rounds of direct reclaim and compaction at a rising priority.
+    /// `should_reclaim_retry` goes on only while the min watermark *at the order* could hold
+    /// with every reclaimable page freed — which needs a free block of the order now — and
+    /// `should_compact_retry` only until compaction at full priority has failed; then the OOM
+    /// killer runs (orders up to `PAGE_ALLOC_COSTLY_ORDER`), free swap or not. Returns None when
+    /// `t`'s process was killed meanwhile, or for a costly order that cannot be served.
+    pub fn alloc_pages_order(&mut self, t: &mut Task, order: u32, ty: u8) -> Option<Pfn> {
+        assert!(self.frames.buddy.is_some(), "high-order allocations need kernel.buddy");
+        if order == 0 {
+            return self.alloc_page_mt(t, ty);
+        }
+        let take = |k: &mut Kernel, mark: u64| -> Option<Pfn> {
+            if !k.watermark_ok_order(order, mark, k.nr_free()) {
+                return None;
+            }
+            let p = k.frames.take_order(order, ty)?;
+            k.vmstat.pgalloc_normal += 1 << order;
+            Some(p)
+        };
+        if let Some(p) = take(self, self.wmark.low) {
+            return Some(p);
+        }
+        self.wakeup_kswapd(t.now);
+        if let Some(p) = take(self, self.wmark.min) {
+            return Some(p);
+        }
+        let mut prio = CompactPriority::Async;
+        if ty != mt::MOVABLE || order > PAGE_ALLOC_COSTLY_ORDER {
+            self.compact_zone(t, order, ty, prio);
+            if let Some(p) = take(self, self.wmark.min) {
+                return Some(p);
+            }
+        }
+        let (mut no_progress, mut compaction_retries, mut rounds) = (0u32, 0u32, 0u32);
+        loop {
+            if t.killed || !self.procs[t.proc_idx as usize].alive {
+                t.killed = true;
+                return None;
+            }
+            rounds += 1;
+            let reclaimed = self.try_to_free_pages(t);
+            if let Some(p) = take(self, self.wmark.min) {
+                return Some(p);
+            }
+            let result = self.compact_zone(t, order, ty, prio);
+            if let Some(p) = take(self, self.wmark.min) {
+                return Some(p);
+            }
+            if order > PAGE_ALLOC_COSTLY_ORDER {
+                return None;
+            }
+            // should_reclaim_retry
+            if reclaimed > 0 {
+                no_progress = 0;
+            } else {
+                no_progress += 1;
+            }
+            if no_progress <= MAX_RECLAIM_RETRIES {
+                let reclaimable = self.zone_reclaimable_pages();
+                let available = reclaimable - (no_progress as u64 * reclaimable).div_ceil(MAX_RECLAIM_RETRIES as u64) + self.nr_free();
+                if self.watermark_ok_order(order, self.wmark.min, available) {
+                    if reclaimed == 0 {
+                        self.throttle_on_writeback(t);
+                    }
+                    continue;
+                }
+            }
+            // should_compact_retry
+            if reclaimed > 0 {
+                let retry = match result {
+                    CompactResult::Success => {
+                        compaction_retries += 1;
+                        compaction_retries <= MAX_COMPACT_RETRIES
+                    }
+                    CompactResult::Skipped => {
+                        let reclaimable = self.zone_reclaimable_pages();
+                        self.compaction_suitable(order, reclaimable + self.nr_free())
+                    }
+                    CompactResult::Complete => false,
+                };
+                // Too many rounds without an outcome: a bound of the model, not of 4.9.
+                if retry && rounds < 1000 {
+                    continue;
+                }
+                if let Some(p) = prio.raised() {
+                    prio = p;
+                    compaction_retries = 0;
+                    continue;
+                }
+            }
+            // __alloc_pages_may_oom: the high watermark once more, then the OOM killer.
+            if let Some(p) = take(self, self.wmark.high) {
+                return Some(p);
+            }
+            self.vmstat.oom_kill_high_order += 1;
+            if !self.out_of_memory(t, &format!("order-{order}")) {
+                t.killed = true;
+                return None;
+            }
+            no_progress = 0;
+        }
+    }
+
+    /// `zone_reclaimable_pages`: the file lists, and the anon lists while swap has free slots.
+    fn zone_reclaimable_pages(&self) -> u64 {
+        use crate::page::lru;
+        let l = &self.lru.len;
+        let file = l[lru::INACTIVE_FILE as usize] + l[lru::ACTIVE_FILE as usize];
+        let anon = if self.swap.nr_free() > 0 { l[lru::INACTIVE_ANON as usize] + l[lru::ACTIVE_ANON as usize] } else { 0 };
+        file + anon
+    }
+
+    /// Allocate the kernel stacks of `n` new threads of process `proc_idx` on behalf of `t`
+    /// (`alloc_thread_stack_node`: `THREAD_SIZE` 16 KiB on arm64, an order-2 block, with
+    /// `THREADINFO_GFP` = GFP_KERNEL; no virtually mapped stacks on 4.9 arm64). Without the buddy
+    /// allocator (or in the pure-LRU and memcg modes, which compare page caches) nothing is
+    /// allocated. Returns false when `t`'s process was killed meanwhile.
+    pub fn alloc_kernel_stacks(&mut self, t: &mut Task, proc_idx: u32, n: u32) -> bool {
+        if self.frames.buddy.is_none() || self.cfg.lru == LruMode::Pure || self.cfg.scope == ReclaimScope::MemcgLimit {
+            return true;
+        }
+        for _ in 0..n {
+            let Some(p) = self.alloc_pages_order(t, THREAD_SIZE_ORDER, mt::UNMOVABLE) else { return false };
+            for q in p..p + (1 << THREAD_SIZE_ORDER) {
+                self.frames.lru[q as usize] = crate::page::lru::KERNEL;
+                self.frames.owner[q as usize] = proc_idx;
+            }
+            self.nr_kernel_pages += 1 << THREAD_SIZE_ORDER;
+            if !self.procs[proc_idx as usize].alive {
+                // The OOM killer chose the process itself while its stack was allocated.
+                self.frames.put_order(p, THREAD_SIZE_ORDER);
+                self.nr_kernel_pages -= 1 << THREAD_SIZE_ORDER;
+                return false;
+            }
+            self.procs[proc_idx as usize].kstacks.push(p);
+        }
+        true
+    }
+
+    /// `pte_alloc`: the page-table page covering `page` of VMA `v`, allocated at the first fault
+    /// in its 2 MiB range (an unmovable order-0 allocation, `GFP_KERNEL`, interleaved with the
+    /// faults' own pages). Buddy allocator only, global classic reclaim. Returns false when `t`'s
+    /// process was killed meanwhile. A forked child's table pages are allocated at its first
+    /// faults (Linux copies anon page tables at fork).
+    pub(crate) fn pte_alloc(&mut self, t: &mut Task, v: u32, page: u32) -> bool {
+        if self.cfg.lru == LruMode::Pure || self.cfg.scope == ReclaimScope::MemcgLimit {
+            return true;
+        }
+        let vm = &mut self.vmas[v as usize];
+        let i = (page >> PTRS_PER_PTE_SHIFT) as usize;
+        if vm.ptes.is_empty() {
+            vm.ptes = vec![crate::page::NO_PFN; vm.npages.div_ceil(1 << PTRS_PER_PTE_SHIFT) as usize];
+        }
+        if vm.ptes[i] != crate::page::NO_PFN {
+            return true;
+        }
+        let Some(p) = self.alloc_page_mt(t, mt::UNMOVABLE) else { return false };
+        self.frames.lru[p as usize] = crate::page::lru::KERNEL;
+        self.nr_kernel_pages += 1;
+        self.nr_pagetable_pages += 1;
+        if !self.vmas[v as usize].live {
+            self.frames.lru[p as usize] = u8::MAX;
+            self.free_page_table(p);
+            return false;
+        }
+        self.vmas[v as usize].ptes[i] = p;
+        true
+    }
+
+    fn free_page_table(&mut self, p: Pfn) {
+        self.frames.lru[p as usize] = u8::MAX;
+        self.frames.put(p);
+        self.nr_kernel_pages -= 1;
+        self.nr_pagetable_pages -= 1;
+    }
+
+    /// `free_pgtables` of a VMA being torn down.
+    pub(crate) fn free_pgtables(&mut self, v: u32) {
+        for p in std::mem::take(&mut self.vmas[v as usize].ptes) {
+            if p != crate::page::NO_PFN {
+                self.free_page_table(p);
+            }
+        }
+    }
+
+    /// Free a process's kernel stacks (its threads exited).
+    pub(crate) fn free_kernel_stacks(&mut self, proc_idx: u32) {
+        for p in std::mem::take(&mut self.procs[proc_idx as usize].kstacks) {
+            for q in p..p + (1 << THREAD_SIZE_ORDER) {
+                self.frames.lru[q as usize] = u8::MAX;
+            }
+            self.frames.put_order(p, THREAD_SIZE_ORDER);
+            self.nr_kernel_pages -= 1 << THREAD_SIZE_ORDER;
         }
     }
 
@@ -249,6 +479,8 @@ impl Kernel {
             match self.frames.take() {
                 Some(p) => {
                     self.frames.lru[p as usize] = lru::ZRAM_POOL;
+                    // Its place in the pool list, for compaction's migration.
+                    self.frames.index[p as usize] = self.zram_pool_frames.len() as u32;
                     self.zram_pool_frames.push(p);
                     self.zram_pool_pages += 1;
                 }

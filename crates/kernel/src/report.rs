@@ -64,6 +64,8 @@ impl Kernel {
             AnonPages: kb(anon_pages),
             Mapped: kb(mapped),
             KernelReserved: kb(self.cfg.reserved_pages),
+            KernelStack: kb(self.nr_kernel_pages - self.nr_pagetable_pages),
+            PageTables: kb(self.nr_pagetable_pages),
             ZramPool: kb(self.zram_pool_pages),
             ZramOrigData: self.swap.orig_bytes / 1024,
             ZramComprData: self.swap.compr_bytes / 1024,

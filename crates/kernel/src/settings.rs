@@ -95,6 +95,12 @@ static ENTRIES: &[Setting<KernelConfig>] = &[
         "Linux default off; Qualcomm msm kernels (e.g. the Pixel 3's crosshatch_defconfig) enable it"
     ),
     setting!(
+        bool "buddy" => buddy,
+        "",
+        "model physical memory as the buddy allocator: free blocks by order and migrate type over 2 MiB pageblocks, fallback stealing, direct compaction, order-2 kernel stacks and unmovable graphics buffers; a high-order allocation that compaction cannot serve invokes the OOM killer (Linux 4.9's rules). Off: single frames only",
+        "Linux mm/page_alloc.c and mm/compaction.c (4.9)"
+    ),
+    setting!(
         int "min_free_kbytes" => min_free_kbytes, [0, MAX_MODEL_MIB * 1024],
         "KiB",
         "vm.min_free_kbytes; 0 = computed as the kernel does",
@@ -509,6 +515,18 @@ static ENTRIES: &[Setting<KernelConfig>] = &[
         "ns",
         "copying one page at a copy-on-write break",
         "estimate: a cache-cold 4 KiB copy at ~8–10 GB/s"
+    ),
+    setting!(
+        int "cost.compact_scan_ns" => costs.compact_scan_ns, [0, MAX_COST_NS],
+        "ns",
+        "compaction's migrate scanner looking at one frame (the free scanner: a quarter of it)",
+        "estimate: a struct page read and a few tests"
+    ),
+    setting!(
+        int "cost.compact_migrate_ns" => costs.compact_migrate_ns, [0, MAX_COST_NS],
+        "ns",
+        "migrating one page in compaction (isolate, unmap, copy, remap)",
+        "estimate: a few µs on a phone big core"
     ),
 ];
 

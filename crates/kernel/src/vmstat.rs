@@ -8,7 +8,8 @@ macro_rules! counters {
         /// Event counters named as in `/proc/vmstat`. Monotonic. Model counters Linux does not
         /// have: `zram_same_pages_stored`, `madvise_*_pages`, `lmkd_kills`, `cow_fault` (private
         /// copies made at copy-on-write breaks, `wp_page_copy`), `cow_reuse` (writes by the last
-        /// sharer of a COW page, which take the page over without a copy).
+        /// sharer of a COW page, which take the page over without a copy), `oom_kill_high_order`
+        /// (OOM kills invoked by an allocation of order > 0, `kernel.buddy`).
         #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
         pub struct VmStat { $(pub $name: u64,)* }
         impl VmStat {
@@ -55,6 +56,14 @@ counters!(
     workingset_restore_file,
     workingset_nodereclaim,
     oom_kill,
+    oom_kill_high_order,
+    compact_stall,
+    compact_fail,
+    compact_success,
+    compact_migrate_scanned,
+    compact_free_scanned,
+    compact_isolated,
+    pgmigrate_success,
     zram_same_pages_stored,
     madvise_pageout_pages,
     madvise_cold_pages,
@@ -91,6 +100,9 @@ pub struct MemInfo {
     pub(crate) Mapped: u64,
     /// Kernel memory the model does not simulate page by page (reserved frames).
     pub(crate) KernelReserved: u64,
+    /// Kernel stacks and page tables allocated page by page (`kernel.buddy`; 0 otherwise).
+    pub(crate) KernelStack: u64,
+    pub(crate) PageTables: u64,
     /// RAM held by the zram pool (zsmalloc pages); not a meminfo field, reported by zram's mm_stat.
     pub ZramPool: u64,
     /// Bytes of original data stored in zram (mm_stat orig_data_size), in kB.

@@ -45,6 +45,15 @@ enum Op {
     },
     /// The activity manager's notice: process `p` is the foreground app.
     Foreground(usize),
+    /// Process `p` starts `n` threads: a kernel stack each (order 2, with the buddy allocator).
+    Threads(usize, u32),
+    /// Drop every other page of a range (MADV_DONTNEED page by page): fragments free memory.
+    Sparse {
+        p: usize,
+        v: usize,
+        first: u32,
+        count: u32,
+    },
 }
 
 /// Processes never exceed this many (3 created, the rest forked).
@@ -62,6 +71,8 @@ fn op() -> impl Strategy<Value = Op> {
         2 => (0usize..MAX_PROCS).prop_map(Op::Fork),
         1 => (0usize..MAX_PROCS, 0u32..3000).prop_map(|(p, delay_us)| Op::Kill { p, delay_us }),
         1 => (0usize..MAX_PROCS).prop_map(Op::Foreground),
+        2 => (0usize..MAX_PROCS, 1u32..8).prop_map(|(p, n)| Op::Threads(p, n)),
+        1 => (0usize..MAX_PROCS, 0usize..3, 0u32..600, 1u32..300).prop_map(|(p, v, first, count)| Op::Sparse { p, v, first, count }),
     ]
 }
 
@@ -107,8 +118,11 @@ proptest! {
     fn invariants_hold_at_every_step(
         ops in proptest::collection::vec(op(), 1..120),
         swap in 0u8..3, sem in 0u8..4, lmkd in 0u8..4, pure in any::<bool>(), memcg in any::<bool>(),
-        eviction in 0u8..3, sizing in 0u8..3,
+        eviction in 0u8..3, sizing in 0u8..3, buddy in any::<bool>(),
     ) {
+        // The buddy allocator's kernel stacks need the global classic LRU (the other modes compare
+        // page caches and allocate none): buddy cases run there.
+        let (pure, memcg) = if buddy { (false, false) } else { (pure, memcg) };
         let mut cfg = config(swap, sem, lmkd, pure);
         // Reclaim policies (Acclaim's variants), with random foreground switches below.
         match eviction {
@@ -125,6 +139,9 @@ proptest! {
             cfg.set("scope", "memcg").unwrap();
             cfg.set("memcg_limit_mib", "3").unwrap();
         }
+        if buddy {
+            cfg.set("buddy", "true").unwrap();
+        }
         let mut k = Kernel::new(cfg).unwrap();
         let mut tasks = Vec::new();
         let mut vmas = Vec::new();
@@ -132,6 +149,10 @@ proptest! {
             let p = k.create_process(100 + i, &format!("p{i}"), 900, 0).unwrap();
             k.procs[p as usize].app = true;
             let a = k.map_anon(p, "heap", 600).unwrap();
+            if i == 2 {
+                // A driver buffer: unmovable pages with the buddy allocator.
+                k.set_unmovable(a).unwrap();
+            }
             let f = k.map_file(p, "code", "shared.so", 600, i == 0).unwrap();
             let g = k.map_file(p, "data", &format!("d{i}"), 600, false).unwrap();
             vmas.push([a, f, g]);
@@ -207,6 +228,25 @@ proptest! {
                     let p = p % n;
                     k.procs[p].app = true;
                     k.set_foreground(Some(p as u32));
+                }
+                Op::Sparse { p, v, first, count } => {
+                    let p = p % n;
+                    if !k.procs[p].alive { continue; }
+                    let t = &mut tasks[p];
+                    t.now = t.now.max(now);
+                    for pg in (first..(first + count).min(600)).step_by(2) {
+                        k.madvise(t, vmas[p][v], pg, 1, Advice::DontNeed).unwrap();
+                    }
+                    now = t.now;
+                }
+                Op::Threads(p, threads) => {
+                    let p = p % n;
+                    if !k.procs[p].alive { continue; }
+                    let t = &mut tasks[p];
+                    t.now = t.now.max(now);
+                    let ok = k.alloc_kernel_stacks(t, p as u32, threads);
+                    prop_assert!(ok || t.killed || !k.procs[p].alive);
+                    now = t.now;
                 }
             }
             prop_assert!(k.frames_conserved());

@@ -168,6 +168,8 @@ pub struct Live {
     fw_pages: u32,
     zygote_vma: Option<u32>,
     zygote_pages: u32,
+    /// Threads the process starts in its cold launch (`system.app_threads`).
+    pub(crate) threads: u32,
     pub(crate) visible: bool,
     pub(crate) frozen: bool,
     /// Cached and idle: no units of work until the app leaves the cache (see
@@ -262,12 +264,14 @@ impl Live {
         let fw_vma = k.vma_index(pi, "framework").ok();
         let zygote_vma = k.vma_index(pi, mobmem_runtime::heap::ZYGOTE_SPACE_VMA).ok();
         let gfx_pages = spec.graphics_pages - spec.gpu_cache_kept_pages;
-        let gfx_vma = if gfx_pages > 0 { Some(k.map_anon(pi, "[anon:graphics]", gfx_pages).map_err(|e| e.to_string())?) } else { None };
-        let gpu_cache_vma = if spec.gpu_cache_kept_pages > 0 {
-            Some(k.map_anon(pi, "[anon:graphics] gpu cache", spec.gpu_cache_kept_pages).map_err(|e| e.to_string())?)
-        } else {
-            None
+        // Graphics buffers come from a driver (gralloc/ION, KGSL): unmovable pages.
+        let gfx_map = |k: &mut Kernel, name: &str, n: u32| -> Result<u32, String> {
+            let v = k.map_anon(pi, name, n).map_err(|e| e.to_string())?;
+            k.set_unmovable(v).map_err(|e| e.to_string())?;
+            Ok(v)
         };
+        let gfx_vma = if gfx_pages > 0 { Some(gfx_map(k, "[anon:graphics]", gfx_pages)?) } else { None };
+        let gpu_cache_vma = if spec.gpu_cache_kept_pages > 0 { Some(gfx_map(k, "[anon:graphics] gpu cache", spec.gpu_cache_kept_pages)?) } else { None };
         let w = Workload::new(spec.workload.clone());
         Ok(Self {
             pid,
@@ -282,6 +286,7 @@ impl Live {
             fw_pages: framework_pages,
             zygote_vma,
             zygote_pages: zygote.zygote_space_pages,
+            threads: 1,
             visible: false,
             frozen: false,
             idle: false,
@@ -398,6 +403,11 @@ impl Live {
         let s = self.snap();
         let system_ns = s.t - t0;
         k.advance_to(self.rt.mutator.now);
+        // The app's threads start: a kernel stack each (allocated only with kernel.buddy, where
+        // the order-2 allocation may compact, reclaim or invoke the OOM killer).
+        if !k.alloc_kernel_stacks(&mut self.rt.mutator, self.proc_idx, self.threads) || !self.alive(k) {
+            return None;
+        }
         if let Some(v) = self.fw_vma {
             let n = (self.fw_pages as f64 * spec.framework_read_share) as u32;
             for pg in 0..n {

@@ -123,6 +123,9 @@ pub struct SessionOptions {
     /// Memory a memtester process holds locked from boot (MiB; 0: none): a smaller phone made
     /// from a larger one, as Acclaim made its 2.5 GB setting from the 3 GB P9.
     pub(crate) memtester_mib: u64,
+    /// Threads an app process starts in its cold launch (a kernel stack each, with the buddy
+    /// allocator).
+    pub(crate) app_threads: u32,
 }
 
 impl Default for SessionOptions {
@@ -147,6 +150,7 @@ impl Default for SessionOptions {
             gc_service_scarce_mib: 512,
             max_cached_processes: 0,
             memtester_mib: 0,
+            app_threads: 60,
         }
     }
 }
@@ -262,6 +266,12 @@ static SESSION_ENTRIES: &[Setting<SessionOptions>] = &[
         "MiB",
         "memory a memtester process holds locked (mlock) from boot: the phone with that much less memory for everything else; 0: none",
         "Acclaim (ATC '20) made its 2.5 GB setting from the 3 GB Huawei P9 by running memtester on 0.5 GB; memtester locks the memory it tests"
+    ),
+    setting!(
+        int "system.app_threads" => app_threads, [1, 10_000],
+        "threads",
+        "threads each app process starts during its cold launch (main, binder, RenderThread, the runtime's daemons and JIT, library thread pools); with kernel.buddy each needs a 16 KiB kernel stack, an order-2 block",
+        "estimate: about 15 framework and runtime threads in every ART app process plus the libraries' thread pools; apps with several libraries run tens to hundreds (C. Zhang, 'Reduce, Reuse & Recycle your thread pools', 2021)"
     ),
     Setting {
         key: "system.services",

@@ -494,6 +494,7 @@ impl Session {
             let pid = self.next_pid;
             self.next_pid += 1;
             let mut l = Live::spawn(&mut self.k, &spec, pid, spec.workload.runtime_config(&self.rcfg), &self.inp.options.policies, &self.zygote, t_start)?;
+            l.threads = self.inp.options.app_threads;
             l.rt.delegate_triggers(self.services.iter().any(|(_, s)| s.takes_gc_triggers()));
             let pi = l.proc_idx as usize;
             if self.proc_app.len() <= pi {
