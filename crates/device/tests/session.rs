@@ -531,4 +531,9 @@ fn buddy_allocator_sessions_keep_the_invariants() {
     let off = run("buddy-off", &text, &[]);
     let pgalloc = |v: &Value| v["vmstat"]["pgalloc_normal"].as_u64().unwrap();
     assert!(pgalloc(&a) > pgalloc(&off), "stacks and page tables are allocated: {} vs {}", pgalloc(&a), pgalloc(&off));
+    // The free lists are recorded at each cold launch's thread start.
+    let f = &a["fragmentation"];
+    assert!(f["stack_batches"].as_u64().unwrap() >= 3, "{f}");
+    assert!(f["min_free_pages"].as_u64().unwrap() > 0 && f["max_pagetable_pages"].as_u64().unwrap() > 0, "{f}");
+    assert!(off.get("fragmentation").is_none());
 }

@@ -109,6 +109,7 @@ impl Kernel {
             memcg_charged: 0,
             nr_kernel_pages: 0,
             nr_pagetable_pages: 0,
+            fragmentation: Default::default(),
             alloc_gen: 0,
             series: Series::default(),
             pending_writeback: Vec::new(),

@@ -141,6 +141,8 @@ pub struct Kernel {
     pub nr_kernel_pages: u64,
     /// Of those, page-table pages.
     pub nr_pagetable_pages: u64,
+    /// The free lists as each batch of kernel stacks found them (buddy allocator only).
+    pub fragmentation: Fragmentation,
     /// Global allocation counter giving each allocated frame a unique generation.
     pub(crate) alloc_gen: u32,
     pub series: Series,
@@ -159,6 +161,29 @@ pub struct Kernel {
     /// Quantile table of zram compressed sizes.
     pub(crate) zram_sizes: crate::zram::SizeTable,
     pub(crate) next_extra_thread: ThreadId,
+}
+
+// ------------------------------------------------------------------ page_alloc: fragmentation
+
+/// How fragmented free memory was when new threads needed their order-2 stacks: the extremes
+/// over every batch (`Kernel::alloc_kernel_stacks`), from the free lists of that moment
+/// (`/proc/buddyinfo` and `pagetypeinfo` read at each thread start). Empty without the buddy
+/// allocator.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Fragmentation {
+    /// Batches of stacks allocated (one per app cold launch).
+    pub stack_batches: u64,
+    /// Lowest free memory seen, pages.
+    pub min_free_pages: u64,
+    /// Fewest free blocks of order ≥ 2 seen.
+    pub min_blocks_order2: u64,
+    /// Lowest share of free memory in blocks of order ≥ 2.
+    pub min_share_in_order2: f64,
+    /// Most pageblocks not of the movable type seen, and the number of pageblocks.
+    pub max_unmovable_pageblocks: u64,
+    pub pageblocks: u64,
+    /// Most page-table pages seen.
+    pub max_pagetable_pages: u64,
 }
 
 // ------------------------------------------------------------------ page_alloc: zone watermarks

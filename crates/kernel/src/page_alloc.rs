@@ -292,6 +292,7 @@ impl Kernel {
         if self.frames.buddy.is_none() || self.cfg.lru == LruMode::Pure || self.cfg.scope == ReclaimScope::MemcgLimit {
             return true;
         }
+        self.note_fragmentation();
         for _ in 0..n {
             let Some(p) = self.alloc_pages_order(t, THREAD_SIZE_ORDER, mt::UNMOVABLE) else { return false };
             for q in p..p + (1 << THREAD_SIZE_ORDER) {
@@ -354,6 +355,33 @@ impl Kernel {
                 self.free_page_table(p);
             }
         }
+    }
+
+    /// Record the free lists' state in `fragmentation` (before a batch of stacks).
+    fn note_fragmentation(&mut self) {
+        let b = self.frames.buddy.as_ref().unwrap();
+        let free = b.nr_free();
+        let (mut blocks2, mut pages2) = (0, 0);
+        for o in 2..crate::buddy::MAX_ORDER {
+            let n: u64 = (0..mt::NR as u8).map(|m| b.nr_blocks(o, m)).sum();
+            blocks2 += n;
+            pages2 += n << o;
+        }
+        let unmovable = (0..b.nr_pageblocks() as u32).filter(|&i| b.pageblock_mt(i << crate::buddy::PAGEBLOCK_ORDER) != mt::MOVABLE).count() as u64;
+        let share = if free == 0 { 0.0 } else { pages2 as f64 / free as f64 };
+        let f = &mut self.fragmentation;
+        if f.stack_batches == 0 {
+            f.min_free_pages = free;
+            f.min_blocks_order2 = blocks2;
+            f.min_share_in_order2 = share;
+        }
+        f.stack_batches += 1;
+        f.min_free_pages = f.min_free_pages.min(free);
+        f.min_blocks_order2 = f.min_blocks_order2.min(blocks2);
+        f.min_share_in_order2 = f.min_share_in_order2.min(share);
+        f.max_unmovable_pageblocks = f.max_unmovable_pageblocks.max(unmovable);
+        f.pageblocks = b.nr_pageblocks() as u64;
+        f.max_pagetable_pages = f.max_pagetable_pages.max(self.nr_pagetable_pages);
     }
 
     /// Free a process's kernel stacks (its threads exited).

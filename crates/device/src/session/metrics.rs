@@ -212,6 +212,10 @@ pub fn result(s: &Session, wall_s: f64) -> Value {
         "java_heap": java_heap(&s.app_memory),
     });
     out["system"]["trim_levels"] = json!(o.trim_levels);
+    // The buddy allocator's free lists at each app's thread start (kernel.buddy only).
+    if k.cfg.buddy {
+        out["fragmentation"] = json!(k.fragmentation);
+    }
     // Each session service under its name: what it did; a registered one that was off, null.
     for c in super::services::SERVICES.entries {
         out[c.name] = Value::Null;
