@@ -186,6 +186,20 @@ def test_refaults_say_when_the_kernel_counts_file_pages_only():
     assert "kernel.semantics 4.19 follows the rules before Linux 5.9" in text and "(systems stock, zram:" in text
 
 
+def test_buddy_allocator_shows_compaction_and_fragmentation():
+    """With kernel.buddy the run's tables show compaction, high-order OOM kills and the free lists
+    the apps' thread stacks met, and the JSON has the fragmentation record; without it, neither."""
+    on = run("run", TINY, "--set", "kernel.buddy=true")
+    assert on.returncode == 0, on.stderr
+    text = " ".join(on.stdout.split())
+    assert "compaction stalls / pages migrated" in text and "at thread starts: least free MiB" in text
+    f = jrun("run", TINY, "--set", "kernel.buddy=true")["fragmentation"]
+    assert f["stack_batches"] >= 1 and f["min_free_pages"] > 0 and 0 <= f["min_share_in_order2"] <= 1
+    off = run("run", TINY)
+    assert off.returncode == 0 and "compaction stalls" not in off.stdout
+    assert "fragmentation" not in jrun("run", TINY)
+
+
 def _bad(tmp_path, old: str, new: str) -> Path:
     text = (ROOT / TINY).read_text()
     assert old in text

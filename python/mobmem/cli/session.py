@@ -265,9 +265,28 @@ def pressure_table(res: dict) -> Table:
         ("major faults (pgmajfault)", f"{vm.get('pgmajfault', 0):,}"),
         ("kswapd CPU ms", f"{res.get('kswapd_cpu_ms', 0):.1f}"),
     ]
+    rows += fragmentation_rows(res)
     for k, v in rows:
         t.add_row(k, v)
     return t
+
+
+def fragmentation_rows(res: dict) -> list[tuple[str, str]]:
+    """With the buddy allocator (kernel.buddy): compaction, order-2 OOM kills and the free lists
+    the apps' thread stacks met; nothing otherwise."""
+    f = res.get("fragmentation")
+    if not f:
+        return []
+    vm = res.get("vmstat", {})
+    return [
+        ("compaction stalls / pages migrated", f"{vm.get('compact_stall', 0):,} / {vm.get('pgmigrate_success', 0):,}"),
+        ("OOM kills by high-order allocations", f"{vm.get('oom_kill_high_order', 0):,}"),
+        (
+            "at thread starts: least free MiB / fewest order≥2 blocks (share of free)",
+            f"{f['min_free_pages'] / 256:.1f} / {f['min_blocks_order2']:,} ({f['min_share_in_order2']:.0%})",
+        ),
+        ("most unmovable pageblocks / page-table pages", f"{f['max_unmovable_pageblocks']:,} of {f['pageblocks']:,} / {f['max_pagetable_pages']:,}"),
+    ]
 
 
 def refault_notes(runs: list[dict]) -> list[str]:
