@@ -30,6 +30,9 @@ use crate::task::Task;
 pub const MAX_RECLAIM_RETRIES: u32 = 16;
 /// MAX_COMPACT_RETRIES in mm/page_alloc.c.
 pub const MAX_COMPACT_RETRIES: u32 = 16;
+/// Rounds of reclaim and compaction a high-order allocation makes before it stops retrying
+/// (the model's bound; see `alloc_pages_order`).
+const ROUNDS_BOUND: u32 = 1000;
 /// 512 entries per last-level page table (4 KiB pages, 8-byte entries): one table page maps 2 MiB.
 pub const PTRS_PER_PTE_SHIFT: u32 = 9;
 /// `THREAD_SIZE_ORDER` on arm64 with 4 KiB pages (16 KiB kernel stacks).
@@ -228,7 +231,10 @@ impl Kernel {
             } else {
                 no_progress += 1;
             }
-            if no_progress <= MAX_RECLAIM_RETRIES {
+            // Reclaim that keeps making a little progress (pages freed into a growing zram pool)
+            // could retry forever: past ROUNDS_BOUND the allocation goes on to the OOM killer.
+            // A bound of the model, not of 4.9.
+            if no_progress <= MAX_RECLAIM_RETRIES && rounds < ROUNDS_BOUND {
                 let reclaimable = self.zone_reclaimable_pages();
                 let available = reclaimable - (no_progress as u64 * reclaimable).div_ceil(MAX_RECLAIM_RETRIES as u64) + self.nr_free();
                 if self.watermark_ok_order(order, self.wmark.min, available) {
@@ -251,8 +257,7 @@ impl Kernel {
                     }
                     CompactResult::Complete => false,
                 };
-                // Too many rounds without an outcome: a bound of the model, not of 4.9.
-                if retry && rounds < 1000 {
+                if retry && rounds < ROUNDS_BOUND {
                     continue;
                 }
                 if let Some(p) = prio.raised() {
