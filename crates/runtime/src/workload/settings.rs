@@ -146,16 +146,16 @@ static ENTRIES: &[Setting<AppProfile>] = &[
         "estimate (docs/runtime.md, mutator workload model)"
     ),
     setting!(
-        size "alloc_rate_fg" | "rate" => alloc_rate_fg, [0, u64::MAX],
+        size "alloc_rate_fg" | "rate" => alloc_rate_fg, [0, 1 << 30],
         "bytes/s",
         "allocation rate in the foreground",
-        "estimate (docs/runtime.md, mutator workload model)"
+        "estimate (docs/runtime.md, mutator workload model); at most 1 GiB/s: several times what GC-heavy benchmarks allocate on a phone core (hundreds of MB/s) (a larger value only made a unit of work run for hours)"
     ),
     setting!(
-        size "alloc_rate_bg" => alloc_rate_bg, [0, u64::MAX],
+        size "alloc_rate_bg" => alloc_rate_bg, [0, 1 << 30],
         "bytes/s",
         "allocation rate in the background",
-        "estimate (docs/runtime.md, mutator workload model)"
+        "estimate (docs/runtime.md, mutator workload model); at most 1 GiB/s: several times what GC-heavy benchmarks allocate on a phone core (hundreds of MB/s) (a larger value only made a unit of work run for hours)"
     ),
     setting!(
         float "frame_ms" => frame_ns * 1e6, [1.0, f64::MAX],
@@ -182,16 +182,16 @@ static ENTRIES: &[Setting<AppProfile>] = &[
         "estimate (docs/runtime.md, mutator workload model)"
     ),
     setting!(
-        float "reads_fg" => reads_fg, [0.0, f64::MAX],
+        float "reads_fg" => reads_fg, [0.0, 1e6],
         "",
         "object reads per foreground unit of work",
-        "estimate (docs/runtime.md, mutator workload model)"
+        "estimate (docs/runtime.md, mutator workload model); at most a million: a phone core reading objects scattered over a heap misses the cache on most of them (~100 ns each), so not even a 100 ms unit reads more (a larger value only made a unit of work run for hours)"
     ),
     setting!(
-        float "reads_bg" => reads_bg, [0.0, f64::MAX],
+        float "reads_bg" => reads_bg, [0.0, 1e6],
         "",
         "object reads per background unit of work",
-        "estimate (docs/runtime.md, mutator workload model)"
+        "estimate (docs/runtime.md, mutator workload model); at most a million: a phone core reading objects scattered over a heap misses the cache on most of them (~100 ns each), so not even a 100 ms unit reads more (a larger value only made a unit of work run for hours)"
     ),
     setting!(
         float "recent_share" => recent_share, [0.0, 1.0],
@@ -224,10 +224,10 @@ static ENTRIES: &[Setting<AppProfile>] = &[
         "estimate (docs/runtime.md, mutator workload model)"
     ),
     setting!(
-        float "native_touch_fg" => native_touch_fg, [0.0, f64::MAX],
+        float "native_touch_fg" => native_touch_fg, [0.0, 262144.0],
         "pages",
         "native pages touched per foreground unit of work",
-        "estimate (docs/runtime.md, mutator workload model)"
+        "estimate (docs/runtime.md, mutator workload model); at most 262,144 pages (1 GiB) per unit: more than a phone's memory bus moves in a frame (a larger value only made a unit of work run for hours)"
     ),
     setting!(
         float "native_hot_share" => native_hot_share, [0.0, 1.0],
@@ -248,10 +248,10 @@ static ENTRIES: &[Setting<AppProfile>] = &[
         "estimate (docs/runtime.md, mutator workload model)"
     ),
     setting!(
-        float "file_touch_fg" => file_touch_fg, [0.0, f64::MAX],
+        float "file_touch_fg" => file_touch_fg, [0.0, 262144.0],
         "pages",
         "file pages touched per foreground unit of work",
-        "estimate (docs/runtime.md, mutator workload model)"
+        "estimate (docs/runtime.md, mutator workload model); at most 262,144 pages (1 GiB) per unit: more than a phone's memory bus moves in a frame (a larger value only made a unit of work run for hours)"
     ),
     setting!(
         float "file_ws_share" => file_ws_share, [0.0, 1.0],
