@@ -158,13 +158,19 @@ impl Frames {
             return;
         }
         for q in p..p + (1 << order) {
-            let i = q as usize;
-            self.flags[i] = 0;
-            self.lru[i] = lru::FREE;
-            self.mapping[i] = u32::MAX;
-            self.mapcount[i] = 0;
+            self.reset_freed(q);
         }
         self.buddy.as_mut().unwrap().free(p, order);
+    }
+
+    /// A freed frame's metadata: no flags, on no list, no mapping.
+    #[inline]
+    fn reset_freed(&mut self, p: Pfn) {
+        let i = p as usize;
+        self.flags[i] = 0;
+        self.lru[i] = lru::FREE;
+        self.mapping[i] = u32::MAX;
+        self.mapcount[i] = 0;
     }
 
     pub fn len(&self) -> usize {
@@ -204,10 +210,7 @@ impl Frames {
             "freeing a frame that is still listed: {}",
             self.lru[i]
         );
-        self.flags[i] = 0;
-        self.lru[i] = lru::FREE;
-        self.mapping[i] = u32::MAX;
-        self.mapcount[i] = 0;
+        self.reset_freed(p);
         debug_assert_eq!(self.swap_slot[i], NO_SLOT);
         match self.buddy.as_mut() {
             Some(b) => b.free(p, 0),

@@ -338,7 +338,6 @@ impl Kernel {
         self.nr_kernel_pages += 1;
         self.nr_pagetable_pages += 1;
         if !self.vmas[v as usize].live {
-            self.frames.lru[p as usize] = u8::MAX;
             self.free_page_table(p);
             return false;
         }
@@ -391,10 +390,9 @@ impl Kernel {
 
     /// Free a process's kernel stacks (its threads exited).
     pub(crate) fn free_kernel_stacks(&mut self, proc_idx: u32) {
+        // Kernel stacks exist only with the buddy allocator, whose `put_order` resets every
+        // frame of the block.
         for p in std::mem::take(&mut self.procs[proc_idx as usize].kstacks) {
-            for q in p..p + (1 << THREAD_SIZE_ORDER) {
-                self.frames.lru[q as usize] = u8::MAX;
-            }
             self.frames.put_order(p, THREAD_SIZE_ORDER);
             self.nr_kernel_pages -= 1 << THREAD_SIZE_ORDER;
         }
