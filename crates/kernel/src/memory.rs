@@ -85,6 +85,60 @@ impl Kernel {
         self.handle_mm_fault(t, v, page, write);
     }
 
+    /// Whether touching page `page` of VMA `v` now would change nothing but the toucher's clock
+    /// (checked in debug builds wherever a touch is skipped because it would not).
+    pub fn touch_is_trivial(&self, t: &Task, v: u32, page: u32, write: bool) -> bool {
+        let vm = &self.vmas[v as usize];
+        if t.killed || !vm.live {
+            return false;
+        }
+        let e = self.mappings[vm.mapping as usize].pages[page as usize];
+        let young = |p: Pfn| {
+            let f = self.frames.flags[p as usize];
+            f & pg::YOUNG != 0 && (!write || f & pg::DIRTY != 0)
+        };
+        if e.is_present() {
+            (!vm.file || vm.mapgen[page as usize] == self.frames.gen[e.pfn() as usize]) && young(e.pfn())
+        } else if e.is_zero() {
+            !write
+        } else if e.is_cow() {
+            !write && self.mappings[e.cow_obj() as usize].pages.get(page as usize).is_some_and(|s| s.is_present() && young(s.pfn()))
+        } else {
+            false
+        }
+    }
+
+    /// Whether VMA `v` is still mapped (its process's memory not yet released).
+    #[inline(always)]
+    pub fn vma_live(&self, v: u32) -> bool {
+        self.vmas[v as usize].live
+    }
+
+    /// [`Kernel::touch`], then whether touching the page again would only charge the toucher's
+    /// clock as long as nothing else changes (the page is mapped — present, the zero page for a
+    /// read, or a resident copy-on-write page for a read — and the task and its process live).
+    /// False after a fault that could not map the page (the task was killed, or the allocation
+    /// failed): a later touch must fault again. A runtime's touch cache remembers only pages
+    /// for which this is true.
+    #[inline]
+    pub fn touch_resident(&mut self, t: &mut Task, v: u32, page: u32, write: bool) -> bool {
+        self.touch(t, v, page, write);
+        let vm = &self.vmas[v as usize];
+        if t.killed || !vm.live {
+            return false;
+        }
+        let e = self.mappings[vm.mapping as usize].pages[page as usize];
+        if e.is_present() {
+            !vm.file || vm.mapgen[page as usize] == self.frames.gen[e.pfn() as usize]
+        } else if e.is_zero() {
+            !write
+        } else if e.is_cow() {
+            !write && self.mappings[e.cow_obj() as usize].pages.get(page as usize).is_some_and(|s| s.is_present())
+        } else {
+            false
+        }
+    }
+
     /// The kernel clears frame `p`'s young or dirty bit: its PTE is no longer hot (only private
     /// anon pages' PTEs can be; the frame's reverse map names the one that maps it).
     #[inline]

@@ -145,35 +145,75 @@ pub struct Heap {
     pub(crate) touch_cache_enabled: bool,
 }
 
-/// The last page a thread touched. Touching it again only costs the kernel's resident-touch
-/// CPU: the page is present with its accessed bit (and dirty bit, after a write) set, and
-/// nothing can have changed that if the kernel's clock, its LRU scan counters (page_referenced
-/// clears accessed bits) and its madvise counters did not move and no fault happened since —
-/// exactly what [`TouchCache::hit`] checks. The runtime also drops the caches when it issues
-/// madvise itself. This keeps the model's result identical to touching every time.
+/// The last few pages a thread touched. Touching one of them again only costs the kernel's
+/// resident-touch CPU: the page is mapped with its accessed bit (and dirty bit, after a write)
+/// set, and nothing can have changed that if the kernel's clock, its LRU scan counters
+/// (page_referenced clears accessed bits), its madvise counters and its fault count did not move
+/// since the pages were touched (the cache's *stamp*) and the process is alive — exactly what
+/// [`TouchCache::hit`] checks. A touch of another page that does not fault changes none of
+/// these. Only pages the kernel reports mapped after the touch are remembered
+/// ([`Kernel::touch_resident`]): a fault that could not complete (the task was killed, the
+/// allocation failed) must be retried by the next touch. The runtime also drops the caches when
+/// it issues madvise itself. This keeps the model's result identical to touching every time.
+///
+/// Several pages, not one: a copying collector alternates between the page it reads an object
+/// from, the page it copies it to and the page it scans next, and a mutator between an object's
+/// page and its new objects' pages, so a single entry missed on most touches.
 #[derive(Clone, Copy, Debug)]
 pub struct TouchCache {
-    v: u32,
-    p: u32,
-    write: bool,
+    /// (VMA, page) of each entry.
+    pages: [(u32, u32); TOUCH_WAYS],
+    /// Bit `i`: entry `i` was written (a write touch of a page only read must reach the kernel).
+    written: u8,
+    /// The entry the next new page replaces (round robin).
+    next: u8,
+    /// The stamp every entry was touched under.
     now: u64,
     scans: u64,
 }
 
+/// Pages a [`TouchCache`] remembers.
+const TOUCH_WAYS: usize = 4;
+
 impl TouchCache {
-    pub const NONE: Self = Self { v: u32::MAX, p: u32::MAX, write: false, now: 0, scans: 0 };
+    pub const NONE: Self = Self { pages: [(u32::MAX, u32::MAX); TOUCH_WAYS], written: 0, next: 0, now: 0, scans: 0 };
     #[inline]
     fn scans(k: &Kernel) -> u64 {
         let s = &k.vmstat;
         s.pgrefill + s.pgscan_kswapd + s.pgscan_direct + s.madvise_cold_pages + s.madvise_pageout_pages + s.pgfault
     }
     #[inline]
-    pub fn hit(&self, k: &Kernel, v: u32, p: u32, write: bool) -> bool {
-        self.p == p && self.v == v && (self.write || !write) && self.now == k.now && self.scans == Self::scans(k)
+    fn way(&self, v: u32, p: u32) -> Option<usize> {
+        self.pages.iter().position(|&e| e == (v, p))
     }
     #[inline]
+    pub fn hit(&self, k: &Kernel, v: u32, p: u32, write: bool) -> bool {
+        match self.way(v, p) {
+            Some(i) => (!write || self.written & (1 << i) != 0) && self.now == k.now && self.scans == Self::scans(k) && k.vma_live(v),
+            None => false,
+        }
+    }
+    /// Remember page `p` of VMA `v`, just touched (written if `write`) and mapped.
+    #[inline]
     pub fn set(&mut self, k: &Kernel, v: u32, p: u32, write: bool) {
-        *self = Self { v, p, write, now: k.now, scans: Self::scans(k) };
+        let (now, scans) = (k.now, Self::scans(k));
+        if self.now != now || self.scans != scans {
+            // The pages remembered were touched under another stamp: forget them.
+            *self = Self { now, scans, ..Self::NONE };
+        }
+        let i = match self.way(v, p) {
+            Some(i) => i,
+            None => {
+                let i = self.next as usize;
+                self.next = ((i + 1) % TOUCH_WAYS) as u8;
+                self.pages[i] = (v, p);
+                self.written &= !(1 << i);
+                i
+            }
+        };
+        if write {
+            self.written |= 1 << i;
+        }
     }
     pub fn clear(&mut self) {
         *self = Self::NONE;
@@ -478,16 +518,17 @@ impl Heap {
         let first = (a / PAGE) as u32;
         let last = ((a + size as u64 - 1) / PAGE) as u32;
         if first == last && self.mut_cache.hit(k, v, first, write) {
+            debug_assert!(k.touch_is_trivial(t, v, first, write), "touch cache hit on page {first} of VMA {v}, which a touch would change");
             t.cpu(self.touch_ns);
             return;
         }
         for p in first..=last {
             if self.mut_cache.hit(k, v, p, write) {
+                debug_assert!(k.touch_is_trivial(t, v, p, write), "touch cache hit on page {p} of VMA {v}, which a touch would change");
                 t.cpu(self.touch_ns);
                 continue;
             }
-            k.touch(t, v, p, write);
-            if self.touch_cache_enabled {
+            if k.touch_resident(t, v, p, write) && self.touch_cache_enabled {
                 self.mut_cache.set(k, v, p, write);
             }
         }
@@ -519,6 +560,7 @@ impl Heap {
         let ep = self.epoch;
         for p in first..=last {
             if self.gc_cache.hit(k, v, p, write) {
+                debug_assert!(k.touch_is_trivial(t, v, p, write), "touch cache hit on page {p} of VMA {v}, which a touch would change");
                 t.cpu(self.touch_ns);
                 continue;
             }
@@ -527,8 +569,7 @@ impl Heap {
                 *s = ep;
                 self.gc_pages_touched += 1;
             }
-            k.touch(t, v, p, write);
-            if self.touch_cache_enabled {
+            if k.touch_resident(t, v, p, write) && self.touch_cache_enabled {
                 self.gc_cache.set(k, v, p, write);
             }
         }
@@ -882,11 +923,11 @@ impl Heap {
         let Some(v) = self.card_vma else { return };
         let p = (c / CARDS_PER_PAGE) as u32;
         if self.card_cache.hit(k, v, p, true) {
+            debug_assert!(k.touch_is_trivial(t, v, p, true), "touch cache hit on card-table page {p}, which a touch would change");
             t.cpu(self.touch_ns);
             return;
         }
-        k.touch(t, v, p, true);
-        if self.touch_cache_enabled {
+        if k.touch_resident(t, v, p, true) && self.touch_cache_enabled {
             self.card_cache.set(k, v, p, true);
         }
     }
