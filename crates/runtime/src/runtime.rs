@@ -521,6 +521,11 @@ impl Runtime {
     fn barrier_slow(&mut self, k: &mut Kernel, o: ObjId) {
         self.mutator.cpu(self.heap.costs.read_barrier_ns);
         self.stats.read_barriers += 1;
+        if let (Some(st), Some(c)) = (self.gc.as_ref(), self.collector.as_ref()) {
+            if !c.mutator_access_needed(&self.heap, st, o) {
+                return;
+            }
+        }
         let mut st = self.gc.take().unwrap();
         let mut c = self.collector.take().unwrap();
         let before = busy_ns(&self.mutator, self.mutator_idle_ns);

@@ -15,7 +15,7 @@
 //! loads a reference to a from-space object not yet copied copies it itself; `copied_by` records
 //! which thread copied each object.
 
-use super::{trace, Collector, Cx, GcType, PhaseId};
+use super::{trace, Collector, Cx, GcState, GcType, PhaseId};
 use crate::object::ObjId;
 use mobmem_engine::Nanos;
 
@@ -80,8 +80,11 @@ impl Collector for ConcurrentCopying {
     /// evacuated ones would lose an unevacuated object whose only reference the mutator moves
     /// from an unscanned object into a scanned one.
     fn mutator_access(&mut self, cx: &mut Cx, o: ObjId) {
-        if cx.st.barrier && cx.heap.objs.mark(o) != cx.heap.mark_epoch {
+        if self.mutator_access_needed(cx.heap, cx.st, o) {
             trace::mark_ref(cx, o, trace::DEPTH_UNKNOWN);
         }
+    }
+    fn mutator_access_needed(&self, heap: &crate::heap::Heap, st: &GcState, o: ObjId) -> bool {
+        st.barrier && heap.objs.mark(o) != heap.mark_epoch
     }
 }

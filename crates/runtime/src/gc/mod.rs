@@ -139,6 +139,12 @@ pub trait Collector: Send {
     fn begin(&mut self, _gc_type: GcType) {}
     /// Mutator access to `o` while `st.barrier` is on (read barrier / compaction fault).
     fn mutator_access(&mut self, _cx: &mut Cx, _o: ObjId) {}
+    /// Whether [`Collector::mutator_access`] has anything to do for `o` (false: the access is
+    /// the barrier's fast path, ART's check of the object's mark bit — the runtime then skips
+    /// setting up the call). Must be false only where `mutator_access` would change nothing.
+    fn mutator_access_needed(&self, _heap: &crate::heap::Heap, _st: &GcState, _o: ObjId) -> bool {
+        true
+    }
     /// Whether depth-first marking goes through a small prefetch FIFO (ART `MarkSweep`'s
     /// `kUseMarkStackPrefetch`: up to [`trace::MARK_STACK_PREFETCH`] objects popped ahead of the
     /// one scanned). It changes the scan order slightly, so only collectors whose ART
