@@ -85,26 +85,37 @@ impl Kernel {
         self.handle_mm_fault(t, v, page, write);
     }
 
+    /// How page `page` of VMA `v` is mapped for `t`: `Some(Some(frame))` for a present page (or,
+    /// for a read, the resident page a copy-on-write entry shares), `Some(None)` for the zero page
+    /// on a read, `None` when a touch would fault (not mapped, or the task or its process is
+    /// gone).
+    fn mapped_for(&self, t: &Task, v: u32, page: u32, write: bool) -> Option<Option<Pfn>> {
+        let vm = &self.vmas[v as usize];
+        if t.killed || !vm.live {
+            return None;
+        }
+        let e = self.mappings[vm.mapping as usize].pages[page as usize];
+        if e.is_present() {
+            (!vm.file || vm.mapgen[page as usize] == self.frames.gen[e.pfn() as usize]).then_some(Some(e.pfn()))
+        } else if e.is_zero() {
+            (!write).then_some(None)
+        } else if e.is_cow() && !write {
+            self.mappings[e.cow_obj() as usize].pages.get(page as usize).filter(|s| s.is_present()).map(|s| Some(s.pfn()))
+        } else {
+            None
+        }
+    }
+
     /// Whether touching page `page` of VMA `v` now would change nothing but the toucher's clock
     /// (checked in debug builds wherever a touch is skipped because it would not).
     pub fn touch_is_trivial(&self, t: &Task, v: u32, page: u32, write: bool) -> bool {
-        let vm = &self.vmas[v as usize];
-        if t.killed || !vm.live {
-            return false;
-        }
-        let e = self.mappings[vm.mapping as usize].pages[page as usize];
-        let young = |p: Pfn| {
-            let f = self.frames.flags[p as usize];
-            f & pg::YOUNG != 0 && (!write || f & pg::DIRTY != 0)
-        };
-        if e.is_present() {
-            (!vm.file || vm.mapgen[page as usize] == self.frames.gen[e.pfn() as usize]) && young(e.pfn())
-        } else if e.is_zero() {
-            !write
-        } else if e.is_cow() {
-            !write && self.mappings[e.cow_obj() as usize].pages.get(page as usize).is_some_and(|s| s.is_present() && young(s.pfn()))
-        } else {
-            false
+        match self.mapped_for(t, v, page, write) {
+            Some(Some(p)) => {
+                let f = self.frames.flags[p as usize];
+                f & pg::YOUNG != 0 && (!write || f & pg::DIRTY != 0)
+            }
+            Some(None) => true,
+            None => false,
         }
     }
 
@@ -123,20 +134,7 @@ impl Kernel {
     #[inline]
     pub fn touch_resident(&mut self, t: &mut Task, v: u32, page: u32, write: bool) -> bool {
         self.touch(t, v, page, write);
-        let vm = &self.vmas[v as usize];
-        if t.killed || !vm.live {
-            return false;
-        }
-        let e = self.mappings[vm.mapping as usize].pages[page as usize];
-        if e.is_present() {
-            !vm.file || vm.mapgen[page as usize] == self.frames.gen[e.pfn() as usize]
-        } else if e.is_zero() {
-            !write
-        } else if e.is_cow() {
-            !write && self.mappings[e.cow_obj() as usize].pages.get(page as usize).is_some_and(|s| s.is_present())
-        } else {
-            false
-        }
+        self.mapped_for(t, v, page, write).is_some()
     }
 
     /// The kernel clears frame `p`'s young or dirty bit: its PTE is no longer hot (only private
