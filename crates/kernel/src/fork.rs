@@ -227,6 +227,7 @@ impl Kernel {
             return;
         }
         self.vmstat.pgfault += 1;
+        self.touch_gen += 1;
         let m = self.vmas[v as usize].mapping as usize;
         let proc_idx = self.vmas[v as usize].proc_idx as usize;
         let locked = self.vmas[v as usize].locked;

@@ -90,6 +90,7 @@ impl Kernel {
             swap,
             wmark,
             vmstat: VmStat::default(),
+            touch_gen: 0,
             nonresident_age: 0,
             snapshot_refaults_file: 0,
             balance: ScanBalance::default(),

@@ -119,6 +119,7 @@ impl Kernel {
                         self.vmstat.pgdeactivate += 1;
                     }
                     self.vmstat.madvise_cold_pages += 1;
+                    self.touch_gen += 1;
                 }
             }
             Advice::PageOut => {
@@ -129,6 +130,7 @@ impl Kernel {
                     self.lru.remove(&mut self.frames, p);
                 }
                 self.vmstat.madvise_pageout_pages += pages.len() as u64;
+                self.touch_gen += pages.len() as u64;
                 for chunk in pages.chunks(32) {
                     self.reclaim_pages(t, chunk);
                 }

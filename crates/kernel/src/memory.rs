@@ -119,6 +119,18 @@ impl Kernel {
         }
     }
 
+    /// A generation of the mapped pages' state: it moves with every fault, LRU scan (which clears
+    /// accessed bits) and madvise cold/pageout, so a page touched under the same generation and
+    /// kernel time is still mapped, accessed and (if it was written) dirty.
+    #[inline(always)]
+    pub fn touch_gen(&self) -> u64 {
+        debug_assert_eq!(self.touch_gen, {
+            let s = &self.vmstat;
+            s.pgrefill + s.pgscan_kswapd + s.pgscan_direct + s.madvise_cold_pages + s.madvise_pageout_pages + s.pgfault
+        });
+        self.touch_gen
+    }
+
     /// Whether VMA `v` is still mapped (its process's memory not yet released).
     #[inline(always)]
     pub fn vma_live(&self, v: u32) -> bool {
@@ -176,6 +188,7 @@ impl Kernel {
         }
         if self.vmas[v as usize].file {
             self.vmstat.pgfault += 1;
+            self.touch_gen += 1;
             self.filemap_fault(t, v, page, write);
         } else {
             self.anon_fault(t, v, page, write);
@@ -192,6 +205,7 @@ impl Kernel {
             return;
         }
         self.vmstat.pgfault += 1;
+        self.touch_gen += 1;
         let pure = self.pure_lru();
         if e.is_swap() {
             let locked = self.vmas[v as usize].locked;

@@ -108,6 +108,11 @@ pub struct Kernel {
     pub swap: SwapDevice,
     pub(crate) wmark: Watermarks,
     pub vmstat: VmStat,
+    /// Moves whenever something but a non-faulting touch may change a mapped page's accessed or
+    /// dirty state or its mapping: the sum of `pgfault`, `pgrefill`, `pgscan_kswapd`,
+    /// `pgscan_direct`, `madvise_cold_pages` and `madvise_pageout_pages`, kept as one counter so
+    /// the runtime's touch caches read one word (see [`Kernel::touch_gen`]).
+    pub(crate) touch_gen: u64,
     /// workingset: `lruvec->nonresident_age` (`inactive_age` before 5.9).
     pub(crate) nonresident_age: u64,
     /// File refaults seen by the last reclaim cycle (`target_lruvec->refaults`), for

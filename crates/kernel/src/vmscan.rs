@@ -315,6 +315,7 @@ impl Kernel {
         let mut buf = [NO_PFN; SWAP_CLUSTER_MAX as usize];
         let taken = self.isolate(l, n, &mut buf);
         self.vmstat.pgrefill += taken as u64;
+        self.touch_gen += taken as u64;
         let mut rotated = 0u64;
         let mut deactivated = 0u64;
         let set_ws = self.cfg.semantics != KernelSemantics::V4_19;
@@ -364,6 +365,7 @@ impl Kernel {
         } else {
             self.vmstat.pgscan_direct += taken_u;
         }
+        self.touch_gen += taken_u;
         if file {
             self.vmstat.pgscan_file += taken_u;
         } else {
@@ -821,6 +823,7 @@ impl Kernel {
         let mut sc = ScanControl::new(1, false, self.cfg.scope == ReclaimScope::MemcgLimit, t.now);
         sc.ignore_references = true;
         self.vmstat.pgscan_direct += 1;
+        self.touch_gen += 1;
         let out = if anon { self.reclaim_anon(&mut sc, p) } else { self.reclaim_file(&mut sc, p) };
         if out != Outcome::Freed {
             // Swap full: nothing else can be done in pure mode.

@@ -147,9 +147,10 @@ pub struct Heap {
 
 /// The last few pages a thread touched. Touching one of them again only costs the kernel's
 /// resident-touch CPU: the page is mapped with its accessed bit (and dirty bit, after a write)
-/// set, and nothing can have changed that if the kernel's clock, its LRU scan counters
-/// (page_referenced clears accessed bits), its madvise counters and its fault count did not move
-/// since the pages were touched (the cache's *stamp*) and the process is alive — exactly what
+/// set, and nothing can have changed that if the kernel's clock and its touch generation (its
+/// fault count, LRU scans — page_referenced clears accessed bits — and madvise counters, see
+/// [`Kernel::touch_gen`]) did not move since the pages were touched (the cache's *stamp*) and
+/// the process is alive — exactly what
 /// [`TouchCache::hit`] checks. A touch of another page that does not fault changes none of
 /// these. Only pages the kernel reports mapped after the touch are remembered
 /// ([`Kernel::touch_resident`]): a fault that could not complete (the task was killed, the
@@ -167,21 +168,16 @@ pub struct TouchCache {
     written: u8,
     /// The entry the next new page replaces (round robin).
     next: u8,
-    /// The stamp every entry was touched under.
+    /// The stamp every entry was touched under: the kernel's time and touch generation.
     now: u64,
-    scans: u64,
+    gen: u64,
 }
 
 /// Pages a [`TouchCache`] remembers.
 const TOUCH_WAYS: usize = 4;
 
 impl TouchCache {
-    pub const NONE: Self = Self { pages: [(u32::MAX, u32::MAX); TOUCH_WAYS], written: 0, next: 0, now: 0, scans: 0 };
-    #[inline]
-    fn scans(k: &Kernel) -> u64 {
-        let s = &k.vmstat;
-        s.pgrefill + s.pgscan_kswapd + s.pgscan_direct + s.madvise_cold_pages + s.madvise_pageout_pages + s.pgfault
-    }
+    pub const NONE: Self = Self { pages: [(u32::MAX, u32::MAX); TOUCH_WAYS], written: 0, next: 0, now: 0, gen: 0 };
     #[inline]
     fn way(&self, v: u32, p: u32) -> Option<usize> {
         self.pages.iter().position(|&e| e == (v, p))
@@ -189,17 +185,17 @@ impl TouchCache {
     #[inline]
     pub fn hit(&self, k: &Kernel, v: u32, p: u32, write: bool) -> bool {
         match self.way(v, p) {
-            Some(i) => (!write || self.written & (1 << i) != 0) && self.now == k.now && self.scans == Self::scans(k) && k.vma_live(v),
+            Some(i) => (!write || self.written & (1 << i) != 0) && self.now == k.now && self.gen == k.touch_gen() && k.vma_live(v),
             None => false,
         }
     }
     /// Remember page `p` of VMA `v`, just touched (written if `write`) and mapped.
     #[inline]
     pub fn set(&mut self, k: &Kernel, v: u32, p: u32, write: bool) {
-        let (now, scans) = (k.now, Self::scans(k));
-        if self.now != now || self.scans != scans {
+        let (now, gen) = (k.now, k.touch_gen());
+        if self.now != now || self.gen != gen {
             // The pages remembered were touched under another stamp: forget them.
-            *self = Self { now, scans, ..Self::NONE };
+            *self = Self { now, gen, ..Self::NONE };
         }
         let i = match self.way(v, p) {
             Some(i) => i,
@@ -513,15 +509,21 @@ impl Heap {
         self.touch_pages(k, t, self.vma[space as usize], addr, size, write);
     }
 
-    #[inline]
+    #[inline(always)]
     fn touch_pages(&mut self, k: &mut Kernel, t: &mut Task, v: u32, a: u64, size: u32, write: bool) {
         let first = (a / PAGE) as u32;
         let last = ((a + size as u64 - 1) / PAGE) as u32;
+        // An object on one page the thread touched last: no call (most touches).
         if first == last && self.mut_cache.hit(k, v, first, write) {
             debug_assert!(k.touch_is_trivial(t, v, first, write), "touch cache hit on page {first} of VMA {v}, which a touch would change");
             t.cpu(self.touch_ns);
             return;
         }
+        self.touch_pages_slow(k, t, v, first, last, write);
+    }
+
+    #[inline(never)]
+    fn touch_pages_slow(&mut self, k: &mut Kernel, t: &mut Task, v: u32, first: u32, last: u32, write: bool) {
         for p in first..=last {
             if self.mut_cache.hit(k, v, p, write) {
                 debug_assert!(k.touch_is_trivial(t, v, p, write), "touch cache hit on page {p} of VMA {v}, which a touch would change");
@@ -552,11 +554,24 @@ impl Heap {
         self.gc_touch_range(k, t, sp, a, self.objs.size(o), write);
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn gc_touch_range(&mut self, k: &mut Kernel, t: &mut Task, sp: usize, a: u64, size: u32, write: bool) {
         let v = self.vma[sp];
         let first = (a / PAGE) as u32;
         let last = ((a + size as u64 - 1) / PAGE) as u32;
+        // An object on one page the GC thread touched last: no call (most touches; a hit is
+        // never a page new to this collection, so the page count needs nothing).
+        if first == last && self.gc_cache.hit(k, v, first, write) {
+            debug_assert!(k.touch_is_trivial(t, v, first, write), "touch cache hit on page {first} of VMA {v}, which a touch would change");
+            t.cpu(self.touch_ns);
+            return;
+        }
+        self.gc_touch_range_slow(k, t, sp, v, first, last, write);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn gc_touch_range_slow(&mut self, k: &mut Kernel, t: &mut Task, sp: usize, v: u32, first: u32, last: u32, write: bool) {
         let ep = self.epoch;
         for p in first..=last {
             if self.gc_cache.hit(k, v, p, write) {
