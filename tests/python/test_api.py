@@ -38,7 +38,19 @@ def test_tables_are_dataframes_with_unit_named_columns(r):
 
 
 def test_empty_tables_keep_their_columns_and_zero_counters_are_present(r):
-    assert len(r.kills) == 0 and list(r.kills.columns) == ["t_s", "app", "is_app", "process", "oom_score_adj", "reason", "killer", "rss_kb", "swap_kb"]
+    assert len(r.kills) == 0 and list(r.kills.columns) == [
+        "t_s",
+        "app",
+        "is_app",
+        "process",
+        "oom_score_adj",
+        "reason",
+        "killer",
+        "rss_kb",
+        "swap_kb",
+        "swap_used_kb",
+        "free_kb",
+    ]
     assert list(r.janky_frames.columns) == ["t_s", "app", "dur_ms"]
     vm = dict(zip(r.vmstat["counter"], r.vmstat["value"]))
     assert vm["pswpin"] == 0 and vm["pgfault"] > 0  # zero counters are rows too

@@ -140,3 +140,24 @@ def test_thesis_utilisation_table_says_when_two_utilisations_give_the_same_runs(
     assert "50 %" not in same.split("The rows at")[1]
     apart = "\n".join(thesis.utilization_lines({"experiments": [exp(10, 1.0), exp(30, 1.5), exp(50, 2.0)]}))
     assert "are the same" not in apart
+
+
+def test_fleet_caching_page_says_who_ended_the_apps_from_the_kill_records():
+    from mobmem.session.studies import fleet
+
+    def kill(reason, killer, swap_mib, free_mib):
+        return {"reason": reason, "killer": killer, "swap_used_kb": swap_mib * 1024, "free_kb": free_mib * 1024}
+
+    exp = {
+        "results": {
+            "stock/1": {"kill_records": [kill("oom (global)", "kernel", 2000, 30), kill("oom (global)", "kernel", 1900, 40)]},
+            "stock/2": {"kill_records": [kill("cached #17", "am", 100, 500)]},
+            "fleet/1": {"kill_records": []},
+            "fleet/2": {"kill_records": [{"reason": "oom (global)", "killer": "kernel"}]},
+        }
+    }
+    text = "\n".join(fleet.kill_lines(exp, ["stock", "fleet"], [1, 2]))
+    # Counts by reason, most frequent first; the median and range of what each kill saw.
+    assert "| `stock` | 3 | oom (global) (kernel): 2, cached #17 (am): 1 | 1,900 [100–2,000] | 40 [30–500] |" in text
+    # Records without the measurements (older runs) are counted but give no spread.
+    assert "| `fleet` | 1 | oom (global) (kernel): 1 | — | — |" in text

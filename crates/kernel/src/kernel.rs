@@ -456,6 +456,7 @@ impl Kernel {
     pub fn kill_process(&mut self, proc_idx: u32, reason: &str, min_adj: i32, by: &str, now: Nanos, delay: Nanos) {
         let u = self.proc_usage(proc_idx);
         let (rss, swap) = (u.anon - u.anon_shared + u.file, u.swap - u.swap_shared);
+        let (swap_used, free) = (self.swap.nr_used(), self.nr_free());
         let p = &mut self.procs[proc_idx as usize];
         if !p.alive {
             return;
@@ -473,6 +474,8 @@ impl Kernel {
             rss_kb: rss * 4,
             swap_kb: swap * 4,
             shared_kb: u.anon_shared * 4,
+            swap_used_kb: swap_used * 4,
+            free_kb: free * 4,
             reaped_ns: None,
         });
         if delay == 0 {

@@ -367,6 +367,10 @@ pub struct KillRecord {
     pub swap_kb: u64,
     /// Resident anon the victim shared copy-on-write with other processes (not freed).
     pub shared_kb: u64,
+    /// The swap device's slots in use and the free memory when the kill was decided (what tells
+    /// a kill with swap full from one with swap to spare).
+    pub swap_used_kb: u64,
+    pub free_kb: u64,
     pub(crate) reaped_ns: Option<u64>,
 }
 

@@ -194,7 +194,8 @@ def kills_table(res: dict) -> Table | None:
     if not rows:
         return None
     t = Table(title="kills", show_edge=False, title_justify="left")
-    for c in ("t s", "app / process", "reason", "by", "adj", "RSS MiB", "swap MiB"):
+    # The last two: the whole phone's swap in use and free memory when the kill was decided.
+    for c in ("t s", "app / process", "reason", "by", "adj", "RSS MiB", "swap MiB", "swap in use MiB", "free MiB"):
         t.add_column(c, justify="left" if c in ("app / process", "reason", "by") else "right")
     for r in rows:
         t.add_row(
@@ -205,6 +206,8 @@ def kills_table(res: dict) -> Table | None:
             str(r["oom_score_adj"]),
             f"{(r['rss_kb'] or 0) / 1024:.1f}",
             f"{(r['swap_kb'] or 0) / 1024:.1f}",
+            f"{(r.get('swap_used_kb') or 0) / 1024:.0f}",
+            f"{(r.get('free_kb') or 0) / 1024:.0f}",
         )
     return t
 

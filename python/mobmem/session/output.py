@@ -6,7 +6,8 @@
 - ``launches.csv`` — one row per launch, the breakdown flattened into columns;
 - ``timeline.csv`` — the memory time series (one row per sample);
 - ``events.csv`` — the event log (launches, kills, OOMs, compactions, restarts);
-- ``kills.csv`` — one row per kill with its app, reason, killer, oom_score_adj, RSS and swap;
+- ``kills.csv`` — one row per kill with its app, reason, killer, oom_score_adj, RSS and swap, and
+  the swap device's use and the free memory when the kill was decided;
 - ``per_app.csv`` — each app's totals;
 - ``gcs.csv`` — one row per collection; ``gc_phases.csv`` — its phases (``gc`` is the row of
   ``gcs.csv``);
@@ -38,7 +39,7 @@ APP_MEMORY_FIELDS = TABLES["app_memory"]
 #: dumpsys meminfo App Summary categories of the per-app series (RSS by category, MiB).
 MEMINFO_CATEGORIES: list[str] = list(_core.meminfo_categories())
 #: The kills table joins two lists of the result (:func:`kill_rows`).
-KILL_FIELDS = ["t_s", "app", "is_app", "process", "oom_score_adj", "reason", "killer", "rss_kb", "swap_kb"]
+KILL_FIELDS = ["t_s", "app", "is_app", "process", "oom_score_adj", "reason", "killer", "rss_kb", "swap_kb", "swap_used_kb", "free_kb"]
 
 #: The result's bulky series with their columns: each is written to its own CSV file named after
 #: its key and left out of ``summary.json`` (:func:`summary`).
@@ -89,6 +90,8 @@ def kill_rows(res: dict) -> list[dict]:
                 "killer": r.get("killer"),
                 "rss_kb": r.get("rss_kb"),
                 "swap_kb": r.get("swap_kb"),
+                "swap_used_kb": r.get("swap_used_kb"),
+                "free_kb": r.get("free_kb"),
             }
         )
     return rows

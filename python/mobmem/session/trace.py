@@ -143,7 +143,7 @@ def _events(res: dict, lay: _Layout) -> Iterator[_Event]:
     for k in kill_rows(res):
         pid = lay.pid(k["app"]) if k.get("is_app") else PHONE_PID
         tid = pid if k.get("is_app") else PHONE_PID + KILLS_TID
-        args = {x: k.get(x) for x in ("process", "reason", "killer", "oom_score_adj", "rss_kb", "swap_kb")}
+        args = {x: k.get(x) for x in ("process", "reason", "killer", "oom_score_adj", "rss_kb", "swap_kb", "swap_used_kb", "free_kb")}
         yield _Event(_ns(k["t_s"]), pid, tid, f"kill ({k.get('killer')})", None, args)
     samples = res.get("timeline", [])
     prev = None

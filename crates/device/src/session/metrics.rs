@@ -89,7 +89,7 @@ pub fn result(s: &Session, wall_s: f64) -> Value {
     for r in &k.kills {
         *kills_by_reason.entry(format!("{} ({})", r.reason, r.killer)).or_default() += 1;
     }
-    let kills_adj: Vec<Value> = k.kills.iter().map(|r| json!({ "t_s": r.time_ns as f64 / 1e9, "name": r.name, "oom_score_adj": r.oom_score_adj, "min_score_adj": r.min_score_adj, "reason": r.reason, "killer": r.killer, "rss_kb": r.rss_kb, "swap_kb": r.swap_kb })).collect();
+    let kills_adj: Vec<Value> = k.kills.iter().map(|r| json!({ "t_s": r.time_ns as f64 / 1e9, "name": r.name, "oom_score_adj": r.oom_score_adj, "min_score_adj": r.min_score_adj, "reason": r.reason, "killer": r.killer, "rss_kb": r.rss_kb, "swap_kb": r.swap_kb, "swap_used_kb": r.swap_used_kb, "free_kb": r.free_kb })).collect();
     // Per app.
     let mut per_app = serde_json::Map::new();
     let mut frames = FrameStats::default();

@@ -8,6 +8,7 @@ kernel)."""
 
 from __future__ import annotations
 
+import statistics
 from pathlib import Path
 
 from mobmem.session.fidelity import cached_at_first_kill, cached_max_after_launch, curve_level, first_drop, launch_stat, measured_launches
@@ -257,6 +258,40 @@ def explain(exp: dict, systems: list[str], seeds: list[int]) -> list[str]:
     return lines
 
 
+def _mib_spread(kb: list[float]) -> str:
+    """Median and range of values in kB, in MiB."""
+    if not kb:
+        return "—"
+    v = sorted(x / 1024 for x in kb)
+    return f"{statistics.median(v):,.0f} [{v[0]:,.0f}–{v[-1]:,.0f}]"
+
+
+def kill_lines(exp: dict, systems: list[str], seeds: list[int]) -> list[str]:
+    """Who ended the apps in a caching run and what the phone had left when it did: per system,
+    the kills of all seeds by killer and reason, and the swap in use and the free memory when each
+    kill was decided — a kill with the swap device full is a different mechanism from one with
+    swap to spare."""
+    lines = [
+        "",
+        "Who ended the apps (all seeds): the kills by killer and reason, and the phone's swap in use",
+        "and free memory when each kill was decided (median [range] over the kills, MiB).",
+        "",
+        "| system | kills | by killer and reason | swap in use at the kills | free memory at the kills |",
+        "|---|---|---|---|---|",
+    ]
+    for s in systems:
+        recs = [r for sd in seeds for r in exp["results"][f"{s}/{sd}"].get("kill_records", [])]
+        by: dict[str, int] = {}
+        for r in recs:
+            key = f"{r.get('reason')} ({r.get('killer')})"
+            by[key] = by.get(key, 0) + 1
+        reasons = ", ".join(f"{k}: {n}" for k, n in sorted(by.items(), key=lambda kv: (-kv[1], kv[0]))) or "—"
+        swap = [r["swap_used_kb"] for r in recs if r.get("swap_used_kb") is not None]
+        free = [r["free_kb"] for r in recs if r.get("free_kb") is not None]
+        lines.append(f"| `{s}` | {len(recs)} | {reasons} | {_mib_spread(swap)} | {_mib_spread(free)} |")
+    return lines
+
+
 def render(doc: dict, report: Path) -> str:
     """The report page; figures go to a folder named after the page (``fleet/``)."""
     systems, seeds = doc["systems"], doc["seeds"]
@@ -281,6 +316,7 @@ def render(doc: dict, report: Path) -> str:
         if exp["id"].startswith("caching"):
             names = _curve_figure(exp, systems, seeds, figdir / exp["id"])
             lines += ["", f"![apps alive after each launch]({figdir.name}/{names[0]}) ([SVG]({figdir.name}/{names[1]}))"]
+            lines += kill_lines(exp, systems, seeds)
         if exp["id"] == "hot-launch":
             lines += explain(exp, systems, seeds)
         lines += per_app_lines(exp, STUDY, systems)
