@@ -87,7 +87,8 @@ class Result:
     @property
     def kills(self):
         """One row per kill: ``t_s, app, is_app, process, oom_score_adj, reason, killer, rss_kb,
-        swap_kb``."""
+        swap_kb, swap_used_kb, free_kb`` (the last two: the phone's swap in use and free memory when
+        the kill was decided; empty in results saved before they were recorded)."""
         from mobmem.session.output import KILL_FIELDS, kill_rows
 
         return self._get("kills", lambda: _frame(kill_rows(self.raw), KILL_FIELDS))

@@ -145,19 +145,26 @@ def test_thesis_utilisation_table_says_when_two_utilisations_give_the_same_runs(
 def test_fleet_caching_page_says_who_ended_the_apps_from_the_kill_records():
     from mobmem.session.studies import fleet
 
-    def kill(reason, killer, swap_mib, free_mib):
-        return {"reason": reason, "killer": killer, "swap_used_kb": swap_mib * 1024, "free_kb": free_mib * 1024}
+    def run(*kills):
+        """A result with these kills: (t_s, app or None for a system process, reason, killer, swap MiB, free MiB)."""
+        recs = [
+            {"t_s": t, "name": a or "launcher", "reason": r, "killer": k, **({"swap_used_kb": sw * 1024, "free_kb": fr * 1024} if sw is not None else {})}
+            for t, a, r, k, sw, fr in kills
+        ]
+        return {"kill_records": recs, "kills": [{"t_s": t, "app": a or "launcher", "is_app": a is not None} for t, a, *_ in kills]}
 
     exp = {
         "results": {
-            "stock/1": {"kill_records": [kill("oom (global)", "kernel", 2000, 30), kill("oom (global)", "kernel", 1900, 40)]},
-            "stock/2": {"kill_records": [kill("cached #17", "am", 100, 500)]},
-            "fleet/1": {"kill_records": []},
-            "fleet/2": {"kill_records": [{"reason": "oom (global)", "killer": "kernel"}]},
+            # The less frequent reason first: the table sorts by count.
+            "stock/1": run((1.0, "twitter", "cached #17", "am", 100, 500), (2.0, "facebook", "oom (global)", "kernel", 2000, 30)),
+            "stock/2": run((3.0, "maps", "oom (global)", "kernel", 1900, 40), (4.0, None, "oom (global)", "kernel", 5, 900)),
+            "fleet/1": run(),
+            "fleet/2": run((5.0, "maps", "oom (global)", "kernel", None, None)),
         }
     }
     text = "\n".join(fleet.kill_lines(exp, ["stock", "fleet"], [1, 2]))
-    # Counts by reason, most frequent first; the median and range of what each kill saw.
+    # Apps' kills only (the launcher's is left out), by reason, most frequent first; the median and
+    # range of what each kill saw.
     assert "| `stock` | 3 | oom (global) (kernel): 2, cached #17 (am): 1 | 1,900 [100–2,000] | 40 [30–500] |" in text
     # Records without the measurements (older runs) are counted but give no spread.
     assert "| `fleet` | 1 | oom (global) (kernel): 1 | — | — |" in text

@@ -187,6 +187,11 @@ def curve_table(res: dict, title: str = "apps alive after each launch") -> Table
     return t
 
 
+def _mib_or_dash(kb) -> str:
+    """kB as whole MiB; a dash for a value the result does not have (saved before it was recorded)."""
+    return "—" if kb is None else f"{kb / 1024:.0f}"
+
+
 def kills_table(res: dict) -> Table | None:
     from mobmem.session.output import kill_rows
 
@@ -206,8 +211,8 @@ def kills_table(res: dict) -> Table | None:
             str(r["oom_score_adj"]),
             f"{(r['rss_kb'] or 0) / 1024:.1f}",
             f"{(r['swap_kb'] or 0) / 1024:.1f}",
-            f"{(r.get('swap_used_kb') or 0) / 1024:.0f}",
-            f"{(r.get('free_kb') or 0) / 1024:.0f}",
+            _mib_or_dash(r.get("swap_used_kb")),
+            _mib_or_dash(r.get("free_kb")),
         )
     return t
 

@@ -268,19 +268,21 @@ def _mib_spread(kb: list[float]) -> str:
 
 def kill_lines(exp: dict, systems: list[str], seeds: list[int]) -> list[str]:
     """Who ended the apps in a caching run and what the phone had left when it did: per system,
-    the kills of all seeds by killer and reason, and the swap in use and the free memory when each
-    kill was decided — a kill with the swap device full is a different mechanism from one with
-    swap to spare."""
+    the kills of apps (system processes left out) of all seeds by killer and reason, and the swap
+    in use and the free memory when each kill was decided — a kill with the swap device full is a
+    different mechanism from one with swap to spare."""
+    from mobmem.session.output import kill_rows
+
     lines = [
         "",
-        "Who ended the apps (all seeds): the kills by killer and reason, and the phone's swap in use",
-        "and free memory when each kill was decided (median [range] over the kills, MiB).",
+        "Who ended the apps (all seeds): the apps' kills by killer and reason, and the phone's swap in",
+        "use and free memory when each kill was decided (median [range] over the kills, MiB).",
         "",
         "| system | kills | by killer and reason | swap in use at the kills | free memory at the kills |",
         "|---|---|---|---|---|",
     ]
     for s in systems:
-        recs = [r for sd in seeds for r in exp["results"][f"{s}/{sd}"].get("kill_records", [])]
+        recs = [r for sd in seeds for r in kill_rows(exp["results"][f"{s}/{sd}"]) if r["is_app"]]
         by: dict[str, int] = {}
         for r in recs:
             key = f"{r.get('reason')} ({r.get('killer')})"
