@@ -183,15 +183,35 @@ impl TouchCache {
         self.pages.iter().position(|&e| e == (v, p))
     }
     #[inline]
-    pub fn hit(&self, k: &Kernel, v: u32, p: u32, write: bool) -> bool {
+    fn hit(&self, k: &Kernel, v: u32, p: u32, write: bool) -> bool {
         match self.way(v, p) {
             Some(i) => (!write || self.written & (1 << i) != 0) && self.now == k.now && self.gen == k.touch_gen() && k.vma_live(v),
             None => false,
         }
     }
+    /// Serve a touch of page `p` of VMA `v` from the cache if it holds the page: charge `t` the
+    /// kernel's resident-touch CPU (`touch_ns`) and return true, without asking the kernel
+    /// (in debug builds, assert that the kernel's touch would have changed nothing).
+    #[inline(always)]
+    pub fn touch_cached(&self, k: &Kernel, t: &mut Task, v: u32, p: u32, write: bool, touch_ns: u64) -> bool {
+        if !self.hit(k, v, p, write) {
+            return false;
+        }
+        debug_assert!(k.touch_is_trivial(t, v, p, write), "touch cache hit on page {p} of VMA {v}, which a touch would change");
+        t.cpu(touch_ns);
+        true
+    }
+    /// A touch the cache could not serve: the kernel's, and the page is remembered if it is
+    /// mapped after it (and caching is `enabled`).
+    #[inline]
+    pub fn touch_kernel(&mut self, k: &mut Kernel, t: &mut Task, v: u32, p: u32, write: bool, enabled: bool) {
+        if k.touch_resident(t, v, p, write) && enabled {
+            self.set(k, v, p, write);
+        }
+    }
     /// Remember page `p` of VMA `v`, just touched (written if `write`) and mapped.
     #[inline]
-    pub fn set(&mut self, k: &Kernel, v: u32, p: u32, write: bool) {
+    fn set(&mut self, k: &Kernel, v: u32, p: u32, write: bool) {
         let (now, gen) = (k.now, k.touch_gen());
         if self.now != now || self.gen != gen {
             // The pages remembered were touched under another stamp: forget them.
@@ -514,9 +534,7 @@ impl Heap {
         let first = (a / PAGE) as u32;
         let last = ((a + size as u64 - 1) / PAGE) as u32;
         // An object on one page the thread touched last: no call (most touches).
-        if first == last && self.mut_cache.hit(k, v, first, write) {
-            debug_assert!(k.touch_is_trivial(t, v, first, write), "touch cache hit on page {first} of VMA {v}, which a touch would change");
-            t.cpu(self.touch_ns);
+        if first == last && self.mut_cache.touch_cached(k, t, v, first, write, self.touch_ns) {
             return;
         }
         self.touch_pages_slow(k, t, v, first, last, write);
@@ -525,13 +543,8 @@ impl Heap {
     #[inline(never)]
     fn touch_pages_slow(&mut self, k: &mut Kernel, t: &mut Task, v: u32, first: u32, last: u32, write: bool) {
         for p in first..=last {
-            if self.mut_cache.hit(k, v, p, write) {
-                debug_assert!(k.touch_is_trivial(t, v, p, write), "touch cache hit on page {p} of VMA {v}, which a touch would change");
-                t.cpu(self.touch_ns);
-                continue;
-            }
-            if k.touch_resident(t, v, p, write) && self.touch_cache_enabled {
-                self.mut_cache.set(k, v, p, write);
+            if !self.mut_cache.touch_cached(k, t, v, p, write, self.touch_ns) {
+                self.mut_cache.touch_kernel(k, t, v, p, write, self.touch_cache_enabled);
             }
         }
     }
@@ -561,9 +574,7 @@ impl Heap {
         let last = ((a + size as u64 - 1) / PAGE) as u32;
         // An object on one page the GC thread touched last: no call (most touches; a hit is
         // never a page new to this collection, so the page count needs nothing).
-        if first == last && self.gc_cache.hit(k, v, first, write) {
-            debug_assert!(k.touch_is_trivial(t, v, first, write), "touch cache hit on page {first} of VMA {v}, which a touch would change");
-            t.cpu(self.touch_ns);
+        if first == last && self.gc_cache.touch_cached(k, t, v, first, write, self.touch_ns) {
             return;
         }
         self.gc_touch_range_slow(k, t, sp, v, first, last, write);
@@ -574,9 +585,7 @@ impl Heap {
     fn gc_touch_range_slow(&mut self, k: &mut Kernel, t: &mut Task, sp: usize, v: u32, first: u32, last: u32, write: bool) {
         let ep = self.epoch;
         for p in first..=last {
-            if self.gc_cache.hit(k, v, p, write) {
-                debug_assert!(k.touch_is_trivial(t, v, p, write), "touch cache hit on page {p} of VMA {v}, which a touch would change");
-                t.cpu(self.touch_ns);
+            if self.gc_cache.touch_cached(k, t, v, p, write, self.touch_ns) {
                 continue;
             }
             let s = &mut self.page_stamp[sp][p as usize];
@@ -584,9 +593,7 @@ impl Heap {
                 *s = ep;
                 self.gc_pages_touched += 1;
             }
-            if k.touch_resident(t, v, p, write) && self.touch_cache_enabled {
-                self.gc_cache.set(k, v, p, write);
-            }
+            self.gc_cache.touch_kernel(k, t, v, p, write, self.touch_cache_enabled);
         }
     }
 
@@ -937,13 +944,8 @@ impl Heap {
     pub fn touch_card(&mut self, k: &mut Kernel, t: &mut Task, c: usize) {
         let Some(v) = self.card_vma else { return };
         let p = (c / CARDS_PER_PAGE) as u32;
-        if self.card_cache.hit(k, v, p, true) {
-            debug_assert!(k.touch_is_trivial(t, v, p, true), "touch cache hit on card-table page {p}, which a touch would change");
-            t.cpu(self.touch_ns);
-            return;
-        }
-        if k.touch_resident(t, v, p, true) && self.touch_cache_enabled {
-            self.card_cache.set(k, v, p, true);
+        if !self.card_cache.touch_cached(k, t, v, p, true, self.touch_ns) {
+            self.card_cache.touch_kernel(k, t, v, p, true, self.touch_cache_enabled);
         }
     }
 

@@ -9,6 +9,7 @@ kernel)."""
 from __future__ import annotations
 
 import statistics
+from collections import Counter
 from pathlib import Path
 
 from mobmem.session.fidelity import cached_at_first_kill, cached_max_after_launch, curve_level, first_drop, launch_stat, measured_launches
@@ -283,10 +284,7 @@ def kill_lines(exp: dict, systems: list[str], seeds: list[int]) -> list[str]:
     ]
     for s in systems:
         recs = [r for sd in seeds for r in kill_rows(exp["results"][f"{s}/{sd}"]) if r["is_app"]]
-        by: dict[str, int] = {}
-        for r in recs:
-            key = f"{r.get('reason')} ({r.get('killer')})"
-            by[key] = by.get(key, 0) + 1
+        by = Counter(f"{r.get('reason')} ({r.get('killer')})" for r in recs)
         reasons = ", ".join(f"{k}: {n}" for k, n in sorted(by.items(), key=lambda kv: (-kv[1], kv[0]))) or "—"
         swap = [r["swap_used_kb"] for r in recs if r.get("swap_used_kb") is not None]
         free = [r["free_kb"] for r in recs if r.get("free_kb") is not None]
