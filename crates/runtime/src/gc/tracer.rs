@@ -29,6 +29,8 @@ pub struct Tracer {
     pub(crate) sweep_started: bool,
     pub(crate) rescue: Vec<ObjId>,
     pub(crate) sweep: Vec<ObjId>,
+    /// Sort keys (space, address and object): the reused buffer that sorts `rescue` and `sweep`.
+    pub(crate) sort_buf: Vec<u64>,
     /// Card scanning in progress: the used card ranges, the range and card reached.
     pub(crate) cards_started: bool,
     pub(crate) card_ranges: [(usize, usize); 3],
@@ -51,6 +53,7 @@ impl Tracer {
             sweep_started: false,
             rescue: Vec::new(),
             sweep: Vec::new(),
+            sort_buf: Vec::new(),
             cards_started: false,
             card_ranges: [(0, 0); 3],
             card_range_idx: 0,
