@@ -65,13 +65,15 @@ def test_share_metrics():
             {"app": "a", "kind": "hot", "warmup": True, "objects": {"near_root": 100, "foreground_young": 0, "other": 0}},
             {"app": "b", "kind": "cold", "objects": {"near_root": 0, "foreground_young": 0, "other": 0}},
         ],
-        "refaults": {"total": 40, "by_app": {"a": 4, "b": 10}},
+        "refaults": {"total": 40, "by_app": {"a": 4, "b": 10}, "activate_file": 20, "activate_file_by_app": {"a": 4, "b": 3}},
         "ratios": {"refault_ratio": 0.25},
         "per_app": {"a": {"java_share_fg": 12.5}, "b": {"java_share_fg": None}},
     }
     assert fid.launch_objects_share(res, "near_root+foreground_young") == 80.0
     assert fid.launch_objects_share(res, "near_root") == 50.0
     assert fid.fg_refault_share(res) == 25.0  # the last launch's app (b): 10 of 40
+    assert fid.fg_activation_share(res) == 15.0  # b's activating file refaults: 3 of 20
+    assert fid.fg_activation_share({"launches": res["launches"], "refaults": {"total": 40}}) is None
     assert fid.ratio(res, "refault_ratio") == 25.0 and fid.ratio(res, "nope") is None
     assert fid.java_share(res, "a") == 12.5 and fid.java_share(res, "b") is None
 

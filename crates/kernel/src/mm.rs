@@ -208,6 +208,9 @@ pub struct ProcStats {
     pub swapout: u64,
     pub refault_anon: u64,
     pub refault_file: u64,
+    /// File refaults that activated the page (the refault distance within the workingset):
+    /// what `workingset_activate_file` counts, per faulting process.
+    pub activate_file: u64,
     /// Time this process's thread spent in memory stalls (direct reclaim, thrashing refaults).
     pub(crate) memstall_ns: u64,
     pub(crate) allocstall: u64,

@@ -76,6 +76,7 @@ impl Kernel {
         self.vmstat.workingset_activate += 1;
         if file {
             self.vmstat.workingset_activate_file += 1;
+            self.procs[proc_idx].stats.activate_file += 1;
         } else {
             self.vmstat.workingset_activate_anon += 1;
         }

@@ -258,6 +258,33 @@ fn file_refault_activates_when_distance_within_workingset() {
 }
 
 #[test]
+fn activating_file_refaults_are_counted_per_faulting_process() {
+    // Process 1 keeps file c in use while it streams through file b (each chunk of b made cold
+    // after its read): reclaim takes b and activates c. Then process 2 reads file a once, it is
+    // evicted by more of the stream, and read again within the active list's length: every one
+    // of its refaults activates, and each is counted for process 2.
+    let mut s = String::from("ram 64\nswap none\nproc 1 app\nproc 2 other\nmap 1 c file c.bin 6000\nmap 2 a file a.bin 1000\nmap 1 b file b.bin 41000\n");
+    s.push_str("touch 1 c 0 6000\n");
+    for first in (0..30000u32).step_by(250) {
+        writeln!(s, "touch 1 b {first} 250\nmadvise 1 b {first} 250 cold").unwrap();
+        if first % 500 == 0 {
+            s.push_str("touch 1 c 0 6000\n");
+        }
+    }
+    s.push_str("touch 2 a 0 1000\nmadvise 2 a 0 1000 cold\n");
+    for first in (30000..41000u32).step_by(250) {
+        writeln!(s, "touch 1 b {first} 250\nmadvise 1 b {first} 250 cold").unwrap();
+    }
+    s.push_str("touch 2 a 0 1000\n");
+    let k = replay(&s, &[]);
+    let (p1, p2) = (&k.procs[0].stats, &k.procs[1].stats);
+    assert!(k.vmstat.pgactivate >= 6000, "c activated: pgactivate {}", k.vmstat.pgactivate);
+    assert_eq!((p2.refault_file, p2.activate_file), (1000, 1000), "a's refaults all activate");
+    assert_eq!(p1.activate_file + p2.activate_file, k.vmstat.workingset_activate_file);
+    assert_eq!(p1.refault_file + p2.refault_file, k.vmstat.workingset_refault_file);
+}
+
+#[test]
 fn read_of_untouched_anon_maps_the_zero_page() {
     let k = replay("ram 64\nproc 1 app\nmap 1 heap anon 100\ntouch 1 heap 0 100 r\n", &[]);
     assert_eq!(k.lru.total(), 0);

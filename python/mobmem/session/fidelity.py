@@ -94,6 +94,18 @@ def fg_refault_share(res: dict) -> float | None:
     return 100.0 * r.get("by_app", {}).get(launches[-1]["app"], 0) / total
 
 
+def fg_activation_share(res: dict) -> float | None:
+    """The share (%) of the activating file refaults (``workingset_activate_file``) that are the
+    foreground app's (the app of the last launch), as a kernel instrumented at that activation
+    and tagging each page with its owner counts them."""
+    launches = res.get("launches", [])
+    r = res.get("refaults", {})
+    total = r.get("activate_file")
+    if not launches or not total:
+        return None
+    return 100.0 * r.get("activate_file_by_app", {}).get(launches[-1]["app"], 0) / total
+
+
 def launch_objects_share(res: dict, classes: str) -> float | None:
     """Of the objects the run's measured hot launches read, the share (%) in ``classes``
     (``near_root``, ``foreground_young``, or both joined with ``+``)."""
@@ -153,13 +165,14 @@ METRICS: dict[str, Metric] = {
     "first_drop": Metric(first_drop, (), "launch after which the count of apps alive first drops (one past the last launch if it never does)"),
     "curve_level": Metric(curve_level, ("from_launch",), "mean count of apps alive after launches from_launch (1-based) to the last"),
     "java_share": Metric(java_share, ("app",), "the Java heap's share (%) of one app's PSS while in the foreground"),
-    "ratio": Metric(ratio, ("name",), "a vmstat ratio of the run (refault_ratio, direct_reclaim_ratio, anon_share_of_evictions), %"),
+    "ratio": Metric(ratio, ("name",), "a vmstat ratio of the run (refault_ratio, file_activate_ratio, direct_reclaim_ratio, anon_share_of_evictions), %"),
     "launch_objects_share": Metric(
         launch_objects_share,
         ("classes",),
         "of the objects hot launches read, the share (%) in these classes (near_root, foreground_young, or near_root+foreground_young)",
     ),
     "fg_refault_share": Metric(fg_refault_share, (), "the foreground app's (last launched) share of all refaults, %"),
+    "fg_activation_share": Metric(fg_activation_share, (), "the foreground app's (last launched) share of the activating file refaults, %"),
     "cold_io_share": Metric(
         _cold_io_share,
         ("quantile",),

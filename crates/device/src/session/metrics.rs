@@ -135,6 +135,10 @@ pub fn result(s: &Session, wall_s: f64) -> Value {
             st.refault_anon + st.refault_file
         })
         .sum();
+    // Activating file refaults per app and of the system processes: what a kernel instrumented
+    // in `workingset_refault`'s activation branch counts per page owner (Acclaim's refault figures).
+    let app_activations: BTreeMap<&str, u64> = s.apps.iter().map(|a| (a.spec.name.as_str(), a.totals.activate_file)).collect();
+    let sys_activations: u64 = s.sys.iter().map(|p| k.procs[p.proc_idx as usize].stats.activate_file).sum();
     let alive_max = alive_after.iter().copied().max().unwrap_or(0);
     let alive_mean = if alive_after.is_empty() { 0.0 } else { alive_after.iter().map(|&x| x as f64).sum::<f64>() / alive_after.len() as f64 };
     let evictions = v.pgsteal_kswapd + v.pgsteal_direct;
@@ -178,9 +182,13 @@ pub fn result(s: &Session, wall_s: f64) -> Value {
             "refault_ratio": ratio(refaults, evictions),
             "direct_reclaim_ratio": ratio(v.pgsteal_direct, evictions),
             "anon_share_of_evictions": ratio(v.pgsteal_anon, v.pgsteal_anon + v.pgsteal_file),
+            // Activating file refaults over evicted file pages: the refault ratio as a kernel
+            // instrumented at `workingset_eviction` and at `workingset_refault`'s activation counts it.
+            "file_activate_ratio": ratio(v.workingset_activate_file, v.pgsteal_file),
         },
         "refaults": {
             "total": refaults, "anon": v.workingset_refault_anon, "file": v.workingset_refault_file, "evictions": evictions, "by_app": app_refaults, "system_processes": sys_refaults,
+            "activate_file": v.workingset_activate_file, "activate_file_by_app": app_activations, "activate_file_system_processes": sys_activations,
             // Version-independent: an evicted page needed again — a file page read back (its
             // shadow entry found) or a swapped-out page swapped in. Kernels before 5.9 count no
             // anon refaults, so `total` alone is not comparable across kernel versions.

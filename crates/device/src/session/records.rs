@@ -198,6 +198,8 @@ pub struct AppTotals {
     pub(crate) object_swap: mobmem_runtime::object_swap::ObjectSwapStats,
     pub(crate) refault_anon: u64,
     pub(crate) refault_file: u64,
+    /// File refaults that activated their page (see `ProcStats::activate_file`).
+    pub(crate) activate_file: u64,
     pub(crate) majflt: u64,
     pub(crate) swapin: u64,
     pub(crate) swapout: u64,
@@ -245,6 +247,7 @@ impl AppTotals {
         let st = &k.procs[l.proc_idx as usize].stats;
         self.refault_anon += st.refault_anon;
         self.refault_file += st.refault_file;
+        self.activate_file += st.activate_file;
         self.majflt += st.majflt;
         self.swapin += st.swapin;
         self.swapout += st.swapout;
