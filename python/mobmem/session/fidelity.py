@@ -84,26 +84,27 @@ def ratio(res: dict, name: str) -> float | None:
     return None if v is None else 100.0 * float(v)
 
 
-def fg_refault_share(res: dict) -> float | None:
-    """The share (%) of all refaults that are the foreground app's (the app of the last launch)."""
+def _fg_share(res: dict, total: str, by_app: str) -> float | None:
+    """The foreground app's (the app of the last launch) share (%) of the refault count
+    ``refaults[total]``, its part taken from ``refaults[by_app]``."""
     launches = res.get("launches", [])
     r = res.get("refaults", {})
-    total = r.get("total")
-    if not launches or not total:
+    n = r.get(total)
+    if not launches or not n:
         return None
-    return 100.0 * r.get("by_app", {}).get(launches[-1]["app"], 0) / total
+    return 100.0 * r.get(by_app, {}).get(launches[-1]["app"], 0) / n
+
+
+def fg_refault_share(res: dict) -> float | None:
+    """The share (%) of all refaults that are the foreground app's (the app of the last launch)."""
+    return _fg_share(res, "total", "by_app")
 
 
 def fg_activation_share(res: dict) -> float | None:
     """The share (%) of the activating file refaults (``workingset_activate_file``) that are the
     foreground app's (the app of the last launch), as a kernel instrumented at that activation
     and tagging each page with its owner counts them."""
-    launches = res.get("launches", [])
-    r = res.get("refaults", {})
-    total = r.get("activate_file")
-    if not launches or not total:
-        return None
-    return 100.0 * r.get("activate_file_by_app", {}).get(launches[-1]["app"], 0) / total
+    return _fg_share(res, "activate_file", "activate_file_by_app")
 
 
 def launch_objects_share(res: dict, classes: str) -> float | None:
