@@ -262,9 +262,10 @@ fn activating_file_refaults_are_counted_per_faulting_process() {
     // Process 1 keeps file c in use while it streams through file b (each chunk of b made cold
     // after its read): reclaim takes b and activates c. Then process 2 reads file a once, it is
     // evicted by more of the stream, and read again within the active list's length: every one
-    // of its refaults activates, and each is counted for process 2.
-    let mut s = String::from("ram 64\nswap none\nproc 1 app\nproc 2 other\nmap 1 c file c.bin 6000\nmap 2 a file a.bin 1000\nmap 1 b file b.bin 41000\n");
-    s.push_str("touch 1 c 0 6000\n");
+    // of its refaults activates, and each is counted for process 2. Process 3 read file d before
+    // all of it and reads it again at the end, far beyond that distance: refaults, none activating.
+    let mut s = String::from("ram 64\nswap none\nproc 1 app\nproc 2 other\nproc 3 third\nmap 1 c file c.bin 6000\nmap 2 a file a.bin 1000\nmap 1 b file b.bin 41000\nmap 3 d file d.bin 500\n");
+    s.push_str("touch 3 d 0 500\nmadvise 3 d 0 500 cold\ntouch 1 c 0 6000\n");
     for first in (0..30000u32).step_by(250) {
         writeln!(s, "touch 1 b {first} 250\nmadvise 1 b {first} 250 cold").unwrap();
         if first % 500 == 0 {
@@ -275,13 +276,14 @@ fn activating_file_refaults_are_counted_per_faulting_process() {
     for first in (30000..41000u32).step_by(250) {
         writeln!(s, "touch 1 b {first} 250\nmadvise 1 b {first} 250 cold").unwrap();
     }
-    s.push_str("touch 2 a 0 1000\n");
+    s.push_str("touch 2 a 0 1000\ntouch 3 d 0 500\n");
     let k = replay(&s, &[]);
-    let (p1, p2) = (&k.procs[0].stats, &k.procs[1].stats);
+    let (p1, p2, p3) = (&k.procs[0].stats, &k.procs[1].stats, &k.procs[2].stats);
     assert!(k.vmstat.pgactivate >= 6000, "c activated: pgactivate {}", k.vmstat.pgactivate);
     assert_eq!((p2.refault_file, p2.activate_file), (1000, 1000), "a's refaults all activate");
-    assert_eq!(p1.activate_file + p2.activate_file, k.vmstat.workingset_activate_file);
-    assert_eq!(p1.refault_file + p2.refault_file, k.vmstat.workingset_refault_file);
+    assert_eq!((p3.refault_file, p3.activate_file), (500, 0), "d's refaults are too far to activate");
+    assert_eq!(p1.activate_file + p2.activate_file + p3.activate_file, k.vmstat.workingset_activate_file);
+    assert_eq!(p1.refault_file + p2.refault_file + p3.refault_file, k.vmstat.workingset_refault_file);
 }
 
 #[test]
