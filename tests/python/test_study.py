@@ -74,6 +74,11 @@ def test_acclaim_study_quick_experiment_compares_every_launch(tmp_path):
     rows = doc["experiments"][0]["rows"]
     # The foreground app is found from the run (its last launch) and drew frames.
     assert rows["fg_ttid"]["stock"]["mean"] > 0 and rows["fg_fps"]["stock"]["mean"] > 0
+    # The paper's own refault counts: activating file refaults (the foreground app's are a part
+    # of all of them, and the ratio is one of file pages).
+    for s in ("stock", "acclaim"):
+        assert 0.0 <= rows["activate_ratio"][s]["mean"] <= 1.0
+        assert rows["fg_activations"][s]["mean"] >= 0
     text = page.read_text()
     assert "Every launch, TTID in ms" in text and "median change" in text and "| 3 | facebook | cold |" in text
 

@@ -246,7 +246,7 @@ fn anon_insertion_list_depends_on_kernel_semantics() {
 }
 
 #[test]
-fn file_refault_activates_when_distance_within_workingset() {
+fn file_page_read_again_after_eviction_refaults() {
     // A file read once, evicted by a scan of another file, then read again: refaults.
     let mut s = String::from("ram 64\nswap none\nproc 1 app\nmap 1 a file a.bin 4000\nmap 1 b file b.bin 30000\ntouch 1 a 0 4000\n");
     for first in (0..30000u32).step_by(500) {

@@ -47,6 +47,20 @@ def _needed_ratio(res: dict) -> float | None:
     return (vm.get("pswpin", 0) + vm.get("workingset_refault_file", 0)) / evicted if evicted else None
 
 
+def _fg_activations(res: dict) -> float | None:
+    """The foreground app's file refaults that activated their page: what Acclaim's instrumented
+    kernel counts as refaults (one line per activating refault, each page tagged with its owner)."""
+    a = _fg_app(res)
+    app = res.get("per_app", {}).get(a) if a else None
+    return float(app.get("activate_file", 0)) if app else None
+
+
+def _activate_ratio(res: dict) -> float | None:
+    """Activating file refaults over evicted file pages: Acclaim's refault ratio as its kernel counts it."""
+    v = res.get("ratios", {}).get("file_activate_ratio")
+    return None if v is None else float(v)
+
+
 def _direct_share(res: dict) -> float | None:
     vm = res.get("vmstat", {})
     total = vm.get("pgsteal_kswapd", 0) + vm.get("pgsteal_direct", 0)
@@ -75,6 +89,8 @@ ROWS = (
     Row("fg_needed", "evicted pages the foreground app needed again (swap-ins + file refaults)", _fg_needed, "{:,.0f}"),
     Row("others_needed", "evicted pages the other apps needed again", _others_needed, "{:,.0f}"),
     Row("needed_ratio", "pages needed again / pages evicted", _needed_ratio, "{:.3f}"),
+    Row("fg_activations", "file refaults of the foreground app that activated their page (what Acclaim's figures count)", _fg_activations, "{:,.0f}"),
+    Row("activate_ratio", "activating file refaults / file pages evicted (Acclaim's refault ratio)", _activate_ratio, "{:.3f}"),
     Row("evicted", "pages evicted (pgsteal)", lambda r: _vm("pgsteal_kswapd")(r) + _vm("pgsteal_direct")(r), "{:,.0f}"),
     Row("allocstall", "direct reclaims (allocstall)", _vm("allocstall"), "{:,.0f}"),
     Row("direct_share", "share of evictions by direct reclaim", _direct_share, "{:.3f}", SHARE),
