@@ -84,11 +84,19 @@ def ratio(res: dict, name: str) -> float | None:
     return None if v is None else 100.0 * float(v)
 
 
-def _fg_share(res: dict, total: str, by_app: str) -> float | None:
+def case_ratio(res: dict, name: str) -> float | None:
+    """One of the case's ratios (``case.ratios``: counted from the script's first launch to the
+    end, as a phone's per-case log counts them), in %."""
+    v = (res.get("case") or {}).get("ratios", {}).get(name)
+    return None if v is None else 100.0 * float(v)
+
+
+def _fg_share(res: dict, total: str, by_app: str, refaults: dict | None = None) -> float | None:
     """The foreground app's (the app of the last launch) share (%) of the refault count
-    ``refaults[total]``, its part taken from ``refaults[by_app]``."""
+    ``refaults[total]``, its part taken from ``refaults[by_app]`` (``refaults``: the result's whole
+    run unless given)."""
     launches = res.get("launches", [])
-    r = res.get("refaults", {})
+    r = res.get("refaults", {}) if refaults is None else refaults
     n = r.get(total)
     if not launches or not n:
         return None
@@ -105,6 +113,12 @@ def fg_activation_share(res: dict) -> float | None:
     foreground app's (the app of the last launch), as a kernel instrumented at that activation
     and tagging each page with its owner counts them."""
     return _fg_share(res, "activate_file", "activate_file_by_app")
+
+
+def case_fg_activation_share(res: dict) -> float | None:
+    """[`fg_activation_share`] over the case (from the script's first launch to the end)."""
+    case = res.get("case")
+    return None if not case else _fg_share(res, "activate_file", "activate_file_by_app", case.get("refaults", {}))
 
 
 def launch_objects_share(res: dict, classes: str) -> float | None:
@@ -174,6 +188,10 @@ METRICS: dict[str, Metric] = {
     ),
     "fg_refault_share": Metric(fg_refault_share, (), "the foreground app's (last launched) share of all refaults, %"),
     "fg_activation_share": Metric(fg_activation_share, (), "the foreground app's (last launched) share of the activating file refaults, %"),
+    "case_ratio": Metric(case_ratio, ("name",), "a vmstat ratio counted from the script's first launch to the end (the case, without the boot), %"),
+    "case_fg_activation_share": Metric(
+        case_fg_activation_share, (), "the foreground app's share of the activating file refaults from the script's first launch to the end, %"
+    ),
     "cold_io_share": Metric(
         _cold_io_share,
         ("quantile",),

@@ -139,6 +139,30 @@ pub fn result(s: &Session, wall_s: f64) -> Value {
     // in `workingset_refault`'s activation branch counts per page owner (Acclaim's refault figures).
     let app_activations: BTreeMap<&str, u64> = s.apps.iter().map(|a| (a.spec.name.as_str(), a.totals.activate_file)).collect();
     let sys_activations: u64 = s.sys.iter().map(|p| k.procs[p.proc_idx as usize].stats.activate_file).sum();
+    // The case: from the script's first launch to the end, as a phone's per-case log counts (the
+    // boot, and what the system did before the first launch, left out). Apps run only after a
+    // launch, so their counts are all inside it; the system processes' are taken from that time.
+    let case = s.case_start.as_ref().map(|c| {
+        let d = |f: fn(&mobmem_kernel::vmstat::VmStat) -> u64| f(v).saturating_sub(f(&c.vmstat));
+        let evictions = d(|x| x.pgsteal_kswapd) + d(|x| x.pgsteal_direct);
+        let sys_now: u64 = s.sys.iter().map(|p| k.procs[p.proc_idx as usize].stats.activate_file).sum();
+        json!({
+            "from_s": c.at as f64 / 1e9,
+            "ratios": {
+                "refault_ratio": ratio(d(|x| x.workingset_refault_anon) + d(|x| x.workingset_refault_file), evictions),
+                "file_activate_ratio": ratio(d(|x| x.workingset_activate_file), d(|x| x.pgsteal_file)),
+                "direct_reclaim_ratio": ratio(d(|x| x.pgsteal_direct), evictions),
+                "anon_share_of_evictions": ratio(d(|x| x.pgsteal_anon), d(|x| x.pgsteal_anon) + d(|x| x.pgsteal_file)),
+            },
+            "refaults": {
+                "activate_file": d(|x| x.workingset_activate_file),
+                "activate_file_by_app": app_activations,
+                "activate_file_system_processes": sys_now.saturating_sub(c.sys_activate_file),
+            },
+            "evictions": evictions,
+            "direct_reclaims": d(|x| x.allocstall),
+        })
+    });
     let alive_max = alive_after.iter().copied().max().unwrap_or(0);
     let alive_mean = if alive_after.is_empty() { 0.0 } else { alive_after.iter().map(|&x| x as f64).sum::<f64>() / alive_after.len() as f64 };
     let evictions = v.pgsteal_kswapd + v.pgsteal_direct;
@@ -178,6 +202,7 @@ pub fn result(s: &Session, wall_s: f64) -> Value {
         "kill_records": kills_adj,
         "kills_by_reason": kills_by_reason,
         "vmstat": mobmem_runtime::sim::vmstat_json(k),
+        "case": case,
         "ratios": {
             "refault_ratio": ratio(refaults, evictions),
             "direct_reclaim_ratio": ratio(v.pgsteal_direct, evictions),

@@ -91,6 +91,18 @@ pub struct Session {
     pub(crate) observer: Option<Observer>,
     /// The session services that are on (`system.services`), in the order named.
     pub services: Vec<services::Running>,
+    /// The kernel's counters when the script's first launch began: the start of the case a
+    /// measurement on a phone would log (after boot), for the result's `case` block.
+    pub(crate) case_start: Option<CaseStart>,
+}
+
+/// What the counters were at the start of the case (see [`Session::case_start`]).
+#[derive(Clone, Debug)]
+pub(crate) struct CaseStart {
+    pub(crate) at: Nanos,
+    pub(crate) vmstat: mobmem_kernel::vmstat::VmStat,
+    /// The system processes' activating file refaults by then.
+    pub(crate) sys_activate_file: u64,
 }
 
 impl Session {
@@ -171,6 +183,7 @@ impl Session {
             proc_app: Vec::new(),
             observer: None,
             services: Vec::new(),
+            case_start: None,
         };
         s.services = services::build(&s.inp.options.services, &s.inp.options, s.now)?;
         s.update_am();
@@ -447,6 +460,10 @@ impl Session {
 
     fn launch(&mut self, name: &str, warmup: bool) -> Result<(), String> {
         let i = self.app_index(name)?;
+        if self.case_start.is_none() {
+            let sys_activate_file = self.sys.iter().map(|p| self.k.procs[p.proc_idx as usize].stats.activate_file).sum();
+            self.case_start = Some(CaseStart { at: self.now, vmstat: self.k.vmstat.clone(), sys_activate_file });
+        }
         let t0 = self.now;
         let budget = self.budget();
         if self.fg == Some(i) {
