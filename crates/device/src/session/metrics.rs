@@ -138,14 +138,13 @@ pub fn result(s: &Session, wall_s: f64) -> Value {
     // Activating file refaults per app and of the system processes: what a kernel instrumented
     // in `workingset_refault`'s activation branch counts per page owner (Acclaim's refault figures).
     let app_activations: BTreeMap<&str, u64> = s.apps.iter().map(|a| (a.spec.name.as_str(), a.totals.activate_file)).collect();
-    let sys_activations: u64 = s.sys.iter().map(|p| k.procs[p.proc_idx as usize].stats.activate_file).sum();
+    let sys_activations = s.sys_activate_file();
     // The case: from the script's first launch to the end, as a phone's per-case log counts (the
     // boot, and what the system did before the first launch, left out). Apps run only after a
     // launch, so their counts are all inside it; the system processes' are taken from that time.
     let case = s.case_start.as_ref().map(|c| {
         let d = |f: fn(&mobmem_kernel::vmstat::VmStat) -> u64| f(v).saturating_sub(f(&c.vmstat));
         let evictions = d(|x| x.pgsteal_kswapd) + d(|x| x.pgsteal_direct);
-        let sys_now: u64 = s.sys.iter().map(|p| k.procs[p.proc_idx as usize].stats.activate_file).sum();
         json!({
             "from_s": c.at as f64 / 1e9,
             "ratios": {
@@ -157,7 +156,7 @@ pub fn result(s: &Session, wall_s: f64) -> Value {
             "refaults": {
                 "activate_file": d(|x| x.workingset_activate_file),
                 "activate_file_by_app": app_activations,
-                "activate_file_system_processes": sys_now.saturating_sub(c.sys_activate_file),
+                "activate_file_system_processes": sys_activations.saturating_sub(c.sys_activate_file),
             },
             "evictions": evictions,
             "direct_reclaims": d(|x| x.allocstall),

@@ -458,11 +458,15 @@ impl Session {
         }
     }
 
+    /// The system processes' activating file refaults so far.
+    pub(crate) fn sys_activate_file(&self) -> u64 {
+        self.sys.iter().map(|p| self.k.procs[p.proc_idx as usize].stats.activate_file).sum()
+    }
+
     fn launch(&mut self, name: &str, warmup: bool) -> Result<(), String> {
         let i = self.app_index(name)?;
         if self.case_start.is_none() {
-            let sys_activate_file = self.sys.iter().map(|p| self.k.procs[p.proc_idx as usize].stats.activate_file).sum();
-            self.case_start = Some(CaseStart { at: self.now, vmstat: self.k.vmstat.clone(), sys_activate_file });
+            self.case_start = Some(CaseStart { at: self.now, vmstat: self.k.vmstat.clone(), sys_activate_file: self.sys_activate_file() });
         }
         let t0 = self.now;
         let budget = self.budget();
