@@ -6,6 +6,7 @@
 use super::app::FrameStats;
 use super::records::AppTotals;
 use super::Session;
+use mobmem_kernel::vmstat::VmStat;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 
@@ -36,6 +37,22 @@ fn ratio(a: u64, b: u64) -> Value {
     } else {
         json!(a as f64 / b as f64)
     }
+}
+
+/// The reclaim ratios of the counters since `base` (the whole run without one): refaults over
+/// evicted pages, pages reclaimed directly over evicted pages, the anonymous share of evictions,
+/// and activating file refaults over evicted file pages — the refault ratio as a kernel
+/// instrumented at `workingset_eviction` and at `workingset_refault`'s activation counts it.
+fn reclaim_ratios(v: &VmStat, base: Option<&VmStat>) -> Value {
+    let d = |f: fn(&VmStat) -> u64| f(v).saturating_sub(base.map_or(0, f));
+    let evictions = d(|x| x.pgsteal_kswapd) + d(|x| x.pgsteal_direct);
+    let (anon, file) = (d(|x| x.pgsteal_anon), d(|x| x.pgsteal_file));
+    json!({
+        "refault_ratio": ratio(d(|x| x.workingset_refault_anon) + d(|x| x.workingset_refault_file), evictions),
+        "direct_reclaim_ratio": ratio(d(|x| x.pgsteal_direct), evictions),
+        "anon_share_of_evictions": ratio(anon, anon + file),
+        "file_activate_ratio": ratio(d(|x| x.workingset_activate_file), file),
+    })
 }
 
 /// The result of a session as JSON.
@@ -143,16 +160,11 @@ pub fn result(s: &Session, wall_s: f64) -> Value {
     // boot, and what the system did before the first launch, left out). Apps run only after a
     // launch, so their counts are all inside it; the system processes' are taken from that time.
     let case = s.case_start.as_ref().map(|c| {
-        let d = |f: fn(&mobmem_kernel::vmstat::VmStat) -> u64| f(v).saturating_sub(f(&c.vmstat));
+        let d = |f: fn(&VmStat) -> u64| f(v).saturating_sub(f(&c.vmstat));
         let evictions = d(|x| x.pgsteal_kswapd) + d(|x| x.pgsteal_direct);
         json!({
             "from_s": c.at as f64 / 1e9,
-            "ratios": {
-                "refault_ratio": ratio(d(|x| x.workingset_refault_anon) + d(|x| x.workingset_refault_file), evictions),
-                "file_activate_ratio": ratio(d(|x| x.workingset_activate_file), d(|x| x.pgsteal_file)),
-                "direct_reclaim_ratio": ratio(d(|x| x.pgsteal_direct), evictions),
-                "anon_share_of_evictions": ratio(d(|x| x.pgsteal_anon), d(|x| x.pgsteal_anon) + d(|x| x.pgsteal_file)),
-            },
+            "ratios": reclaim_ratios(v, Some(&c.vmstat)),
             "refaults": {
                 "activate_file": d(|x| x.workingset_activate_file),
                 "activate_file_by_app": app_activations,
@@ -202,14 +214,7 @@ pub fn result(s: &Session, wall_s: f64) -> Value {
         "kills_by_reason": kills_by_reason,
         "vmstat": mobmem_runtime::sim::vmstat_json(k),
         "case": case,
-        "ratios": {
-            "refault_ratio": ratio(refaults, evictions),
-            "direct_reclaim_ratio": ratio(v.pgsteal_direct, evictions),
-            "anon_share_of_evictions": ratio(v.pgsteal_anon, v.pgsteal_anon + v.pgsteal_file),
-            // Activating file refaults over evicted file pages: the refault ratio as a kernel
-            // instrumented at `workingset_eviction` and at `workingset_refault`'s activation counts it.
-            "file_activate_ratio": ratio(v.workingset_activate_file, v.pgsteal_file),
-        },
+        "ratios": reclaim_ratios(v, None),
         "refaults": {
             "total": refaults, "anon": v.workingset_refault_anon, "file": v.workingset_refault_file, "evictions": evictions, "by_app": app_refaults, "system_processes": sys_refaults,
             "activate_file": v.workingset_activate_file, "activate_file_by_app": app_activations, "activate_file_system_processes": sys_activations,
