@@ -98,6 +98,26 @@ def test_a_quick_fit_writes_its_file_and_a_resumed_one_the_same(tmp_path):
     assert (out / "p9.toml").read_text() == first
     rec2 = json.loads((out / "calibration.json").read_text())
     assert rec2["history"] == rec["history"] and rec2["reused_runs"] > 0
+    # Carried elsewhere by its run record alone (a line per run, not the runs' directories): the
+    # same trials and the same file, no run redone.
+    import shutil
+
+    lines = (out / "runs.jsonl").read_text().splitlines()
+    # One line per distinct run: two trials' runs (the check of the best trial ran its own again).
+    assert len(lines) == len({json.dumps(json.loads(x)["key"], sort_keys=True) for x in lines}) == 2 * len(fid.runs_needed(p.facts))
+    moved = tmp_path / "moved"
+    moved.mkdir()
+    shutil.copy(out / "runs.jsonl", moved / "runs.jsonl")
+    third = _mobmem("calibrate", "--device", "p9", "--quick", "--trials", "2", "--out", str(moved), "--resume", "--jobs", "1")
+    assert third.returncode == 0, third.stderr
+    assert (moved / "p9.toml").read_text() == first
+    rec3 = json.loads((moved / "calibration.json").read_text())
+    assert rec3["history"] == rec["history"] and rec3["reused_runs"] == rec2["reused_runs"]
+    assert not [ln for ln in third.stderr.splitlines() if ln.strip().startswith("trial") and ln.endswith(" done")]
+    # A record that is not one names its file and line.
+    (moved / "runs.jsonl").write_text(lines[0] + "\n{not json\n")
+    bad = _mobmem("calibrate", "--device", "p9", "--quick", "--trials", "2", "--out", str(moved), "--resume")
+    assert bad.returncode != 0 and "runs.jsonl:2: not a run record" in bad.stderr and "Traceback" not in bad.stderr
     # A session on the device reads a calibration file's knobs: the result records them.
     from mobmem import session
 

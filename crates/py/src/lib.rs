@@ -352,5 +352,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scenario_seed, m)?)?;
     m.add_function(wrap_pyfunction!(session_check, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // Which simulator code this is, independent of the machine and checkout (build.rs).
+    m.add("SOURCE_HASH", env!("MOBMEM_SOURCE_HASH"))?;
     Ok(())
 }

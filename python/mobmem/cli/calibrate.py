@@ -43,7 +43,11 @@ def calibrate(
     quick: bool = typer.Option(False, "--quick", help="A smoke run: 4 trials, one seed, durations × 0.02; never writes the shipped file."),
     jobs: str = options.jobs("2"),
     out: Optional[Path] = typer.Option(None, "--out", help="Keep every run under DIR/trials/ (and the search's record in DIR/calibration.json)."),
-    resume: bool = typer.Option(False, "--resume", help="With --out: reuse the runs already there (same settings and simulator code)."),
+    resume: bool = typer.Option(
+        False,
+        "--resume",
+        help="With --out: reuse the runs already there (same settings and simulator code), from their directories or from DIR/runs.jsonl, the fit's portable record of every run (copy it to resume on another machine).",
+    ),
     write: Optional[Path] = typer.Option(None, "--write", help="Write the calibration file here instead of data/calibration/DEVICE.toml."),
     list_: bool = typer.Option(False, "--list", help="List each device's knobs and fit facts, and exit."),
     as_json: bool = typer.Option(False, "--json", help="Print the calibration document as JSON."),

@@ -14,7 +14,10 @@ values written are exact. The first trial is the knobs' defaults (the profiles a
 trial's loss is, per group of facts, the mean squared relative error, summed over groups (a fact
 no run measured counts as an error of 100 %). Every run is kept under ``OUT/trials/`` and reused
 by ``--resume`` when scenario, system, seed, settings and simulator code are the same; the trials
-themselves are recomputed from those runs, so an interrupted fit resumes where it stopped.
+themselves are recomputed from those runs, so an interrupted fit resumes where it stopped. Each
+finished run's fact values also go to ``OUT/runs.jsonl``, one line per run: a few hundred bytes
+where the run's directory holds megabytes, so a long fit can be carried to another machine (or a
+fresh checkout of the same code) by copying that one file into its ``--out`` directory.
 
 The best trial is then run again over ``verify_seeds`` seeds, and the calibration file
 (``data/calibration/DEVICE.toml``, or ``--write FILE``) records the knobs, every fit fact's
@@ -41,6 +44,8 @@ from mobmem.paths import DATA
 from mobmem.session import fidelity
 
 CALIBRATION_DIR = DATA / "calibration"
+#: The fit's record of finished runs under ``--out`` (:class:`fidelity.RunRecord`).
+RECORD_FILE = "runs.jsonl"
 #: Trials asked and run together (a fixed number, so that the trials do not depend on --jobs).
 BATCH = 2
 #: Knob values are multiples of this (exact in the file, and what the runs used).
@@ -190,6 +195,7 @@ def calibrate(
     study = optuna.create_study(direction="minimize", sampler=sampler)
     study.enqueue_trial({k.name: _grid(k, k.default) for k in p.knobs})
     history: list[dict] = []
+    record = fidelity.RunRecord(Path(out) / RECORD_FILE) if out is not None else None
     reused = 0
     verifying = 0  # the best trial's number while it is checked over more seeds
 
@@ -203,7 +209,7 @@ def calibrate(
 
     def evaluate(points: list[dict[str, float]], n_seeds: int) -> list[list[dict]]:
         outs = [_point_dir(out, v) for v in points]
-        res = fidelity.run_points(p.facts, [settings_of(v) for v in points], n_seeds, time_scale, jobs, count, outs, resume)
+        res = fidelity.run_points(p.facts, [settings_of(v) for v in points], n_seeds, time_scale, jobs, count, outs, resume, record)
         return [fidelity.evaluate(p.facts, r) for r in res]
 
     from mobmem.files import out_dir_lock

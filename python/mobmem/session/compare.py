@@ -324,18 +324,25 @@ def reusable_run(out: Path | None, scenario: Path, system: str, seed: int, user:
     except (OSError, ValueError):
         return None
     from mobmem import session
-    from mobmem.session import systems as systems_mod
     from mobmem.session.provenance import code_version
 
     if s.pop("code_version", None) != code_version():  # (a record of the file, not of the run)
         return None
     if s.get("system_name") != system or s.get("seed") != seed or s.get("scenario_file") != session._display(scenario):
         return None
-    pairs = session.parse_settings(user)
-    expected = [*systems_mod.settings_for(system, scenario, pairs, systems_file), *pairs]
-    if s.get("parameters") != [list(p) for p in expected]:
+    if s.get("parameters") != run_parameters(scenario, system, user, systems_file):
         return None
     return s
+
+
+def run_parameters(scenario: Path, system: str, user: list, systems_file: Path | None = None) -> list[list]:
+    """The settings a run of ``scenario`` under ``system`` with the user's ``key=value`` settings
+    records (its summary's ``parameters``): the system's, then the user's."""
+    from mobmem import session
+    from mobmem.session import systems as systems_mod
+
+    pairs = session.parse_settings(user)
+    return [list(p) for p in [*systems_mod.settings_for(system, scenario, pairs, systems_file), *pairs]]
 
 
 def run_matrix(

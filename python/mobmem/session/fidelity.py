@@ -15,6 +15,7 @@ missing, not as zero.
 
 from __future__ import annotations
 
+import json
 import math
 import tomllib
 from dataclasses import dataclass, field
@@ -223,7 +224,83 @@ class Fact:
         return FIT_TOLERANCE if self.set == "fit" else TOLERANCE
 
     def measure(self, res: dict) -> float | None:
+        if isinstance(res, Measured):
+            return res.values.get(self.id)
         return METRICS[self.metric].fn(res, **self.params)
+
+
+class Measured:
+    """A run known only by what the facts measured on it (from a :class:`RunRecord`)."""
+
+    def __init__(self, values: dict[str, float | None]):
+        self.values = values
+
+
+class RunRecord:
+    """A compact record of finished runs, one JSON line each: the run's key (simulator code,
+    scenario, system, seed, settings) and every fact's value on it. Unlike the runs' directories
+    it is small enough to keep with the project, and it does not depend on the machine: copied
+    into another machine's ``--out`` directory, it lets ``--resume`` reuse the runs there (the
+    simulator code is identified by its sources, not by the compiled library)."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.runs: dict[str, dict] = {}
+        try:
+            lines = self.path.read_text().splitlines()
+        except FileNotFoundError:
+            lines = []
+        except OSError as e:
+            raise MobmemError(f"{self.path}: {e.strerror}") from None
+        for n, line in enumerate(lines, 1):
+            if not line.strip():
+                continue
+            try:
+                doc = json.loads(line)
+                self.runs[self._key(doc["key"])] = doc["values"]
+            except (ValueError, KeyError, TypeError):
+                raise MobmemError(f"{self.path}:{n}: not a run record (expected a JSON object with 'key' and 'values')") from None
+
+    @staticmethod
+    def _key(key: dict) -> str:
+        return json.dumps(key, sort_keys=True)
+
+    @staticmethod
+    def key(scenario: Path, system: str, seed: int, user: list[str]) -> dict:
+        from mobmem import session
+        from mobmem.session.compare import run_parameters
+        from mobmem.session.provenance import code_version
+
+        # A shipped scenario by its place in the package (the same in every checkout).
+        try:
+            name = "data/" + str(Path(scenario).resolve().relative_to(Path(DATA).resolve()))
+        except ValueError:
+            name = session._display(scenario)
+        return {
+            "code": code_version(),
+            "scenario": name,
+            "system": system,
+            "seed": seed,
+            "parameters": run_parameters(scenario, system, user),
+        }
+
+    def get(self, key: dict, facts: list[Fact]) -> Measured | None:
+        """The run's values, if the record has every one of ``facts``."""
+        values = self.runs.get(self._key(key))
+        if values is None or any(f.id not in values for f in facts):
+            return None
+        return Measured(values)
+
+    def add(self, key: dict, facts: list[Fact], res: dict) -> None:
+        """Measure ``facts`` on the run ``res`` and append the line (at once: a record on disk is
+        a run kept)."""
+        values = {f.id: f.measure(res) for f in facts}
+        k = self._key(key)
+        if self.runs.get(k) == values:
+            return
+        self.runs[k] = values
+        with open(self.path, "a") as fh:
+            fh.write(json.dumps({"key": key, "values": values}, sort_keys=True) + "\n")
 
 
 _FIELDS = ("id", "claim", "published", "unit", "source", "scenario", "system", "metric", "set")
@@ -361,11 +438,14 @@ def run_points(
     progress: Callable[..., None] | None,
     outs: list[Path | None],
     resume: bool,
+    record: RunRecord | None = None,
 ) -> list[dict[tuple[str, str, int], dict]]:
     """:func:`run` for several points at once, all their runs in one pool: ``points[i]`` is a list
     of ``key=value`` settings added to every run of point ``i`` (a calibration's knob values),
     ``outs[i]`` where its runs are kept. Returns one result map per point; ``progress(i, scenario,
-    system, seed, result, reused)`` after each run. Arguments are the caller's to check."""
+    system, seed, result, reused)`` after each run. With a ``record``, every finished run's values
+    are added to it, and with ``resume`` a run the record has (with every fact of its scenario and
+    system) is not redone: its result is a :class:`Measured`. Arguments are the caller's to check."""
     from mobmem import session
     from mobmem.files import deferred_interrupts
     from mobmem.session.compare import reusable_run, run_dir
@@ -384,12 +464,20 @@ def run_points(
             for k in range(seeds):
                 key = (scenario, system, first + k)
                 prev = reusable_run(Path(out) / scenario, path, system, first + k, user) if resume and out is not None else None
+                mine = [f for f in facts if (f.scenario, f.system) == (scenario, system)]
+                rkey = RunRecord.key(path, system, first + k, user) if record is not None else None
+                if prev is not None and record is not None:
+                    record.add(rkey, mine, prev)
+                if prev is None and resume and record is not None:
+                    prev = record.get(rkey, mine)
                 if prev is not None:
                     results[i][key] = prev
                     if progress:
                         progress(i, *key, prev, True)
                 else:
-                    todo.append(((i, key), (str(path), system, first + k, user, None)))
+                    todo.append(((i, key), (str(path), system, first + k, user, None), rkey, mine))
+
+    extra = {ik: (rkey, mine) for ik, _job_args, rkey, mine in todo}
 
     def done(r: tuple[tuple[int, tuple[str, str, int]], dict]) -> None:
         (i, key), res = r
@@ -397,11 +485,14 @@ def run_points(
         with deferred_interrupts():
             if outs[i] is not None:
                 write_outputs(res, run_dir(Path(outs[i]) / key[0], key[1], key[2]))
+            if record is not None:
+                rkey, mine = extra[(i, key)]
+                record.add(rkey, mine, res)
             results[i][key] = res
             if progress:
                 progress(i, *key, res, False)
 
-    run_all(_job, todo, jobs, done)
+    run_all(_job, [(ik, job_args) for ik, job_args, _rkey, _mine in todo], jobs, done)
     return results
 
 

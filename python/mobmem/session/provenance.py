@@ -20,13 +20,15 @@ def file_hash(h, path: Path) -> None:
 
 @lru_cache(maxsize=1)
 def code_version() -> str:
-    """A hash of the compiled core and of the package's data files (devices, apps, systems,
-    scenarios, calibration): results of other code or data never match it."""
+    """A hash of the simulator's code (the Rust sources, lock file and compiler the core was built
+    from, embedded at build time) and of the package's data files (devices, apps, systems,
+    scenarios, calibration): results of other code or data never match it, and the same code
+    built on another machine or in another checkout does."""
     from mobmem import _core
     from mobmem.paths import DATA
 
     h = hashlib.sha256()
-    file_hash(h, Path(_core.__file__))
+    h.update(_core.SOURCE_HASH.encode())
     for p in sorted(Path(DATA).rglob("*")):
         if p.is_file() and not p.name.endswith((".pyc", ".md")):
             h.update(str(p.relative_to(DATA)).encode() + b"\0")
