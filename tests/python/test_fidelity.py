@@ -36,7 +36,7 @@ def test_shipped_facts_load_and_name_real_scenarios_systems_and_metrics():
     assert len({f.id for f in facts}) == len(facts) >= 7
     for f in facts:
         assert f.metric in fid.METRICS and set(f.params) == set(fid.METRICS[f.metric].params)
-        assert f.published > 0 and f.source and f.set in fid.SETS
+        assert (f.published > 0 or (f.published == 0 and f.full_scale > 0)) and f.source and f.set in fid.SETS
     # Every device with a calibration plan has facts in both sets: the held-out ones check its fit.
     from mobmem.session import calibrate as cal
 
@@ -89,6 +89,9 @@ def test_share_metrics():
         (('scenario = "demo_caching"', 'scenario = "nope"'), "unknown scenario 'nope'"),
         (('system = "stock"', 'system = "stonk"'), "unknown system 'stonk'"),
         (("published = 10", "published = -3"), "published: expected a positive number"),
+        (("published = 10", "published = 0"), "published: expected a positive number (or 0 with a full_scale), got 0"),
+        (("published = 10", "published = 0\nfull_scale = -1"), "full_scale: expected a positive number, got -1"),
+        (("published = 10", "published = 10\nfull_scale = 20"), "full_scale: only a fact published as 0 takes one"),
         (('unit = "apps"\n', ""), "missing field(s) unit"),
         (('metric = "cached_max"', 'metric = "cached_max"\napp = "twitter"'), "takes no parameters; got app"),
         (('metric = "cached_max"', 'metric = "launch"\napp = "twitter"'), "takes app, kind, stat; got app"),
@@ -104,6 +107,18 @@ def test_a_bad_fact_is_named_with_file_and_line(tmp_path, edit, says):
     with pytest.raises(MobmemError) as e:
         fid.load(p)
     assert f"{p}:2: fact a" in str(e.value) and says in str(e.value), str(e.value)
+
+
+def test_a_fact_published_as_zero_is_scored_against_its_full_scale(tmp_path):
+    p = tmp_path / "facts.toml"
+    p.write_text(GOOD.replace("published = 10", "published = 0\nfull_scale = 20"))
+    (f,) = fid.load(p)
+    key = (f.scenario, f.system)
+    res = {"cached_apps": {"alive_after_launch": [1, 5, 4], "alive_after_launch_max": 5}}
+    (row,) = fid.evaluate([f], {(*key, 1): res, (*key, 2): {"cached_apps": {"alive_after_launch": [1, 1], "alive_after_launch_max": 1}}})
+    # Mean 3 against 0: 3 / 20 of the full scale, within the held-out ±30 %; the row says the scale.
+    assert row["mean"] == 3.0 and row["rel_error"] == pytest.approx(0.15) and row["within"] is True and row["full_scale"] == 20
+    assert fid.case_count({"case": {"direct_reclaims": 7}}, "direct_reclaims") == 7.0 and fid.case_count({}, "direct_reclaims") is None
 
 
 def test_duplicate_ids_and_empty_files_are_refused(tmp_path):

@@ -31,7 +31,7 @@ def _table(doc: dict) -> Table:
         t.add_column(c, justify=j)
     for r in doc["facts"]:
         model = "—" if r["mean"] is None else f"{r['mean']:,.2f}"
-        e = "—" if r["rel_error"] is None else f"{r['rel_error'] * 100:+.0f} %"
+        e = "—" if r["rel_error"] is None else f"{r['rel_error'] * 100:+.0f} %" + (" of full scale" if r.get("full_scale") else "")
         t.add_row(r["id"], f"{r['published']:g} {r['unit']}", model, e, "not measured" if r["within"] is None else ("yes" if r["within"] else "no"))
     return t
 

@@ -40,7 +40,9 @@ def _ci(r: dict) -> str:
 
 
 def _err(r: dict) -> str:
-    return "—" if r["rel_error"] is None else f"{r['rel_error'] * 100:+.0f} %"
+    if r["rel_error"] is None:
+        return "—"
+    return f"{r['rel_error'] * 100:+.0f} %" + (f" of full scale ({_num(r['full_scale'], r['unit'])} {r['unit']})" if r.get("full_scale") else "")
 
 
 def _verdict_md(r: dict) -> str:
@@ -160,7 +162,9 @@ def markdown(doc: dict, command: str, revision: str | None) -> str:
         "out, and a policy's result is never a target. A fit-set fact should be within ±15 % after the",
         "fit, a held-out fact within ±30 %; one outside is a gap of the model or of its inputs, reported as",
         "it is. The interval is a 95 % Student-t interval of the mean across seeds (none with one seed); `—`",
-        "is a value no run measured (for example an app with no hot launch). What the model lacks where a",
+        "is a value no run measured (for example an app with no hot launch). A fact published as zero (a",
+        "bar at zero in a figure) has no relative error: its error is a share of the figure's full scale,",
+        "the largest published value of the same series. What the model lacks where a",
         "fact is off, with the runs that show it: [fidelity-gaps.md](fidelity-gaps.md).",
         *(["", *ci_legend(flags_in(doc["facts"]))] if flags_in(doc["facts"]) else []),
     ]

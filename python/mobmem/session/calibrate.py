@@ -294,6 +294,7 @@ def file_text(doc: dict, command: str, rev: str) -> str:
             f"published = {r['published']!r}",
             f"reached = {reached}",
             f"error = {error}",
+            *([f"full_scale = {r['full_scale']!r}  # a fact published as 0: the error is a share of this"] if r.get("full_scale") else []),
             f"seeds = {r['n']}",
         ]
     return "\n".join(L) + "\n"

@@ -27,7 +27,10 @@ from mobmem.paths import DATA
 
 FACTS_FILE = DATA / "fidelity.toml"
 #: A fact agrees when |model mean − published| ≤ tolerance × published: a fit-set fact within
-#: FIT_TOLERANCE (the calibration's goal), a held-out fact within TOLERANCE.
+#: FIT_TOLERANCE (the calibration's goal), a held-out fact within TOLERANCE. A fact published as
+#: zero (a bar at zero in a figure) has no relative error: it gives the figure's ``full_scale``
+#: (the largest published value of the same series), and its error is taken against that, as an
+#: instrument's accuracy is stated as a share of its full scale.
 TOLERANCE = 0.30
 FIT_TOLERANCE = 0.15
 SETS = ("fit", "held-out")
@@ -90,6 +93,13 @@ def case_ratio(res: dict, name: str) -> float | None:
     end, as a phone's per-case log counts them), in %."""
     v = (res.get("case") or {}).get("ratios", {}).get(name)
     return None if v is None else 100.0 * float(v)
+
+
+def case_count(res: dict, name: str) -> float | None:
+    """One of the case's counts (``case.direct_reclaims`` or ``case.evictions``: from the script's
+    first launch to the end)."""
+    v = (res.get("case") or {}).get(name)
+    return None if v is None else float(v)
 
 
 def _fg_share(res: dict, total: str, by_app: str, refaults: dict | None = None) -> float | None:
@@ -190,6 +200,7 @@ METRICS: dict[str, Metric] = {
     "fg_refault_share": Metric(fg_refault_share, (), "the foreground app's (last launched) share of all refaults, %"),
     "fg_activation_share": Metric(fg_activation_share, (), "the foreground app's (last launched) share of the activating file refaults, %"),
     "case_ratio": Metric(case_ratio, ("name",), "a vmstat ratio counted from the script's first launch to the end (the case, without the boot), %"),
+    "case_count": Metric(case_count, ("name",), "a count from the script's first launch to the end: direct_reclaims (allocstall) or evictions (pages)"),
     "case_fg_activation_share": Metric(
         case_fg_activation_share, (), "the foreground app's share of the activating file refaults from the script's first launch to the end, %"
     ),
@@ -218,6 +229,7 @@ class Fact:
     group: str = ""
     params: dict = field(default_factory=dict)
     line: int = 0
+    full_scale: float | None = None
 
     @property
     def tolerance(self) -> float:
@@ -304,7 +316,7 @@ class RunRecord:
 
 
 _FIELDS = ("id", "claim", "published", "unit", "source", "scenario", "system", "metric", "set")
-_OPTIONAL = ("group",)
+_OPTIONAL = ("group", "full_scale")
 
 
 def load(path: Path | None = None) -> list[Fact]:
@@ -346,14 +358,19 @@ def load(path: Path | None = None) -> list[Fact]:
         if raw["system"] not in systems:
             raise MobmemError(f"{where}: system: unknown system {raw['system']!r}; known: {', '.join(systems)}")
         pub = raw["published"]
-        if isinstance(pub, bool) or not isinstance(pub, (int, float)) or not pub > 0:
-            raise MobmemError(f"{where}: published: expected a positive number, got {pub!r}")
+        fs = raw.get("full_scale")
+        if fs is not None and (isinstance(fs, bool) or not isinstance(fs, (int, float)) or not fs > 0):
+            raise MobmemError(f"{where}: full_scale: expected a positive number, got {fs!r}")
+        if isinstance(pub, bool) or not isinstance(pub, (int, float)) or pub < 0 or (pub == 0 and fs is None):
+            raise MobmemError(f"{where}: published: expected a positive number (or 0 with a full_scale), got {pub!r}")
+        if fs is not None and pub != 0:
+            raise MobmemError(f"{where}: full_scale: only a fact published as 0 takes one (its error is relative otherwise)")
         if any(f.id == raw["id"] for f in facts):
             raise MobmemError(f"{where}: id: {raw['id']!r} is used twice")
         fl = raw.get("from_launch", 1)
         if "from_launch" in params and (isinstance(fl, bool) or not isinstance(fl, int) or fl < 1):
             raise MobmemError(f"{where}: from_launch: expected a launch number from 1, got {fl!r}")
-        facts.append(Fact(**{k: raw[k] for k in _FIELDS}, group=raw.get("group", raw["id"]), params=params, line=line))
+        facts.append(Fact(**{k: raw[k] for k in _FIELDS}, group=raw.get("group", raw["id"]), params=params, line=line, full_scale=fs))
     if not facts:
         raise MobmemError(f"{path}: no [[fact]] entries")
     return facts
@@ -545,7 +562,7 @@ def evaluate(facts: list[Fact], results: dict[tuple[str, str, int], dict]) -> li
     for f in facts:
         vals = [f.measure(res) for (sc, sy, _), res in sorted(results.items(), key=lambda kv: kv[0][2]) if (sc, sy) == (f.scenario, f.system)]
         s = stat(vals)
-        err = None if s["mean"] is None else (s["mean"] - f.published) / f.published
+        err = None if s["mean"] is None else (s["mean"] - f.published) / (f.full_scale or f.published)
         rows.append(
             {
                 "id": f.id,
@@ -559,6 +576,7 @@ def evaluate(facts: list[Fact], results: dict[tuple[str, str, int], dict]) -> li
                 "params": f.params,
                 **{k: s[k] for k in ("n", "mean", "ci_low", "ci_high", "ci_flags", "values")},
                 "rel_error": err,
+                "full_scale": f.full_scale,
                 "set": f.set,
                 "group": f.group,
                 "tolerance": f.tolerance,
