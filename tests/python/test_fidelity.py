@@ -256,6 +256,16 @@ def test_interrupted_run_keeps_its_finished_runs_and_resumes(tmp_path):
     r = _mobmem(*args[len(MOBMEM) :], "--resume")
     assert r.returncode == 0, r.stderr
     assert r.stderr.count("reused") == 1, r.stderr
+    # The run record alone (runs.jsonl, a line per run) carries both runs to another directory.
+    import shutil
+
+    moved = tmp_path / "moved"
+    moved.mkdir()
+    shutil.copy(out / "runs.jsonl", moved / "runs.jsonl")
+    again = _mobmem(*args[len(MOBMEM) : -1], str(moved), "--resume", "--json")
+    assert again.returncode == 0, again.stderr
+    assert again.stderr.count("reused") == fid.QUICK_SEEDS, again.stderr
+    assert not list(moved.glob("*/runs")), "no run was redone"
 
 
 def test_every_fact_the_page_finds_off_has_its_explanation():

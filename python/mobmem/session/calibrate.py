@@ -44,8 +44,6 @@ from mobmem.paths import DATA
 from mobmem.session import fidelity
 
 CALIBRATION_DIR = DATA / "calibration"
-#: The fit's record of finished runs under ``--out`` (:class:`fidelity.RunRecord`).
-RECORD_FILE = "runs.jsonl"
 #: Trials asked and run together (a fixed number, so that the trials do not depend on --jobs).
 BATCH = 2
 #: Knob values are multiples of this (exact in the file, and what the runs used).
@@ -195,7 +193,7 @@ def calibrate(
     study = optuna.create_study(direction="minimize", sampler=sampler)
     study.enqueue_trial({k.name: _grid(k, k.default) for k in p.knobs})
     history: list[dict] = []
-    record = fidelity.RunRecord(Path(out) / RECORD_FILE) if out is not None else None
+    record = fidelity.RunRecord(Path(out) / fidelity.RECORD_FILE) if out is not None else None
     reused = 0
     verifying = 0  # the best trial's number while it is checked over more seeds
 

@@ -241,11 +241,19 @@ class Fact:
         return METRICS[self.metric].fn(res, **self.params)
 
 
-class Measured:
-    """A run known only by what the facts measured on it (from a :class:`RunRecord`)."""
+class Measured(dict):
+    """A run known only by what the facts measured on it (from a :class:`RunRecord`): its
+    simulated and wall seconds as a result's keys, the facts' values in ``values``."""
 
-    def __init__(self, values: dict[str, float | None]):
+    def __init__(self, values: dict[str, float | None], info: dict):
+        super().__init__(info)
         self.values = values
+
+
+#: The run record under an ``--out`` directory (:class:`RunRecord`).
+RECORD_FILE = "runs.jsonl"
+#: What a run record keeps of a run besides the facts' values.
+RECORDED = ("sim_seconds", "wall_seconds")
 
 
 class RunRecord:
@@ -269,8 +277,9 @@ class RunRecord:
                 continue
             try:
                 doc = json.loads(line)
-                self.runs[self._key(doc["key"])] = doc["values"]
-            except (ValueError, KeyError, TypeError):
+                self.runs[self._key(doc["key"])] = doc
+                doc["values"].items()
+            except (ValueError, KeyError, TypeError, AttributeError):
                 raise MobmemError(f"{self.path}:{n}: not a run record (expected a JSON object with 'key' and 'values')") from None
 
     @staticmethod
@@ -298,21 +307,22 @@ class RunRecord:
 
     def get(self, key: dict, facts: list[Fact]) -> Measured | None:
         """The run's values, if the record has every one of ``facts``."""
-        values = self.runs.get(self._key(key))
-        if values is None or any(f.id not in values for f in facts):
+        doc = self.runs.get(self._key(key))
+        if doc is None or any(f.id not in doc["values"] for f in facts):
             return None
-        return Measured(values)
+        return Measured(doc["values"], {k: doc.get(k) for k in RECORDED})
 
     def add(self, key: dict, facts: list[Fact], res: dict) -> None:
         """Measure ``facts`` on the run ``res`` and append the line (at once: a record on disk is
         a run kept)."""
-        values = {f.id: f.measure(res) for f in facts}
+        doc = {"key": key, "values": {f.id: f.measure(res) for f in facts}, **{k: res.get(k) for k in RECORDED}}
         k = self._key(key)
-        if self.runs.get(k) == values:
+        old = self.runs.get(k)
+        if old is not None and old["values"] == doc["values"]:
             return
-        self.runs[k] = values
+        self.runs[k] = doc
         with open(self.path, "a") as fh:
-            fh.write(json.dumps({"key": key, "values": values}, sort_keys=True) + "\n")
+            fh.write(json.dumps(doc, sort_keys=True) + "\n")
 
 
 _FIELDS = ("id", "claim", "published", "unit", "source", "scenario", "system", "metric", "set")
@@ -435,15 +445,18 @@ def run(
     seed + 0 … seeds−1; ``settings`` (``key=value``) are added to every run, after each fact's
     system. With ``out``, each run's files are written as soon as it finishes
     (``out/SCENARIO/runs/SYSTEM/seed-N/``, the layout of a comparison); with ``resume``, runs
-    already there (same scenario, system, seed, settings and simulator code) are not redone.
-    ``progress(scenario, system, seed, result, reused)`` after each. Ctrl-C stops the runs under
+    already there (same scenario, system, seed, settings and simulator code) are not redone,
+    nor those in ``out/runs.jsonl`` (:class:`RunRecord`, a line per finished run: copied into
+    another machine's ``out``, it carries the runs there). ``progress(scenario, system, seed,
+    result, reused)`` after each. Ctrl-C stops the runs under
     way (KeyboardInterrupt propagates); the finished ones are on disk."""
     from mobmem.files import out_dir_lock
 
     check_arguments(seeds, time_scale, jobs, out, resume)
     prog = None if progress is None else (lambda _i, *a: progress(*a))
     with out_dir_lock(out):
-        return run_points(facts, [list(settings or [])], seeds, time_scale, jobs, prog, [out], resume)[0]
+        record = RunRecord(Path(out) / RECORD_FILE) if out is not None else None
+        return run_points(facts, [list(settings or [])], seeds, time_scale, jobs, prog, [out], resume, record)[0]
 
 
 def run_points(
