@@ -184,8 +184,16 @@ def fidelity(
     quick: bool = typer.Option(False, "--quick", help="A smoke run: 2 seeds, durations × 0.02 (numbers not comparable)."),
     jobs_: str = options.jobs("2"),
     report: Optional[Path] = typer.Option(None, "--report", help="Write the Markdown report here (e.g. docs/fidelity.md)."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Keep every run's files under DIR/SCENARIO/runs/SYSTEM/seed-N/, each as it finishes, and a line of its facts' values in DIR/runs.jsonl."),
-    resume: bool = typer.Option(False, "--resume", help="With --out: reuse the runs already there (same scenario, system, seed, settings and code), from their files or from DIR/runs.jsonl (copy it to resume on another machine)."),
+    out: Optional[Path] = typer.Option(
+        None,
+        "--out",
+        help="Keep every run's files under DIR/SCENARIO/runs/SYSTEM/seed-N/, each as it finishes, and a line of its facts' values in DIR/runs.jsonl.",
+    ),
+    resume: bool = typer.Option(
+        False,
+        "--resume",
+        help="With --out: reuse the runs already there (same scenario, system, seed, settings and code), from their files or from DIR/runs.jsonl (copy it to resume on another machine).",
+    ),
     device: Optional[str] = typer.Option(None, "--device", help="Only the facts whose scenario runs on this device (pixel3, p9)."),
     set_: List[str] = typer.Option(
         [],
