@@ -114,6 +114,11 @@ def test_a_quick_fit_writes_its_file_and_a_resumed_one_the_same(tmp_path):
     rec3 = json.loads((moved / "calibration.json").read_text())
     assert rec3["history"] == rec["history"] and rec3["reused_runs"] == rec2["reused_runs"]
     assert not [ln for ln in third.stderr.splitlines() if ln.strip().startswith("trial") and ln.endswith(" done")]
+    # A last line cut short (a killed process) is dropped, its run redone; the record stays valid.
+    (moved / "runs.jsonl").write_text("\n".join(lines) + "\n" + lines[0][:40])
+    cut = _mobmem("calibrate", "--device", "p9", "--quick", "--trials", "2", "--out", str(moved), "--resume", "--jobs", "1")
+    assert cut.returncode == 0, cut.stderr
+    assert (moved / "p9.toml").read_text() == first and (moved / "runs.jsonl").read_text().endswith("\n")
     # A record that is not one names its file and line.
     (moved / "runs.jsonl").write_text(lines[0] + "\n{not json\n")
     bad = _mobmem("calibrate", "--device", "p9", "--quick", "--trials", "2", "--out", str(moved), "--resume")

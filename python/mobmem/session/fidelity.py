@@ -267,11 +267,17 @@ class RunRecord:
         self.path = Path(path)
         self.runs: dict[str, dict] = {}
         try:
-            lines = self.path.read_text().splitlines()
+            text = self.path.read_text()
         except FileNotFoundError:
-            lines = []
+            text = ""
         except OSError as e:
             raise MobmemError(f"{self.path}: {e.strerror}") from None
+        if text and not text.endswith("\n"):
+            # A line cut short by a killed process: drop it (its run is redone), so that the next
+            # line is not appended to it.
+            text = text[: text.rfind("\n") + 1]
+            self.path.write_text(text)
+        lines = text.splitlines()
         for n, line in enumerate(lines, 1):
             if not line.strip():
                 continue
