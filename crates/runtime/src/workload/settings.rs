@@ -158,16 +158,16 @@ static ENTRIES: &[Setting<AppProfile>] = &[
         "estimate (docs/runtime.md, mutator workload model); at most 1 GiB/s: several times what GC-heavy benchmarks allocate on a phone core (hundreds of MB/s) (a larger value only made a unit of work run for hours)"
     ),
     setting!(
-        float "frame_ms" => frame_ns * 1e6, [1.0, f64::MAX],
+        float "frame_ms" => frame_ns * 1e6, [1.0, 1000.0],
         "ms",
         "period of foreground units of work (a frame)",
-        "the display's vsync period (DISPLAY_HZ); at least 1 ms (no display refreshes faster than 1 kHz; a period of 0 would never let simulated time pass)"
+        "the display's vsync period (DISPLAY_HZ); at least 1 ms (no display refreshes faster than 1 kHz; a period of 0 would never let simulated time pass) and at most 1 s (the slowest refresh a phone display runs, always-on at 1 Hz; a unit allocates its whole period's bytes at once, so an unbounded period made one unit of work run for hours)"
     ),
     setting!(
-        float "bg_period_ms" => bg_period_ns * 1e6, [1.0, f64::MAX],
+        float "bg_period_ms" => bg_period_ns * 1e6, [1.0, 1000.0],
         "ms",
         "period of background units of work",
-        "estimate (docs/runtime.md, mutator workload model); at least 1 ms (a period of 0 would never let simulated time pass)"
+        "estimate (docs/runtime.md, mutator workload model); at least 1 ms (a period of 0 would never let simulated time pass) and at most 1 s (a unit allocates its whole period's bytes at once, so an unbounded period made one unit of work run for hours)"
     ),
     setting!(
         float "cpu_fg" => cpu_fg, [0.0, 1.0],
