@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.table import Table
 
 from mobmem.cli import options
+from mobmem.cli.fidelity import error_text
 
 console = Console(width=None if sys.stdout.isatty() else 200)
 err = Console(stderr=True)
@@ -31,8 +32,7 @@ def _table(doc: dict) -> Table:
         t.add_column(c, justify=j)
     for r in doc["facts"]:
         model = "—" if r["mean"] is None else f"{r['mean']:,.2f}"
-        e = "—" if r["rel_error"] is None else f"{r['rel_error'] * 100:+.0f} %" + (" of full scale" if r.get("full_scale") else "")
-        t.add_row(r["id"], f"{r['published']:g} {r['unit']}", model, e, "not measured" if r["within"] is None else ("yes" if r["within"] else "no"))
+        t.add_row(r["id"], f"{r['published']:g} {r['unit']}", model, error_text(r), "not measured" if r["within"] is None else ("yes" if r["within"] else "no"))
     return t
 
 

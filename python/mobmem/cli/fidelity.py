@@ -39,7 +39,9 @@ def _ci(r: dict) -> str:
     return fmt_interval(r, lambda v: _num(v, r["unit"])) or "—"
 
 
-def _err(r: dict) -> str:
+def error_text(r: dict) -> str:
+    """A fact row's error for a table: relative, or a share of the full scale for a fact published
+    as zero; `—` when no run measured it."""
     if r["rel_error"] is None:
         return "—"
     return f"{r['rel_error'] * 100:+.0f} %" + (f" of full scale ({_num(r['full_scale'], r['unit'])} {r['unit']})" if r.get("full_scale") else "")
@@ -85,7 +87,7 @@ def table(doc: dict) -> Table:
                 f"{_num(r['published'], r['unit'])} {r['unit']}",
                 _num(r["mean"], r["unit"]),
                 _ci(r),
-                _err(r),
+                error_text(r),
                 _verdict(r),
                 f"{r['scenario']} / {r['system']} × {r['n']}",
             )
@@ -146,7 +148,7 @@ def markdown(doc: dict, command: str, revision: str | None) -> str:
             ]
             for r in rows:
                 lines.append(
-                    f"| `{r['id']}`: {r['claim']} | {_num(r['published'], r['unit'])} {r['unit']} | {_num(r['mean'], r['unit'])} | {_ci(r)} | {_err(r)} | {_verdict_md(r)} | {r['scenario']} / {r['system']} × {r['n']} |"
+                    f"| `{r['id']}`: {r['claim']} | {_num(r['published'], r['unit'])} {r['unit']} | {_num(r['mean'], r['unit'])} | {_ci(r)} | {error_text(r)} | {_verdict_md(r)} | {r['scenario']} / {r['system']} × {r['n']} |"
                 )
             lines.append("")
     lines += [

@@ -283,10 +283,11 @@ class RunRecord:
                 continue
             try:
                 doc = json.loads(line)
-                self.runs[self._key(doc["key"])] = doc
-                doc["values"].items()
-            except (ValueError, KeyError, TypeError, AttributeError):
-                raise MobmemError(f"{self.path}:{n}: not a run record (expected a JSON object with 'key' and 'values')") from None
+            except ValueError:
+                doc = None
+            if not isinstance(doc, dict) or "key" not in doc or not isinstance(doc.get("values"), dict):
+                raise MobmemError(f"{self.path}:{n}: not a run record (expected a JSON object with 'key' and 'values')")
+            self.runs[self._key(doc["key"])] = doc
 
     @staticmethod
     def _key(key: dict) -> str:
@@ -491,6 +492,7 @@ def run_points(
     scale = [] if time_scale == 1.0 else [f"session.time_scale={time_scale!r}"]
     results: list[dict[tuple[str, str, int], dict]] = [{} for _ in points]
     todo = []
+    to_record: dict[tuple[int, tuple[str, str, int]], tuple[dict, list[Fact]]] = {}
     for i, point in enumerate(points):
         user = [*scale, *point]
         out = outs[i]
@@ -511,9 +513,8 @@ def run_points(
                     if progress:
                         progress(i, *key, prev, True)
                 else:
-                    todo.append(((i, key), (str(path), system, first + k, user, None), rkey, mine))
-
-    extra = {ik: (rkey, mine) for ik, _job_args, rkey, mine in todo}
+                    todo.append(((i, key), (str(path), system, first + k, user, None)))
+                    to_record[(i, key)] = (rkey, mine)
 
     def done(r: tuple[tuple[int, tuple[str, str, int]], dict]) -> None:
         (i, key), res = r
@@ -522,13 +523,12 @@ def run_points(
             if outs[i] is not None:
                 write_outputs(res, run_dir(Path(outs[i]) / key[0], key[1], key[2]))
             if record is not None:
-                rkey, mine = extra[(i, key)]
-                record.add(rkey, mine, res)
+                record.add(*to_record[(i, key)], res)
             results[i][key] = res
             if progress:
                 progress(i, *key, res, False)
 
-    run_all(_job, [(ik, job_args) for ik, job_args, _rkey, _mine in todo], jobs, done)
+    run_all(_job, todo, jobs, done)
     return results
 
 
