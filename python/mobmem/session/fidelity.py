@@ -82,17 +82,41 @@ def java_share(res: dict, app: str) -> float | None:
     return None if v is None else float(v)
 
 
+def _of_nothing_evicted(name: str, evictions: int | None, numerator: dict[str, int | None]) -> float | None:
+    """A reclaim ratio whose denominator is zero: 0 % when nothing was evicted and nothing it
+    counts happened either, as a phone's counters read such a case (0 of 0: no reclaim at all, so a
+    fact published above 0 misses by its whole value instead of looking unmeasured); None when it
+    cannot be told (a numerator that is not counted, or not zero)."""
+    if evictions != 0:
+        return None
+    # Pages reclaimed directly are a part of the evicted pages: none when none were evicted.
+    n = 0 if name == "direct_reclaim_ratio" else numerator.get(name)
+    return 0.0 if n == 0 else None
+
+
 def ratio(res: dict, name: str) -> float | None:
-    """One of the result's vmstat ratios (``refault_ratio``, ``direct_reclaim_ratio``, …), in %."""
+    """One of the result's vmstat ratios (``refault_ratio``, ``direct_reclaim_ratio``, …), in %;
+    0 when the run evicted nothing (see :func:`_of_nothing_evicted`)."""
     v = res.get("ratios", {}).get(name)
-    return None if v is None else 100.0 * float(v)
+    if v is not None:
+        return 100.0 * float(v)
+    vm = res.get("vmstat")
+    if not vm:
+        return None
+    evictions = vm.get("pgsteal_kswapd", 0) + vm.get("pgsteal_direct", 0)
+    refaults = vm.get("workingset_refault_anon", 0) + vm.get("workingset_refault_file", 0)
+    return _of_nothing_evicted(name, evictions, {"refault_ratio": refaults, "file_activate_ratio": vm.get("workingset_activate_file")})
 
 
 def case_ratio(res: dict, name: str) -> float | None:
     """One of the case's ratios (``case.ratios``: counted from the script's first launch to the
-    end, as a phone's per-case log counts them), in %."""
-    v = (res.get("case") or {}).get("ratios", {}).get(name)
-    return None if v is None else 100.0 * float(v)
+    end, as a phone's per-case log counts them), in %; 0 when the case evicted nothing (see
+    :func:`_of_nothing_evicted`)."""
+    case = res.get("case") or {}
+    v = case.get("ratios", {}).get(name)
+    if v is not None:
+        return 100.0 * float(v)
+    return _of_nothing_evicted(name, case.get("evictions"), {"file_activate_ratio": case.get("refaults", {}).get("activate_file")})
 
 
 def case_count(res: dict, name: str) -> float | None:
@@ -191,7 +215,11 @@ METRICS: dict[str, Metric] = {
     "first_drop": Metric(first_drop, (), "launch after which the count of apps alive first drops (one past the last launch if it never does)"),
     "curve_level": Metric(curve_level, ("from_launch",), "mean count of apps alive after launches from_launch (1-based) to the last"),
     "java_share": Metric(java_share, ("app",), "the Java heap's share (%) of one app's PSS while in the foreground"),
-    "ratio": Metric(ratio, ("name",), "a vmstat ratio of the run (refault_ratio, file_activate_ratio, direct_reclaim_ratio, anon_share_of_evictions), %"),
+    "ratio": Metric(
+        ratio,
+        ("name",),
+        "a vmstat ratio of the run (refault_ratio, file_activate_ratio, direct_reclaim_ratio, anon_share_of_evictions), %; 0 when nothing was evicted",
+    ),
     "launch_objects_share": Metric(
         launch_objects_share,
         ("classes",),
@@ -199,7 +227,9 @@ METRICS: dict[str, Metric] = {
     ),
     "fg_refault_share": Metric(fg_refault_share, (), "the foreground app's (last launched) share of all refaults, %"),
     "fg_activation_share": Metric(fg_activation_share, (), "the foreground app's (last launched) share of the activating file refaults, %"),
-    "case_ratio": Metric(case_ratio, ("name",), "a vmstat ratio counted from the script's first launch to the end (the case, without the boot), %"),
+    "case_ratio": Metric(
+        case_ratio, ("name",), "a vmstat ratio counted from the script's first launch to the end (the case, without the boot), %; 0 when nothing was evicted"
+    ),
     "case_count": Metric(case_count, ("name",), "a count from the script's first launch to the end: direct_reclaims (allocstall) or evictions (pages)"),
     "case_fg_activation_share": Metric(
         case_fg_activation_share, (), "the foreground app's share of the activating file refaults from the script's first launch to the end, %"
