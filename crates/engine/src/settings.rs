@@ -246,7 +246,7 @@ pub fn parse(kind: Kind, value: &str) -> Result<Value<'_>, String> {
             Ok(Value::Float(x))
         }
         Kind::Size { min, max } => {
-            let x = parse_size(v).ok_or_else(|| format!("expected a size like 512k, 8m or 1g, got {value:?}"))?;
+            let x = parse_size(v).ok_or_else(|| format!("expected a size like 512k, 8m or 1g (at most 1 PiB), got {value:?}"))?;
             if !(min..=max).contains(&x) {
                 return Err(format!("must be within [{}, {}], got {value}", size_text(min), if max == u64::MAX { "∞".into() } else { size_text(max) }));
             }
@@ -261,8 +261,13 @@ pub fn parse(kind: Kind, value: &str) -> Result<Value<'_>, String> {
     }
 }
 
+/// The largest size [`parse_size`] takes: 1 PiB, far beyond any phone's memory, so the model's
+/// arithmetic on a size (rounding to pages, adding a few up) cannot overflow. A larger value used
+/// to saturate at `u64::MAX` and wrap when rounded up to pages (a mapping of 0 pages).
+pub const MAX_SIZE: u64 = 1 << 50;
+
 /// A size: bytes, or with a k/m/g suffix (as dalvik.vm properties are written); a trailing `b`
-/// is allowed (`512kb`). None if not a finite non-negative size.
+/// is allowed (`512kb`). None if not a finite non-negative size up to [`MAX_SIZE`].
 pub fn parse_size(s: &str) -> Option<u64> {
     let s = s.trim().to_ascii_lowercase();
     let s = s.strip_suffix('b').unwrap_or(&s);
@@ -273,10 +278,11 @@ pub fn parse_size(s: &str) -> Option<u64> {
         _ => (s, 1),
     };
     let v: f64 = num.trim().parse().ok()?;
-    if v.is_nan() || v < 0.0 || !v.is_finite() {
+    let bytes = v * mult as f64;
+    if v.is_nan() || v < 0.0 || !(bytes <= MAX_SIZE as f64) {
         return None;
     }
-    Some((v * mult as f64) as u64)
+    Some(bytes as u64)
 }
 
 /// An unknown name among `names` (for Choice setters): "expected one of a, b, got "x"".
@@ -501,6 +507,11 @@ mod tests {
         assert_eq!(parse_size("4096"), Some(4096));
         assert_eq!(parse_size("-1m"), None);
         assert_eq!(parse_size("x"), None);
+        // Beyond 1 PiB (where a size once saturated and wrapped when rounded up to pages).
+        assert_eq!(parse_size("1048576g"), Some(MAX_SIZE));
+        assert_eq!(parse_size("1048577g"), None);
+        assert_eq!(parse_size("99999999999999999999999"), None);
+        assert_eq!(parse_size("1e300"), None);
         assert_eq!(size_text(256 << 10), "256k");
         assert_eq!(size_text(1000), "1000");
     }
