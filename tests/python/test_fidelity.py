@@ -307,3 +307,27 @@ def test_a_setting_for_every_run_is_applied_and_said(tmp_path):
     again = _mobmem("fidelity", *args, "--resume")
     assert again.returncode == 0, again.stderr
     assert "reused" not in again.stderr and json.loads(again.stdout)["settings"] == []
+
+
+def test_a_run_record_reuses_a_value_only_for_the_same_fact_definition(tmp_path):
+    """A record keeps each value with its fact's definition (metric and parameters): a fact whose
+    definition changed, or that the record lacks, makes the run count as not recorded, while the
+    facts' file itself is no part of the runs' code version (a new fact or a corrected source
+    keeps every run)."""
+    import dataclasses
+
+    from mobmem.session import provenance
+
+    assert "fidelity.toml" not in {p.name for p in provenance.run_data_files()}
+    assert any(p.name.endswith(".toml") and "scenarios" in p.parts for p in provenance.run_data_files())
+    f = fid.Fact(id="x", claim="c", published=3, unit="apps", source="s", scenario="demo_caching", system="stock", metric="cached_max", set="fit")
+    key = {"code": "c0de", "scenario": "data/scenarios/demo_caching.toml", "system": "stock", "seed": 1, "parameters": []}
+    rec = fid.RunRecord(tmp_path / "runs.jsonl")
+    rec.add(key, [f], {"cached_apps": {"alive_after_launch": [1, 2], "alive_after_launch_max": 2}, "sim_seconds": 5.0})
+    again = fid.RunRecord(tmp_path / "runs.jsonl")  # as read back by a later invocation
+    got = again.get(key, [f])
+    assert got is not None and f.measure(got) == 2.0 and got["sim_seconds"] == 5.0
+    assert again.get(key, [dataclasses.replace(f, source="corrected", published=4)]) is not None
+    assert again.get(key, [dataclasses.replace(f, metric="curve_level", params={"from_launch": 1})]) is None
+    assert again.get(key, [f, dataclasses.replace(f, id="y")]) is None
+    assert again.get({**key, "seed": 2}, [f]) is None

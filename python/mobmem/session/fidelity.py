@@ -270,6 +270,15 @@ class Fact:
             return res.values.get(self.id)
         return METRICS[self.metric].fn(res, **self.params)
 
+    @property
+    def definition(self) -> str:
+        """What the fact's value on a run depends on besides the run itself: its metric and
+        parameters (the run's key holds the scenario, system and seed). A run record keeps it
+        beside each value, so a value is reused only for the same definition, while an edit of
+        the facts' file that leaves it alone (a new fact, a source, a published value) keeps every
+        run."""
+        return json.dumps([self.metric, self.params], sort_keys=True)
+
 
 class Measured(dict):
     """A run known only by what the facts measured on it (from a :class:`RunRecord`): its
@@ -288,7 +297,8 @@ RECORDED = ("sim_seconds", "wall_seconds")
 
 class RunRecord:
     """A compact record of finished runs, one JSON line each: the run's key (simulator code,
-    scenario, system, seed, settings) and every fact's value on it. Unlike the runs' directories
+    scenario, system, seed, settings) and every fact's value on it, with the fact's definition
+    (:attr:`Fact.definition`). Unlike the runs' directories
     it is small enough to keep with the project, and it does not depend on the machine: copied
     into another machine's ``--out`` directory, it lets ``--resume`` reuse the runs there (the
     simulator code is identified by its sources, not by the compiled library)."""
@@ -343,19 +353,25 @@ class RunRecord:
         }
 
     def get(self, key: dict, facts: list[Fact]) -> Measured | None:
-        """The run's values, if the record has every one of ``facts``."""
+        """The run's values, if the record has every one of ``facts`` as defined now."""
         doc = self.runs.get(self._key(key))
-        if doc is None or any(f.id not in doc["values"] for f in facts):
+        defs = {} if doc is None else doc.get("facts") or {}
+        if doc is None or any(f.id not in doc["values"] or defs.get(f.id) != f.definition for f in facts):
             return None
         return Measured(doc["values"], {k: doc.get(k) for k in RECORDED})
 
     def add(self, key: dict, facts: list[Fact], res: dict) -> None:
         """Measure ``facts`` on the run ``res`` and append the line (at once: a record on disk is
         a run kept)."""
-        doc = {"key": key, "values": {f.id: f.measure(res) for f in facts}, **{k: res.get(k) for k in RECORDED}}
+        doc = {
+            "key": key,
+            "values": {f.id: f.measure(res) for f in facts},
+            "facts": {f.id: f.definition for f in facts},
+            **{k: res.get(k) for k in RECORDED},
+        }
         k = self._key(key)
         old = self.runs.get(k)
-        if old is not None and old["values"] == doc["values"]:
+        if old is not None and old["values"] == doc["values"] and old.get("facts") == doc["facts"]:
             return
         self.runs[k] = doc
         with open(self.path, "a") as fh:
