@@ -623,3 +623,31 @@ def test_an_unknown_policy_and_an_incompatible_combination_fail_before_any_run(t
             p = run(*cmd, "--set", bad)
             assert p.returncode == 2 and p.stderr.count("\n") == 1 and why in p.stderr, (cmd, p.stderr)
             assert not [f for f in tmp_path.rglob("*") if f.is_file()], cmd
+
+
+def test_a_comparison_is_carried_by_its_summary_record_alone(tmp_path):
+    """Each finished run's summary is also kept, gzipped, in DIR/record/SYSTEM/seed-N.json.gz:
+    copied into a new --out directory, the record lets --resume reuse every run without its run
+    directory, with the same results; a damaged record file is a run redone, not an error."""
+    import gzip
+    import shutil
+
+    out = tmp_path / "a"
+    a = jrun("compare", TINY, "--systems", "stock,cmc", "--seeds", "1", "--out", str(out))
+    files = sorted(str(p.relative_to(out)) for p in (out / "record").rglob("*.json.gz"))
+    assert files == ["record/cmc/seed-1.json.gz", "record/stock/seed-1.json.gz"]
+    summary = (out / "runs" / "cmc" / "seed-1" / "summary.json").read_text()
+    assert gzip.decompress((out / files[0]).read_bytes()).decode() == summary
+    moved = tmp_path / "b"
+    shutil.copytree(out / "record", moved / "record")
+    p = run("compare", TINY, "--systems", "stock,cmc", "--seeds", "1", "--out", str(moved), "--resume", "--json")
+    assert p.returncode == 0, p.stderr
+    assert p.stderr.count("reused") == 2 and not (moved / "runs").exists(), p.stderr
+    b = json.loads(p.stdout)
+    assert b["aggregate"] == a["aggregate"]
+    assert [strip_wall(r["summary"]) for r in b["runs"]] == [strip_wall(r["summary"]) for r in a["runs"]]
+    # A record file cut short: that run is made again (and kept again); the other is reused.
+    (moved / files[0]).write_bytes((moved / files[0]).read_bytes()[:100])
+    p = run("compare", TINY, "--systems", "stock,cmc", "--seeds", "1", "--out", str(moved), "--resume")
+    assert p.returncode == 0 and p.stderr.count("reused") == 1, p.stderr
+    assert gzip.decompress((moved / files[0]).read_bytes()).decode() == (moved / "runs" / "cmc" / "seed-1" / "summary.json").read_text()

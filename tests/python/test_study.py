@@ -81,6 +81,17 @@ def test_acclaim_study_quick_experiment_compares_every_launch(tmp_path):
         assert rows["fg_activations"][s]["mean"] >= 0
     text = page.read_text()
     assert "Every launch, TTID in ms" in text and "median change" in text and "| 3 | facebook | cold |" in text
+    # The study's summary record (runs/record/EXPERIMENT/SYSTEM/seed-N.json.gz) alone carries
+    # every run to a new --out directory: resumed there, nothing runs again and the rows agree.
+    import shutil
+
+    moved = tmp_path / "moved"
+    shutil.copytree(tmp_path / "runs" / "record", moved / "record")
+    assert sorted(p.name for p in (moved / "record" / "fg-refault-3B-A").iterdir()) == ["acclaim", "stock"]
+    again = run("report", "--study", "acclaim", "--quick", "--only", "fg-refault-3B-A", "--out", str(moved), "--resume", "--json")
+    assert again.returncode == 0, again.stderr
+    assert again.stderr.count("reused") == 2 and not (moved / "fg-refault-3B-A").exists(), again.stderr
+    assert json.loads(again.stdout)["experiments"][0]["rows"] == rows
 
 
 def test_thesis_study_quick_experiment_measures_energy_and_mmu(tmp_path):

@@ -67,8 +67,14 @@ def report(
     jobs_: str = options.jobs("2"),
     executor: str = options.executor(),
     address: Optional[str] = options.address(),
-    out: Optional[Path] = typer.Option(None, "--out", help="Write every run's files under DIR/EXPERIMENT/runs/SYSTEM/seed-N/."),
-    resume: bool = typer.Option(False, "--resume", help="With --out: reuse runs already there (same scenario, system, seed, settings)."),
+    out: Optional[Path] = typer.Option(
+        None, "--out", help="Write every run's files under DIR/EXPERIMENT/runs/SYSTEM/seed-N/, and its summary to the study's record DIR/record/."
+    ),
+    resume: bool = typer.Option(
+        False,
+        "--resume",
+        help="With --out: reuse runs already there (same scenario, system, seed, settings, simulator code), from their directories or from DIR/record/ (copy it to resume on another machine).",
+    ),
     report_: Optional[Path] = typer.Option(None, "--report", help="Write the Markdown report here (e.g. docs/studies/fleet.md), figures next to it."),
     only: List[str] = typer.Option(None, "--only", help="Run only these experiments (repeatable)."),
     as_json: bool = typer.Option(False, "--json", help="Print the result document (without the runs) as JSON."),

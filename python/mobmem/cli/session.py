@@ -547,8 +547,12 @@ def compare(
     jobs_: str = options.jobs("2"),
     executor: str = options.executor(),
     address: Optional[str] = options.address(),
-    out: Optional[Path] = typer.Option(None, "--out", metavar="DIR", help="Write compare.json, compare.csv and each run's files (runs/SYSTEM/seed-N/)."),
-    resume: bool = typer.Option(False, "--resume", help="With --out: reuse finished runs found there (same scenario, system, seed, settings)."),
+    out: Optional[Path] = typer.Option(
+        None, "--out", metavar="DIR", help="Write compare.json, compare.csv, each run's files (runs/SYSTEM/seed-N/) and its summary (record/)."
+    ),
+    resume: bool = typer.Option(
+        False, "--resume", help="With --out: reuse finished runs found there (same scenario, system, seed, settings), in runs/ or record/."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the per-run summaries and the aggregates as one JSON object."),
 ) -> None:
     """Run a scenario under several named systems and seeds; compare them with 95% confidence intervals."""

@@ -313,15 +313,72 @@ def run_dir(out: Path, system: str, seed: int) -> Path:
     return Path(out) / "runs" / system / f"seed-{seed}"
 
 
-def reusable_run(out: Path | None, scenario: Path, system: str, seed: int, user: list, systems_file: Path | None = None) -> dict | None:
-    """A finished run's summary in ``out`` with the same scenario, system, seed and settings,
-    made by the same simulator code and data (a run without that record is redone)."""
+#: The summary record under an ``--out`` directory (see :func:`keep_summary`).
+SUMMARY_RECORD = "record"
+
+
+def record_file(record: Path, system: str, seed: int) -> Path:
+    """Where the summary record ``record`` keeps the run of ``system`` and ``seed``."""
+    return Path(record) / system / f"seed-{seed}.json.gz"
+
+
+def keep_summary(record: Path, system: str, seed: int, text: str) -> None:
+    """Keep a finished run's ``summary.json`` text in the summary record: one gzipped file per run
+    (a few tens of kB where its run directory holds megabytes), written when the run finishes
+    (the gzip header holds no time). Copied into another machine's
+    ``--out`` directory (or kept with the project), the record lets ``--resume`` reuse its runs
+    there: reports need only the summaries."""
+    import gzip
+
+    from mobmem.errors import MobmemError
+    from mobmem.files import atomic_write
+
+    path = record_file(record, system, seed)
+    data = gzip.compress(text.encode(), compresslevel=9, mtime=0)
+    try:
+        if path.read_bytes() == data:
+            return
+    except OSError:
+        pass
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise MobmemError(f"{path.parent}: {e.strerror}") from None
+    atomic_write(path, data)
+
+
+def _recorded_summary(record: Path, system: str, seed: int) -> str | None:
+    """A run's ``summary.json`` text from the summary record (None if absent or unreadable: the
+    run is then redone)."""
+    import gzip
+    import zlib
+
+    try:
+        return gzip.decompress(record_file(record, system, seed).read_bytes()).decode()
+    except (OSError, EOFError, zlib.error, UnicodeDecodeError):
+        return None
+
+
+def reusable_run(
+    out: Path | None, scenario: Path, system: str, seed: int, user: list, systems_file: Path | None = None, record: Path | None = None
+) -> dict | None:
+    """A finished run's summary in ``out`` (or, failing that, in the summary record ``record``)
+    with the same scenario, system, seed and settings, made by the same simulator code and data
+    (a run without that record is redone)."""
     if out is None:
         return None
     p = run_dir(out, system, seed) / "summary.json"
     try:
-        s = json.loads(p.read_text())
-    except (OSError, ValueError):
+        text = p.read_text()
+    except OSError:
+        text = _recorded_summary(record, system, seed) if record is not None else None
+    if text is None:
+        return None
+    try:
+        s = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(s, dict):
         return None
     from mobmem import session
     from mobmem.session.provenance import code_version
@@ -357,10 +414,13 @@ def run_matrix(
     progress: Callable[[str, int, dict, bool], None] | None = None,
     executor: str = "local",
     address: str | None = None,
+    record: Path | None = None,
 ) -> dict[tuple[str, int], dict]:
     """Every (system, seed) run; results keyed by that pair. With ``out``, each run's files are
-    written as soon as it finishes (``out/runs/SYSTEM/seed-N/``); with ``resume``, runs whose
-    summary is already there (same scenario, system, seed, settings) are not redone.
+    written as soon as it finishes (``out/runs/SYSTEM/seed-N/``) and its summary is kept in the
+    summary record ``record`` (default ``out/record/``, :func:`keep_summary`); with ``resume``,
+    runs whose summary is already there or in the record (same scenario, system, seed, settings,
+    simulator code) are not redone, and a reused run missing from the record is added to it.
 
     Ctrl-C (KeyboardInterrupt) stops the runs under way at once (worker processes are
     terminated) and propagates; the runs finished before it are on disk, so ``resume`` picks up
@@ -369,11 +429,15 @@ def run_matrix(
     from mobmem.session.output import write_outputs
 
     results: dict[tuple[str, int], dict] = {}
+    if out is not None and record is None:
+        record = Path(out) / SUMMARY_RECORD
     todo = []
     for seed in seeds:  # seeds outer, systems inner: a partial matrix still compares all systems
         for s in systems:
-            prev = reusable_run(out, scenario, s, seed, user, systems_file) if resume else None
+            prev = reusable_run(out, scenario, s, seed, user, systems_file, record) if resume else None
             if prev is not None:
+                if not record_file(record, s, seed).exists():
+                    _keep_run(out, record, s, seed)
                 results[(s, seed)] = prev
                 if progress:
                     progress(s, seed, prev, True)
@@ -385,6 +449,7 @@ def run_matrix(
         with deferred_interrupts():
             if out is not None:
                 write_outputs(res, run_dir(out, s, seed))
+                _keep_run(out, record, s, seed)
             results[(s, seed)] = res
             if progress:
                 progress(s, seed, res, False)
@@ -393,6 +458,15 @@ def run_matrix(
 
     run_jobs(_job, todo, lambda r: done(*r), jobs=jobs, executor=executor, address=address)
     return results
+
+
+def _keep_run(out: Path, record: Path, system: str, seed: int) -> None:
+    """Keep the run directory's ``summary.json`` in the summary record, byte for byte."""
+    try:
+        text = (run_dir(out, system, seed) / "summary.json").read_text()
+    except OSError:
+        return  # reused from the record itself
+    keep_summary(record, system, seed, text)
 
 
 def compare(

@@ -127,7 +127,7 @@ def run(
     per experiment its systems, seeds, settings and per-row statistics, and the runs' summaries.
     ``executor``/``address``: where the runs execute (:mod:`mobmem.session.executor`)."""
     from mobmem import session
-    from mobmem.session.compare import run_matrix
+    from mobmem.session.compare import SUMMARY_RECORD, run_matrix
 
     systems, seed_list, extra = plan(study, quick, seeds, seed)
     exps = [e for e in study.experiments if not only or e.id in only]
@@ -158,6 +158,9 @@ def run(
             progress=lambda s, sd, r, reused, e=e: count(e.id, s, sd, r, reused),
             executor=executor,
             address=address,
+            # One summary record for the study (DIR/record/EXPERIMENT/…): copying DIR/record/
+            # carries every finished run to another machine.
+            record=None if out is None else out / SUMMARY_RECORD / e.id,
         )
         rows = {r.key: stats(exp_systems, seed_list, res, r.fn, r.bounds) for r in e.rows}
         apps = sorted({a for r in res.values() for a in r.get("per_app", {})})
