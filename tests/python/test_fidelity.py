@@ -74,6 +74,9 @@ def test_share_metrics():
     assert fid.fg_refault_share(res) == 25.0  # the last launch's app (b): 10 of 40
     assert fid.fg_activation_share(res) == 15.0  # b's activating file refaults: 3 of 20
     assert fid.fg_activation_share({"launches": res["launches"], "refaults": {"total": 40}}) is None
+    # No activating refault at all: the foreground app's share of none reads 0 (a miss, not "not measured").
+    assert fid.fg_activation_share({"launches": res["launches"], "refaults": {"activate_file": 0}}) == 0.0
+    assert fid.fg_activation_share({"launches": [], "refaults": {"activate_file": 0}}) is None
     # The case (from the first launch): its own counts, not the whole run's.
     case = {"ratios": {"direct_reclaim_ratio": 0.02}, "refaults": {"activate_file": 6, "activate_file_by_app": {"b": 3}}}
     assert fid.case_ratio({**res, "case": case}, "direct_reclaim_ratio") == 2.0 and fid.case_ratio(res, "direct_reclaim_ratio") is None

@@ -133,8 +133,12 @@ def _fg_share(res: dict, total: str, by_app: str, refaults: dict | None = None) 
     launches = res.get("launches", [])
     r = res.get("refaults", {}) if refaults is None else refaults
     n = r.get(total)
-    if not launches or not n:
+    if not launches or n is None:
         return None
+    if n == 0:
+        # No refault at all: the foreground app's part of them reads 0, so a fact published
+        # above 0 counts as missed (as a ratio over nothing evicted does), not as unmeasured.
+        return 0.0
     return 100.0 * r.get(by_app, {}).get(launches[-1]["app"], 0) / n
 
 
