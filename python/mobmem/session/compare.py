@@ -324,10 +324,9 @@ def record_file(record: Path, system: str, seed: int) -> Path:
 
 def keep_summary(record: Path, system: str, seed: int, text: str) -> None:
     """Keep a finished run's ``summary.json`` text in the summary record: one gzipped file per run
-    (a few tens of kB where its run directory holds megabytes), written when the run finishes
-    (the gzip header holds no time). Copied into another machine's
-    ``--out`` directory (or kept with the project), the record lets ``--resume`` reuse its runs
-    there: reports need only the summaries."""
+    (a few tens of kB where its run directory holds megabytes; the gzip header holds no time).
+    Copied into another machine's ``--out`` directory (or kept with the project), the record lets
+    ``--resume`` reuse its runs there: reports need only the summaries."""
     import gzip
 
     from mobmem.errors import MobmemError
@@ -436,8 +435,7 @@ def run_matrix(
         for s in systems:
             prev = reusable_run(out, scenario, s, seed, user, systems_file, record) if resume else None
             if prev is not None:
-                if not record_file(record, s, seed).exists():
-                    _keep_run(out, record, s, seed)
+                _keep_run(out, record, s, seed)  # (a no-op when the record has it already)
                 results[(s, seed)] = prev
                 if progress:
                     progress(s, seed, prev, True)
