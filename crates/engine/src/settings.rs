@@ -279,7 +279,8 @@ pub fn parse_size(s: &str) -> Option<u64> {
     };
     let v: f64 = num.trim().parse().ok()?;
     let bytes = v * mult as f64;
-    if v.is_nan() || v < 0.0 || !(bytes <= MAX_SIZE as f64) {
+    // bytes is NaN only when v is; an infinite v makes it infinite, above the limit.
+    if v.is_nan() || v < 0.0 || bytes > MAX_SIZE as f64 {
         return None;
     }
     Some(bytes as u64)
