@@ -82,41 +82,19 @@ def java_share(res: dict, app: str) -> float | None:
     return None if v is None else float(v)
 
 
-def _of_nothing_evicted(name: str, evictions: int | None, numerator: dict[str, int | None]) -> float | None:
-    """A reclaim ratio whose denominator is zero: 0 % when nothing was evicted and nothing it
-    counts happened either, as a phone's counters read such a case (0 of 0: no reclaim at all, so a
-    fact published above 0 misses by its whole value instead of looking unmeasured); None when it
-    cannot be told (a numerator that is not counted, or not zero)."""
-    if evictions != 0:
-        return None
-    # Pages reclaimed directly are a part of the evicted pages: none when none were evicted.
-    n = 0 if name == "direct_reclaim_ratio" else numerator.get(name)
-    return 0.0 if n == 0 else None
-
-
 def ratio(res: dict, name: str) -> float | None:
-    """One of the result's vmstat ratios (``refault_ratio``, ``direct_reclaim_ratio``, …), in %;
-    0 when the run evicted nothing (see :func:`_of_nothing_evicted`)."""
+    """One of the result's vmstat ratios (``refault_ratio``, ``direct_reclaim_ratio``, …), in %.
+    A run that evicted nothing reads 0 (the simulator writes 0 of 0 as 0: no reclaim at all, so a
+    fact published above 0 is missed by its whole value instead of looking unmeasured)."""
     v = res.get("ratios", {}).get(name)
-    if v is not None:
-        return 100.0 * float(v)
-    vm = res.get("vmstat")
-    if not vm:
-        return None
-    evictions = vm.get("pgsteal_kswapd", 0) + vm.get("pgsteal_direct", 0)
-    refaults = vm.get("workingset_refault_anon", 0) + vm.get("workingset_refault_file", 0)
-    return _of_nothing_evicted(name, evictions, {"refault_ratio": refaults, "file_activate_ratio": vm.get("workingset_activate_file")})
+    return None if v is None else 100.0 * float(v)
 
 
 def case_ratio(res: dict, name: str) -> float | None:
     """One of the case's ratios (``case.ratios``: counted from the script's first launch to the
-    end, as a phone's per-case log counts them), in %; 0 when the case evicted nothing (see
-    :func:`_of_nothing_evicted`)."""
-    case = res.get("case") or {}
-    v = case.get("ratios", {}).get(name)
-    if v is not None:
-        return 100.0 * float(v)
-    return _of_nothing_evicted(name, case.get("evictions"), {"file_activate_ratio": case.get("refaults", {}).get("activate_file")})
+    end, as a phone's per-case log counts them), in %; 0 when the case evicted nothing."""
+    v = ((res.get("case") or {}).get("ratios") or {}).get(name)
+    return None if v is None else 100.0 * float(v)
 
 
 def case_count(res: dict, name: str) -> float | None:

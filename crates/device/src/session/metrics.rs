@@ -39,19 +39,32 @@ fn ratio(a: u64, b: u64) -> Value {
     }
 }
 
+/// A count per evicted page: 0 when nothing was evicted and nothing it counts happened either
+/// (0 of 0 — no reclaim at all, as a phone's counters read such a run, so a published ratio above
+/// 0 is missed by its whole value instead of looking unmeasured); `null` when events happened
+/// without an eviction to divide by (refaults of pages evicted before the interval).
+fn per_eviction(a: u64, evicted: u64) -> Value {
+    if a == 0 && evicted == 0 {
+        json!(0.0)
+    } else {
+        ratio(a, evicted)
+    }
+}
+
 /// The reclaim ratios of the counters since `base` (the whole run without one): refaults over
 /// evicted pages, pages reclaimed directly over evicted pages, the anonymous share of evictions,
 /// and activating file refaults over evicted file pages — the refault ratio as a kernel
 /// instrumented at `workingset_eviction` and at `workingset_refault`'s activation counts it.
+/// The anonymous share of no evictions stays `null`: it has no value to read.
 fn reclaim_ratios(v: &VmStat, base: Option<&VmStat>) -> Value {
     let d = |f: fn(&VmStat) -> u64| f(v).saturating_sub(base.map_or(0, f));
     let evictions = d(|x| x.pgsteal_kswapd) + d(|x| x.pgsteal_direct);
     let (anon, file) = (d(|x| x.pgsteal_anon), d(|x| x.pgsteal_file));
     json!({
-        "refault_ratio": ratio(d(|x| x.workingset_refault_anon) + d(|x| x.workingset_refault_file), evictions),
-        "direct_reclaim_ratio": ratio(d(|x| x.pgsteal_direct), evictions),
+        "refault_ratio": per_eviction(d(|x| x.workingset_refault_anon) + d(|x| x.workingset_refault_file), evictions),
+        "direct_reclaim_ratio": per_eviction(d(|x| x.pgsteal_direct), evictions),
         "anon_share_of_evictions": ratio(anon, anon + file),
-        "file_activate_ratio": ratio(d(|x| x.workingset_activate_file), file),
+        "file_activate_ratio": per_eviction(d(|x| x.workingset_activate_file), file),
     })
 }
 
@@ -278,4 +291,47 @@ fn java_heap(samples: &[super::records::AppSample]) -> Value {
     let mean = (n > 0).then(|| by_t.iter().map(|(_, v)| v).sum::<f64>() / n as f64);
     let max = by_t.iter().map(|(_, v)| *v).reduce(f64::max);
     json!({ "mean_mib": mean, "max_mib": max, "samples": n })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_that_evicted_nothing_has_reclaim_ratios_of_zero() {
+        let r = reclaim_ratios(&VmStat::default(), None);
+        assert_eq!(r["refault_ratio"], json!(0.0));
+        assert_eq!(r["direct_reclaim_ratio"], json!(0.0));
+        assert_eq!(r["file_activate_ratio"], json!(0.0));
+        assert!(r["anon_share_of_evictions"].is_null(), "no evictions have no anonymous share");
+    }
+
+    #[test]
+    fn refaults_without_an_eviction_in_the_interval_are_undefined() {
+        let base = VmStat { pgsteal_kswapd: 10, pgsteal_file: 10, ..VmStat::default() };
+        let now = VmStat { workingset_refault_file: 4, workingset_activate_file: 2, ..base.clone() };
+        let r = reclaim_ratios(&now, Some(&base));
+        assert!(r["refault_ratio"].is_null());
+        assert!(r["file_activate_ratio"].is_null());
+        assert_eq!(r["direct_reclaim_ratio"], json!(0.0));
+    }
+
+    #[test]
+    fn ratios_count_since_the_base() {
+        let base = VmStat { pgsteal_kswapd: 10, pgsteal_file: 10, workingset_refault_file: 5, ..VmStat::default() };
+        let now = VmStat {
+            pgsteal_kswapd: 30,
+            pgsteal_direct: 10,
+            pgsteal_file: 30,
+            pgsteal_anon: 10,
+            workingset_refault_file: 15,
+            workingset_activate_file: 3,
+            ..VmStat::default()
+        };
+        let r = reclaim_ratios(&now, Some(&base));
+        assert_eq!(r["refault_ratio"], json!(10.0 / 30.0));
+        assert_eq!(r["direct_reclaim_ratio"], json!(10.0 / 30.0));
+        assert_eq!(r["anon_share_of_evictions"], json!(10.0 / 30.0));
+        assert_eq!(r["file_activate_ratio"], json!(3.0 / 20.0));
+    }
 }

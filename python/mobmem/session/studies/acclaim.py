@@ -42,9 +42,14 @@ def _vm(key: str):
 
 
 def _needed_ratio(res: dict) -> float | None:
+    """Pages needed again over pages evicted; 0 of 0 (nothing evicted, nothing needed again) is 0,
+    as the simulator writes its reclaim ratios."""
     vm = res.get("vmstat", {})
     evicted = vm.get("pgsteal_kswapd", 0) + vm.get("pgsteal_direct", 0)
-    return (vm.get("pswpin", 0) + vm.get("workingset_refault_file", 0)) / evicted if evicted else None
+    needed = vm.get("pswpin", 0) + vm.get("workingset_refault_file", 0)
+    if evicted == 0:
+        return 0.0 if needed == 0 else None
+    return needed / evicted
 
 
 def _fg_activations(res: dict) -> float | None:
@@ -62,9 +67,8 @@ def _activate_ratio(res: dict) -> float | None:
 
 
 def _direct_share(res: dict) -> float | None:
-    vm = res.get("vmstat", {})
-    total = vm.get("pgsteal_kswapd", 0) + vm.get("pgsteal_direct", 0)
-    return vm.get("pgsteal_direct", 0) / total if total else None
+    v = res.get("ratios", {}).get("direct_reclaim_ratio")
+    return None if v is None else float(v)
 
 
 def _fg_launch(key: str):
