@@ -33,9 +33,15 @@
 //! level is sent only when it is above the one the process last got; a normal factor resets
 //! every process's level.
 //!
-//! Left out: services and bound-process importance (a process with a started service is not
-//! cached), connection groups, the freezer, an app's secondary processes (an app here is one
-//! process with an activity), `onLowMemory` when no background process is left.
+//! **Secondary processes** of an app (`set_owner`) follow their app's state: one the app binds is
+//! visible while the app is on screen, previous with it and cached just below it while it is
+//! cached — counted with the cached processes with activities
+//! (`PROCESS_STATE_CACHED_ACTIVITY_CLIENT`); one running a started service is at `SERVICE_ADJ`
+//! while the app is in use and empty after; both are empty once the app's main process is gone.
+//!
+//! Left out: other bound-process importance (only an app's own secondary processes have a
+//! client), connection groups (a group of an app's processes counted once), the freezer,
+//! `onLowMemory` when no background process is left.
 
 use crate::low_mem_detector::LowMemDetector;
 pub use crate::low_mem_detector::MemFactor;
@@ -47,6 +53,7 @@ pub const FOREGROUND_APP_ADJ: i32 = 0;
 pub const VISIBLE_APP_ADJ: i32 = 100;
 pub const PERCEPTIBLE_APP_ADJ: i32 = 200;
 pub const HOME_APP_ADJ: i32 = 600;
+pub const SERVICE_ADJ: i32 = 500;
 pub const PREVIOUS_APP_ADJ: i32 = 700;
 pub const CACHED_APP_MIN_ADJ: i32 = 900;
 pub const CACHED_APP_MAX_ADJ: i32 = 999;
@@ -113,6 +120,8 @@ pub enum ProcState {
     Foreground,
     Visible,
     Perceptible,
+    /// Running a started service of an app in use (`SERVICE_ADJ`).
+    Service,
     Previous,
     /// Cached with (stopped) activities: an app the user left.
     Cached,
@@ -129,6 +138,11 @@ pub struct AmProc {
     pub(crate) last_used: Nanos,
     /// The trim level last given (`ProcessRecord.trimMemoryLevel`).
     pub(crate) trim_level: u32,
+    /// A secondary process's app: the kernel index of the app's main process while it lives
+    /// (the state follows it, see [`ActivityManager::follow_owners`]).
+    pub(crate) owner: Option<u32>,
+    /// The owner binds it (its client) rather than it running a started service.
+    pub(crate) bound: bool,
 }
 
 #[derive(Clone, Debug, Serialize, PartialEq)]
@@ -210,7 +224,53 @@ impl ActivityManager {
     }
 
     pub fn add(&mut self, proc_idx: u32, state: ProcState, now: Nanos) {
-        self.procs.push(AmProc { proc_idx, state, last_used: now, trim_level: 0 });
+        self.procs.push(AmProc { proc_idx, state, last_used: now, trim_level: 0, owner: None, bound: false });
+    }
+
+    /// `proc_idx` is a secondary process of the app whose main process is `owner`; `bound`:
+    /// the main process binds it. Its state follows the owner's from the next update on.
+    pub fn set_owner(&mut self, proc_idx: u32, owner: u32, bound: bool) {
+        if let Some(p) = self.find(proc_idx) {
+            p.owner = Some(owner);
+            p.bound = bound;
+        }
+    }
+
+    /// The states of secondary processes from their owners' (`computeOomAdjLocked` for a
+    /// service's connections, Android 10). Bound by an app on screen, a process is visible
+    /// (`VISIBLE_APP_ADJ`: a client above perceptible raises it to visible, not to foreground);
+    /// bound by the previous app, previous; bound by a cached app, cached, just below its client
+    /// in the process list (`PROCESS_STATE_CACHED_ACTIVITY_CLIENT`: counted with the cached
+    /// activities against their limit). A started service runs (`SERVICE_ADJ`) while its app is
+    /// on screen or previous and is an empty process once the app is cached (Android 8+ stops a
+    /// background app's services within a minute). Once the owner is gone, so is the binding: the
+    /// process is empty, used last when its owner was.
+    fn follow_owners(&mut self) {
+        for i in 0..self.procs.len() {
+            let Some(o) = self.procs[i].owner else { continue };
+            let owner = self.procs.iter().find(|p| p.proc_idx == o).map(|p| (p.state, p.last_used));
+            let p = &mut self.procs[i];
+            match owner {
+                None => {
+                    p.owner = None;
+                    p.state = ProcState::Empty;
+                }
+                Some((st, used)) => {
+                    let (state, last_used) = match (st, p.bound) {
+                        (ProcState::Foreground | ProcState::Visible | ProcState::Perceptible, true) => (ProcState::Visible, used),
+                        (ProcState::Foreground | ProcState::Visible | ProcState::Perceptible | ProcState::Previous, false) => (ProcState::Service, used),
+                        (ProcState::Previous, true) => (ProcState::Previous, used),
+                        (ProcState::Cached, true) => (ProcState::Cached, used.saturating_sub(1)),
+                        // A started service of a cached app has stopped: the process is empty
+                        // from then on (its recency is when it became so).
+                        (_, false) => (ProcState::Empty, if p.state == ProcState::Empty { p.last_used } else { used }),
+                        (_, true) => (ProcState::Empty, used.saturating_sub(1)),
+                    };
+                    p.state = state;
+                    p.last_used = last_used;
+                }
+            }
+        }
     }
 
     pub fn remove(&mut self, proc_idx: u32) {
@@ -271,6 +331,7 @@ impl ActivityManager {
                 ProcState::Foreground => FOREGROUND_APP_ADJ,
                 ProcState::Visible => VISIBLE_APP_ADJ,
                 ProcState::Perceptible => PERCEPTIBLE_APP_ADJ,
+                ProcState::Service => SERVICE_ADJ,
                 ProcState::Previous => PREVIOUS_APP_ADJ,
                 ProcState::Cached | ProcState::Empty => CACHED_APP_MAX_ADJ,
             })
@@ -319,6 +380,7 @@ impl ActivityManager {
         if self.procs.len() < n {
             self.allow_lower_mem_level = true;
         }
+        self.follow_owners();
         // The LRU list's size as the memory factor sees it: the victims below stay on it until
         // their deaths are reported (`appDiedLocked`).
         let lru_size = self.procs.len();
@@ -515,6 +577,68 @@ mod tests {
         assert_eq!(kills.iter().map(|x| x.proc_idx).collect::<Vec<_>>(), vec![1, 0]);
         assert!(!k.procs[0].alive && !k.procs[1].alive && k.procs[2].alive);
         assert_eq!(k.kills.iter().filter(|x| x.reason == "too many cached").count(), 2);
+    }
+
+    #[test]
+    fn a_bound_secondary_process_follows_its_app_and_takes_a_cached_slot() {
+        let mut k = kernel_with(6);
+        // A process limit of 4: 2 cached processes with activities kept.
+        let mut am = ActivityManager::new(4);
+        // Apps 0..4 launched in turn (main processes); process 5, started with app 1, is a
+        // secondary process that app 1 binds.
+        let launch = |am: &mut ActivityManager, k: &mut Kernel, i: u32| {
+            let t = 1000 * (i as u64 + 1);
+            am.add(i, ProcState::Foreground, t);
+            am.move_to_foreground(i, t);
+            if i == 1 {
+                am.add(5, ProcState::Empty, t);
+                am.set_owner(5, 1, true);
+            }
+            am.update(k, t)
+        };
+        launch(&mut am, &mut k, 0);
+        launch(&mut am, &mut k, 1);
+        assert_eq!(k.procs[5].oom_score_adj, VISIBLE_APP_ADJ, "bound by the app on screen: visible");
+        launch(&mut am, &mut k, 2);
+        assert_eq!(k.procs[5].oom_score_adj, PREVIOUS_APP_ADJ, "bound by the previous app: previous");
+        // 3 fg, 2 previous; cached by recency: app 1, its client process just below it, app 0 —
+        // three cached processes with activities against a limit of 2: app 0 goes, where without
+        // the client process it would have stayed.
+        let ids = |v: Vec<AmKill>| v.iter().map(|x| (x.proc_idx, x.reason.clone())).collect::<Vec<_>>();
+        assert_eq!(ids(launch(&mut am, &mut k, 3)), vec![(0, "too many cached".to_string())]);
+        // 4 fg, 3 previous; cached: app 2, app 1, its client: the client is the oldest.
+        assert_eq!(ids(launch(&mut am, &mut k, 4)), vec![(5, "too many cached".to_string())]);
+        assert!(k.procs[1].alive && k.procs[2].alive);
+    }
+
+    #[test]
+    fn a_secondary_process_is_empty_once_its_app_is_gone_or_cached_unbound() {
+        let mut k = kernel_with(4);
+        let mut am = ActivityManager::new(32);
+        for i in 0..2 {
+            am.add(i, ProcState::Cached, 0);
+        }
+        // 2: bound by app 0; 3: a started service of app 0.
+        am.add(2, ProcState::Empty, 0);
+        am.add(3, ProcState::Empty, 0);
+        am.set_owner(2, 0, true);
+        am.set_owner(3, 0, false);
+        am.move_to_foreground(0, 1000);
+        am.update(&mut k, 1000);
+        assert_eq!((k.procs[2].oom_score_adj, k.procs[3].oom_score_adj), (VISIBLE_APP_ADJ, SERVICE_ADJ));
+        am.move_to_foreground(1, 2000);
+        am.home(3000);
+        am.update(&mut k, 3000);
+        // App 0 is cached now (the previous app is 1): its client is cached with it, 905 is the
+        // empty process's first slot.
+        let st = |am: &ActivityManager, i: u32| am.procs.iter().find(|p| p.proc_idx == i).unwrap().state;
+        assert_eq!((st(&am, 2), st(&am, 3)), (ProcState::Cached, ProcState::Empty));
+        assert_eq!(k.procs[3].oom_score_adj, CACHED_APP_MIN_ADJ + CACHED_IMPORTANCE_LEVELS);
+        // App 0 dies: its bound process loses its client and is empty too.
+        k.kill_process(0, "test", 0, "test", 4000, 0);
+        am.update(&mut k, 4000);
+        assert_eq!(st(&am, 2), ProcState::Empty);
+        assert!(am.procs.iter().all(|p| p.owner.is_none() || p.owner == Some(1)));
     }
 
     #[test]

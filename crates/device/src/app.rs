@@ -83,6 +83,31 @@ pub struct Activity {
     pub(crate) source: String,
 }
 
+/// A secondary process of the app (`android:process=":name"` in its manifest): a renderer, a
+/// video player, a push or sync service. It starts with the app's cold launch and keeps its own
+/// memory and a steady background activity, as a system process does (its own runtime's heap and
+/// collections are not modelled apart: its memory is anonymous and file-backed pages).
+#[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SecondaryProcess {
+    /// The process name's suffix after the package, starting with ':' (`:browser`).
+    pub(crate) name: String,
+    /// The app's main process binds it (`bindService` from its activities): while the app is
+    /// cached the ActivityManager counts it as a cached process with client activities
+    /// (`PROCESS_STATE_CACHED_ACTIVITY_CLIENT`), against the same limit as the apps. Otherwise it
+    /// runs a started service while the app is in use and is an empty process once the app is not.
+    pub(crate) bound: bool,
+    /// Anonymous memory (its heaps, native and Java), MiB.
+    pub(crate) anon_mib: f64,
+    /// Its own mapped code and data, MiB (the app's shared code is counted in the app).
+    pub(crate) file_mib: f64,
+    /// Share of its pages that its background activity re-references.
+    pub(crate) hot_share: f64,
+    pub(crate) touches_per_s: u32,
+    pub(crate) cpu_ms_per_s: f64,
+    pub(crate) source: String,
+}
+
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct AppProfile {
@@ -99,6 +124,9 @@ pub struct AppProfile {
     pub(crate) files: Files,
     pub(crate) launch: Launch,
     pub(crate) activity: Activity,
+    /// Its secondary processes (`[[process]]` tables; none by default).
+    #[serde(default)]
+    pub(crate) process: Vec<SecondaryProcess>,
 }
 
 impl AppProfile {
@@ -155,6 +183,35 @@ impl AppProfile {
         for (f, v) in shares {
             if !(0.0..=1.0).contains(&v) {
                 return Err(bad(f, format!("must be within [0, 1], got {v}")));
+            }
+        }
+        for (i, sp) in self.process.iter().enumerate() {
+            let f = |field: &str| format!("process[{i}].{field}");
+            if !(sp.name.len() > 1 && sp.name.starts_with(':') && !sp.name[1..].contains(char::is_whitespace)) {
+                return Err(bad(&f("name"), format!("must be a process-name suffix such as \":browser\", got {:?}", sp.name)));
+            }
+            if self.process[..i].iter().any(|o| o.name == sp.name) {
+                return Err(bad(&f("name"), format!("{:?} is named twice", sp.name)));
+            }
+            for (field, v) in [("anon_mib", sp.anon_mib), ("file_mib", sp.file_mib), ("cpu_ms_per_s", sp.cpu_ms_per_s)] {
+                if !(v >= 0.0 && v.is_finite()) {
+                    return Err(bad(&f(field), format!("must be a non-negative number, got {v}")));
+                }
+                if field != "cpu_ms_per_s" && v > max_mib {
+                    return Err(bad(&f(field), format!("at most {max_mib} MiB (64 GiB), got {v}")));
+                }
+            }
+            if !(0.0..=1.0).contains(&sp.hot_share) {
+                return Err(bad(&f("hot_share"), format!("must be within [0, 1], got {}", sp.hot_share)));
+            }
+            if sp.touches_per_s > 1_000_000 {
+                return Err(bad(&f("touches_per_s"), format!("at most 1000000, got {}", sp.touches_per_s)));
+            }
+            if sp.cpu_ms_per_s > 1000.0 {
+                return Err(bad(&f("cpu_ms_per_s"), format!("at most 1000 (one core), got {}", sp.cpu_ms_per_s)));
+            }
+            if sp.source.trim().is_empty() {
+                return Err(bad(&f("source"), "every process needs a source (a citation or \"estimate: <rationale>\")".into()));
             }
         }
         if self.java_heap.short_lived_share + self.java_heap.long_lived_share > 1.0 {
@@ -238,4 +295,46 @@ pub fn workload(data_dir: &Path, spec: &str, seed: u64) -> Result<(Workload, boo
     }
     let p = load_named(data_dir, spec)?;
     Ok((workload_of(spec, &p, seed), java_heap_measured(&p)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chrome_with(edit: impl Fn(&str) -> String) -> Result<AppProfile, InputError> {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../python/mobmem/data/apps/chrome.toml");
+        let text = edit(&std::fs::read_to_string(path).unwrap());
+        let p: AppProfile = input::parse("chrome.toml", &text)?;
+        p.validate("chrome.toml")?;
+        Ok(p)
+    }
+
+    #[test]
+    fn chrome_lists_its_bound_secondary_processes() {
+        let p = chrome_with(|t| t.to_string()).unwrap();
+        let names: Vec<&str> = p.process.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, [":privileged_process0", ":sandboxed_process0"]);
+        assert!(p.process.iter().all(|s| s.bound));
+    }
+
+    #[test]
+    fn a_bad_secondary_process_is_refused_with_its_field() {
+        let cases: [(&str, &str, &str); 5] = [
+            ("name = \":sandboxed_process0\"", "name = \"sandboxed\"", "process[1].name"),
+            ("name = \":sandboxed_process0\"", "name = \":privileged_process0\"", "named twice"),
+            ("anon_mib = 90.0", "anon_mib = -1.0", "process[1].anon_mib"),
+            ("anon_mib = 90.0", "anon_mib = 99999999.0", "at most"),
+            ("hot_share = 0.1\ntouches_per_s = 50\ncpu_ms_per_s = 0.3\nsource = \"process: chromium/chromium chrome/android/expectations/trichrome_chrome_bundle.AndroidManifest.expected declares the isolated", "hot_share = 1.5\ntouches_per_s = 50\ncpu_ms_per_s = 0.3\nsource = \"process: chromium/chromium chrome/android/expectations/trichrome_chrome_bundle.AndroidManifest.expected declares the isolated", "process[1].hot_share"),
+        ];
+        for (from, to, says) in cases {
+            let e = chrome_with(|t| {
+                assert!(t.contains(from), "{from}");
+                t.replacen(from, to, 1)
+            })
+            .unwrap_err();
+            assert!(e.to_string().contains(says), "{to}: {e}");
+        }
+        let e = chrome_with(|t| t.replace("bound = true", "bound = 1")).unwrap_err();
+        assert!(e.to_string().contains("chrome.toml"), "{e}");
+    }
 }

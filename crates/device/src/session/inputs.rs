@@ -85,6 +85,16 @@ pub struct AppSpec {
     /// The live Java heap is a measurement (its profile section's source says "measured") or a
     /// synthetic app's specification, not an estimate: calibration leaves it as it is.
     pub(crate) java_heap_measured: bool,
+    /// The app's secondary processes (started with its cold launch).
+    pub(crate) secondary: Vec<SecondarySpec>,
+}
+
+/// A secondary process of an app: its process spec (named `PACKAGE:suffix`) and whether the
+/// app's main process binds it (see [`crate::app::SecondaryProcess`]).
+#[derive(Clone, Debug, Serialize)]
+pub struct SecondarySpec {
+    pub(crate) proc: SysProcSpec,
+    pub(crate) bound: bool,
 }
 
 /// Session knobs (`session.*` settings).
@@ -104,6 +114,8 @@ pub struct SessionOptions {
     pub(crate) cached_app_work: bool,
     /// The ActivityManager computes its memory factor and sends the trim levels from it.
     pub(crate) trim_levels: bool,
+    /// Apps start the secondary processes their profiles list.
+    pub(crate) secondary_processes: bool,
     pub(crate) policies: Vec<String>,
     pub(crate) collector: String,
     pub(crate) lmkd: String,
@@ -139,6 +151,7 @@ impl Default for SessionOptions {
             freezer: false,
             cached_app_work: true,
             trim_levels: true,
+            secondary_processes: true,
             policies: Vec::new(),
             collector: mobmem_runtime::RuntimeConfig::default().fg_collector.short().into(),
             lmkd: String::new(),
@@ -254,6 +267,12 @@ static SESSION_ENTRIES: &[Setting<SessionOptions>] = &[
         "",
         "the ActivityManager computes its memory factor (from PSI where the device's Android reads it, otherwise from the number of cached processes) and sends apps the trim levels it implies: TRIM_MEMORY_BACKGROUND, MODERATE and COMPLETE to the previous app, cached apps and empty processes in the order of its process list, RUNNING_* to the app on screen; apps then clear their caches, and from COMPLETE up release their GPU cache. Off: apps get only TRIM_MEMORY_UI_HIDDEN when hidden",
         "AOSP ActivityManagerService/OomAdjuster updateLowMemStateLocked and LowMemDetector (Android 10); the count-based factor since Android 4.x (ActivityManagerService.updateOomAdjLocked); on by default, as on every phone"
+    ),
+    setting!(
+        bool "system.secondary_processes" => secondary_processes,
+        "",
+        "apps start the secondary processes their profiles list (renderers, players, push services) with their cold launch; a bound one counts against the ActivityManager's limit on cached processes while its app is cached, so fewer apps stay cached; off: every app is one process",
+        "AOSP OomAdjuster (Android 10): a process bound by a client with activities is PROCESS_STATE_CACHED_ACTIVITY_CLIENT when cached and is counted with the cached activities (cachedProcessLimit); the processes per app: each app profile's [[process]] sources"
     ),
     setting!(
         int "system.max_cached_processes" => max_cached_processes, [0, 1024],
@@ -384,6 +403,27 @@ fn app_spec(name: &str, p: &AppProfile, seed: u64, hw: &crate::device::Hardware)
         framework_read_share: 0.3,
         estimate: p.estimate,
         java_heap_measured: app::java_heap_measured(p),
+        secondary: p
+            .process
+            .iter()
+            .map(|sp| SecondarySpec {
+                proc: SysProcSpec {
+                    name: format!("{}{}", p.package, sp.name),
+                    adj: crate::activity_manager::CACHED_APP_MAX_ADJ,
+                    home: false,
+                    cached: true,
+                    anon_mib: sp.anon_mib,
+                    file_mib: sp.file_mib,
+                    hot_share: sp.hot_share,
+                    touches_per_s: sp.touches_per_s,
+                    cpu_ms_per_s: sp.cpu_ms_per_s,
+                    bind_cpu_ms: 0.0,
+                    resume_cpu_ms: 0.0,
+                    source: sp.source.clone(),
+                },
+                bound: sp.bound,
+            })
+            .collect(),
     }
 }
 
@@ -406,6 +446,7 @@ fn synthetic_spec(name: &str, seed: u64) -> Result<AppSpec, String> {
         framework_read_share: 0.3,
         estimate: true,
         java_heap_measured: true,
+        secondary: Vec::new(),
     })
 }
 
@@ -547,5 +588,10 @@ pub fn apply_knobs(k: &crate::calibration::Knobs, system: &mut SystemSpec, apps:
     }
     for a in apps {
         crate::calibration::apply_to_app(k, &mut a.workload, a.java_heap_measured);
+        // A secondary process's memory is the app's own native-side memory and code.
+        for sp in &mut a.secondary {
+            sp.proc.anon_mib *= k.app_native_scale;
+            sp.proc.file_mib *= k.app_code_scale;
+        }
     }
 }

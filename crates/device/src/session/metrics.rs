@@ -153,6 +153,16 @@ pub fn result(s: &Session, wall_s: f64) -> Value {
         j["estimate"] = json!(a.spec.estimate);
         // The Java heap's share (%) of the app's PSS in the foreground, as `dumpsys meminfo` reads it.
         j["java_share_fg"] = if t.java_share_fg_n > 0 { json!(t.java_share_fg_sum / t.java_share_fg_n as f64) } else { Value::Null };
+        // Its secondary processes: how often each started, whether it lives at the end, and its
+        // oom_score_adj then.
+        j["secondary"] = json!(a
+            .secondary
+            .iter()
+            .map(|p| {
+                let kp = &k.procs[p.proc_idx as usize];
+                json!({ "name": p.spec.name, "starts": p.starts, "alive": kp.alive, "oom_score_adj": if kp.alive { json!(kp.oom_score_adj) } else { Value::Null } })
+            })
+            .collect::<Vec<_>>());
         per_app.insert(a.spec.name.clone(), j);
     }
     let refaults = v.workingset_refault_anon + v.workingset_refault_file;

@@ -47,6 +47,9 @@ pub struct AppSlot {
     pub live: Option<Live>,
     pub(crate) launched_before: bool,
     pub(crate) totals: AppTotals,
+    /// Its secondary processes as last started (each may have died since), in the profile's
+    /// order; empty until the first cold launch.
+    pub(crate) secondary: Vec<SysProc>,
 }
 
 /// Watches a running session: called after every slice (`session.now` is the simulated time).
@@ -154,7 +157,11 @@ impl Session {
             };
             am.add(s.proc_idx, st, 0);
         }
-        let apps = inp.apps.iter().map(|a| AppSlot { spec: a.clone(), live: None, launched_before: false, totals: AppTotals::default() }).collect();
+        let apps = inp
+            .apps
+            .iter()
+            .map(|a| AppSlot { spec: a.clone(), live: None, launched_before: false, totals: AppTotals::default(), secondary: Vec::new() })
+            .collect();
         let boot_end = sys.iter().map(|s| s.task.now).chain([zygote.task.now]).max().unwrap_or(0);
         k.advance_to(boot_end);
         let mut s = Self {
@@ -269,20 +276,51 @@ impl Session {
         }
     }
 
+    /// Apps alive and apps alive but not in the foreground, counted as the Fleet artifact counts
+    /// them: an app is alive while its main process lives (the artifact matches each word of
+    /// `dumpsys meminfo` against the package names, so a secondary process, `PACKAGE:name`, never
+    /// counts).
     fn alive_counts(&self) -> (u32, u32) {
         let mut alive = 0;
         let mut cached = 0;
         for (i, a) in self.apps.iter().enumerate() {
-            if let Some(l) = &a.live {
-                if l.alive(&self.k) {
-                    alive += 1;
-                    if self.fg != Some(i) {
-                        cached += 1;
-                    }
+            if a.live.as_ref().is_some_and(|l| l.alive(&self.k)) {
+                alive += 1;
+                if self.fg != Some(i) {
+                    cached += 1;
                 }
             }
         }
         (alive, cached)
+    }
+
+    /// The app `i` comes to the foreground with its main process `main` (just started by a cold
+    /// launch, or resumed by a hot one): its secondary processes that are not running start at
+    /// `now`, and every one is bound to (or owned by) `main`.
+    fn start_secondary(&mut self, i: usize, main: u32, now: Nanos) -> Result<(), String> {
+        if !self.inp.options.secondary_processes {
+            return Ok(());
+        }
+        let specs = self.apps[i].spec.secondary.clone();
+        for (j, sp) in specs.iter().enumerate() {
+            let running = self.apps[i].secondary.get(j).is_some_and(|p| p.alive(&self.k));
+            if !running {
+                let pid = self.next_pid;
+                self.next_pid += 1;
+                let starts = self.apps[i].secondary.get(j).map_or(0, |p| p.starts);
+                let mut p = SysProc::start(&mut self.k, &sp.proc, pid, self.inp.seed, now)?;
+                p.starts = starts + 1;
+                self.am.add(p.proc_idx, ProcState::Empty, now);
+                if j < self.apps[i].secondary.len() {
+                    self.apps[i].secondary[j] = p;
+                } else {
+                    self.apps[i].secondary.push(p);
+                }
+            }
+            let pi = self.apps[i].secondary[j].proc_idx;
+            self.am.set_owner(pi, main, sp.bound);
+        }
+        Ok(())
     }
 
     fn sample(&mut self) {
@@ -364,7 +402,7 @@ impl Session {
                     self.k.kill_process(pi, "java oom", 0, "runtime", end, 0);
                 }
             }
-            for s in self.sys.iter_mut() {
+            for s in self.sys.iter_mut().chain(self.apps.iter_mut().flat_map(|a| a.secondary.iter_mut())) {
                 s.run_until(&mut self.k, end);
             }
             self.k.advance_to(end);
@@ -488,8 +526,11 @@ impl Session {
                 None => t0,
             };
             let l = self.apps[i].live.as_mut().unwrap();
-            self.am.move_to_foreground(l.proc_idx, t0);
+            let main = l.proc_idx;
+            self.am.move_to_foreground(main, t0);
             self.fg = Some(i);
+            // The activity binds its processes again as it resumes: those killed meanwhile restart.
+            self.start_secondary(i, main, t_start)?;
             self.update_am();
             let Some(l) = self.apps[i].live.as_mut() else { return self.launch(name, warmup) };
             match l.hot_launch(&mut self.k, &spec, t0, t_start, budget) {
@@ -525,6 +566,8 @@ impl Session {
             self.am.add(l.proc_idx, ProcState::Foreground, t0);
             self.am.move_to_foreground(l.proc_idx, t0);
             self.fg = Some(i);
+            let main = l.proc_idx;
+            self.start_secondary(i, main, t_start)?;
             self.update_am();
             let out = l.cold_launch(&mut self.k, &spec, t0, budget);
             self.apps[i].live = Some(l);

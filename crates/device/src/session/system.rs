@@ -9,7 +9,9 @@
 //! CPU work. They are never killed by the ActivityManager; lmkd kills only what its adj allows
 //! (the launcher, at adj 600, can be killed and is restarted at the next press of home).
 //! Preinstalled apps' processes (`cached = true`) are the same, but cached without activities:
-//! the ActivityManager sets their adj and may trim them, and they are not restarted.
+//! the ActivityManager sets their adj and may trim them, and they are not restarted. Apps'
+//! secondary processes (an app profile's `[[process]]`) run as such processes too, started by
+//! their app (see the session's `start_secondary`).
 //!
 //! Left out: binder transactions as such, system_server's own Java heap and GC, SurfaceFlinger's
 //! composition of app buffers (apps' graphics memory is counted in the apps).
