@@ -37,13 +37,15 @@ def _run(tmp_path, *sets):
     f = tmp_path / "secondary.toml"
     f.write_text(SCENARIO)
     # A limit of 4 processes: 2 cached processes with activities kept besides the app on screen
-    # and the previous one.
-    return session.run(str(f), ["system.max_cached_processes=4", *sets])
+    # and the previous one. Light apps (half the calibrated sizes), so that only the limit ends apps.
+    light = [f"calibration.app_{k}_scale=0.5" for k in ("native", "java", "code")]
+    return session.run(str(f), ["system.max_cached_processes=4", *light, *sets])
 
 
 def test_bound_secondary_processes_take_cached_slots_from_older_apps(tmp_path):
     on = _run(tmp_path)
     off = _run(tmp_path, "system.secondary_processes=false")
+    assert "oom (global) (kernel)" not in on["kills_by_reason"] and "oom (global) (kernel)" not in off["kills_by_reason"]
     alive_on = [x["alive_after"] for x in on["launches"]]
     alive_off = [x["alive_after"] for x in off["launches"]]
     # Without them, at the last launch: Twitter on screen, Spotify previous, Chrome and Line

@@ -6,7 +6,8 @@
 //! `low = min + tmp`, `high = min + 2*tmp`, plus Android's `extra_free_kbytes` on low and high.
 //! An allocation succeeds on the fast path above `low`; below it kswapd is woken and the
 //! allocation may still dip to `min`; below `min` the allocating task reclaims directly
-//! (`allocstall`), retrying up to 16 times without progress before the OOM killer runs.
+//! (`allocstall`), retrying up to 16 times without progress (4.7+'s `should_reclaim_retry`: a
+//! round waiting on writeback counts too) before the OOM killer runs.
 //! A task whose process is killed meanwhile (the OOM killer, or lmkd run by events while it
 //! reclaimed or waited on writeback) fails the allocation, as a pending fatal signal ends the
 //! fault in Linux.
@@ -144,31 +145,52 @@ impl Kernel {
             if self.nr_free() > self.wmark.min {
                 return self.take_frame_mt(ty);
             }
-            if self.reclaim_congested && self.throttle_on_writeback(t) {
+            // A round that stopped on writeback congestion waits for it inside the round (4.x:
+            // wait_iff_congested in shrink_node); its progress is still the pages it freed.
+            if self.reclaim_congested && self.throttle_on_writeback(t) && self.nr_free() > self.wmark.min {
+                return self.take_frame_mt(ty);
+            }
+            if self.should_reclaim_retry(t, 0, reclaimed, &mut no_progress) {
                 continue;
             }
-            if reclaimed == 0 {
-                // should_reclaim_retry: no progress while memory is under writeback → wait for
-                // the I/O instead of counting towards OOM.
-                if self.throttle_on_writeback(t) {
-                    continue;
-                }
-                no_progress += 1;
-                if no_progress > MAX_RECLAIM_RETRIES {
-                    // out_of_memory(): the OOM reaper frees the victim's memory at once.
-                    if !self.out_of_memory(t, "global") {
-                        // Nothing killable: the allocation dips into the last reserves or fails.
-                        return self.take_frame_mt(ty).or_else(|| {
-                            t.killed = true;
-                            None
-                        });
-                    }
-                    no_progress = 0;
-                }
-            } else {
-                no_progress = 0;
+            // out_of_memory(): the OOM reaper frees the victim's memory at once.
+            if !self.out_of_memory(t, "global") {
+                // Nothing killable: the allocation dips into the last reserves or fails.
+                return self.take_frame_mt(ty).or_else(|| {
+                    t.killed = true;
+                    None
+                });
             }
+            // Retry as long as the OOM killer makes progress.
+            no_progress = 0;
         }
+    }
+
+    /// `should_reclaim_retry` (4.7+) for an allocation of `order` after a direct-reclaim round that
+    /// freed `reclaimed` pages: a round without progress counts towards the OOM killer whether or
+    /// not pages are under writeback (`no_progress_loops`, reset by any progress); past
+    /// `MAX_RECLAIM_RETRIES` of them, or once the min watermark at the order could not hold even
+    /// with the reclaimable pages freed — each round without progress discounts a sixteenth of
+    /// them — reclaim has failed. A retry after a round without progress first waits for the next
+    /// writeback completion (at most 100 ms: `congestion_wait(HZ/10)` when writes are pending).
+    fn should_reclaim_retry(&mut self, t: &mut Task, order: u32, reclaimed: u64, no_progress: &mut u32) -> bool {
+        if reclaimed > 0 {
+            *no_progress = 0;
+        } else {
+            *no_progress += 1;
+        }
+        if *no_progress > MAX_RECLAIM_RETRIES {
+            return false;
+        }
+        let reclaimable = self.zone_reclaimable_pages();
+        let available = reclaimable - (*no_progress as u64 * reclaimable).div_ceil(MAX_RECLAIM_RETRIES as u64) + self.nr_free();
+        if !self.watermark_ok_order(order, self.wmark.min, available) {
+            return false;
+        }
+        if reclaimed == 0 {
+            self.throttle_on_writeback(t);
+        }
+        true
     }
 
     /// `__alloc_pages` for a block of 2^`order` frames of migrate type `ty` on behalf of `t`
@@ -225,24 +247,11 @@ impl Kernel {
             if order > PAGE_ALLOC_COSTLY_ORDER {
                 return None;
             }
-            // should_reclaim_retry
-            if reclaimed > 0 {
-                no_progress = 0;
-            } else {
-                no_progress += 1;
-            }
             // Reclaim that keeps making a little progress (pages freed into a growing zram pool)
             // could retry forever: past ROUNDS_BOUND the allocation goes on to the OOM killer.
             // A bound of the model, not of 4.9.
-            if no_progress <= MAX_RECLAIM_RETRIES && rounds < ROUNDS_BOUND {
-                let reclaimable = self.zone_reclaimable_pages();
-                let available = reclaimable - (no_progress as u64 * reclaimable).div_ceil(MAX_RECLAIM_RETRIES as u64) + self.nr_free();
-                if self.watermark_ok_order(order, self.wmark.min, available) {
-                    if reclaimed == 0 {
-                        self.throttle_on_writeback(t);
-                    }
-                    continue;
-                }
+            if self.should_reclaim_retry(t, order, reclaimed, &mut no_progress) && rounds < ROUNDS_BOUND {
+                continue;
             }
             // should_compact_retry
             if reclaimed > 0 {

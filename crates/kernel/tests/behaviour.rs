@@ -592,3 +592,19 @@ fn a_timeline_far_beyond_its_run_stays_bounded() {
     assert_eq!(s.len(), s.free_kb.len());
     assert_eq!(s.len(), s.procs_alive.len());
 }
+
+#[test]
+fn reclaim_that_waits_on_slow_swap_writeback_counts_towards_the_oom_killer() {
+    // 48 MiB of anon memory written into 32 MiB of RAM with a 64 MiB flash swap file whose
+    // writes crawl (1 MB/s): reclaim can only start writeback, which frees nothing for seconds.
+    // As in 4.7+'s should_reclaim_retry, each direct-reclaim round without progress counts, waiting
+    // on writeback or not, so the OOM killer runs with most of the swap file free; at a normal
+    // write speed the same work swaps out and nobody is killed.
+    let trace = anon_loop(32, "file 64", 48 * 256, 1).replace("proc 1 app", "proc 1 app\nproc 2 other\nmap 2 h anon 2000\ntouch 2 h 0 2000 w");
+    let slow = replay(&trace, &[("kernel.lmkd", "off"), ("kernel.cost.flash_write_bw", "1048576")]);
+    assert!(slow.vmstat.oom_kill >= 1, "{:?}", slow.vmstat);
+    assert!(slow.swap.nr_free() > slow.swap.nr_used(), "killed with swap free");
+    let fast = replay(&trace, &[("kernel.lmkd", "off")]);
+    assert_eq!(fast.vmstat.oom_kill, 0, "{:?}", fast.vmstat);
+    assert!(fast.vmstat.pswpout > 1000);
+}
