@@ -304,6 +304,43 @@ def test_a_setting_for_every_run_is_applied_and_said(tmp_path):
     assert "reused" not in again.stderr and json.loads(again.stdout)["settings"] == []
 
 
+def test_a_runs_code_version_counts_its_own_devices_calibration_only(tmp_path, monkeypatch):
+    """A run reads the calibration file of its device only, so refitting one device keeps the
+    other devices' runs (and committed records) reusable; without a device every file counts, and
+    a run's device is its last ``session.device`` setting, else its scenario's."""
+    from mobmem.session import provenance
+
+    (tmp_path / "calibration").mkdir()
+    (tmp_path / "devices").mkdir()
+    for name, text in [("calibration/pixel3.toml", "a = 1\n"), ("calibration/p9.toml", "a = 1\n"), ("devices/p9.toml", "x = 1\n")]:
+        (tmp_path / name).write_text(text)
+    monkeypatch.setattr(provenance, "DATA", tmp_path)
+
+    def versions():
+        provenance.code_version.cache_clear()
+        return provenance.code_version("pixel3"), provenance.code_version("p9"), provenance.code_version()
+
+    assert {p.name for p in provenance.run_data_files("pixel3")} == {"pixel3.toml", "p9.toml"}  # devices/p9.toml, calibration/pixel3.toml
+    assert [p.parent.name for p in provenance.run_data_files("pixel3") if p.name == "p9.toml"] == ["devices"]
+    before = versions()
+    (tmp_path / "calibration/p9.toml").write_text("a = 2\n")  # the P9 refitted
+    after = versions()
+    assert after[0] == before[0], "a P9 refit changed the version of Pixel 3 runs"
+    assert after[1] != before[1] and after[2] != before[2]
+    (tmp_path / "devices/p9.toml").write_text("x = 2\n")  # a device profile is shared data
+    assert versions()[0] != after[0]
+    provenance.code_version.cache_clear()
+
+    scen = tmp_path / "s.toml"
+    scen.write_text('name = "s"\ndevice = "p9"\n')
+    assert provenance.run_device(scen) == "p9"
+    assert provenance.run_device(scen, ["session.device=pixel3"]) == "pixel3"
+    assert provenance.run_device(scen, [("session.device", "sd800"), ("seed", "2")]) == "sd800"
+    scen.write_text("device = [\n")  # unreadable: counted against every device's files
+    assert provenance.run_device(scen) is None
+    assert provenance.run_device(tmp_path / "missing.toml") is None
+
+
 def test_a_run_record_reuses_a_value_only_for_the_same_fact_definition(tmp_path):
     """A record keeps each value with its fact's definition (metric and parameters): a fact whose
     definition changed, or that the record lacks, makes the run count as not recorded, while the

@@ -239,7 +239,7 @@ def test_resumed_study_reuses_only_results_of_the_same_code(tmp_path, monkeypatc
     b = study(again)
     assert [r["run_id"] for r in b] == [r["run_id"] for r in a]
     assert not any("bisecting" in m for m in again) and any("resuming: 2 invocations" in m for m in again), again
-    monkeypatch.setattr(sim, "code_version", lambda: "another-model")
+    monkeypatch.setattr(sim, "code_version", lambda device=None: "another-model")
     changed: list[str] = []
     c = study(changed)
     assert len(c) == 2 and not {r["run_id"] for r in c} & {r["run_id"] for r in a}
@@ -254,7 +254,7 @@ def test_resumed_study_reuses_only_results_of_the_same_code(tmp_path, monkeypatc
     assert not any("bisecting" in m for m in logs)
     configs = sweep.plan(be, ws, cs, mh, 1, 2.0)
     assert {r["run_id"] for r in sweep.load_sweep(be, configs, str(tmp_path))[0]} == {r["run_id"] for r in c}
-    monkeypatch.setattr(sim, "code_version", lambda: "a-third-model")
+    monkeypatch.setattr(sim, "code_version", lambda device=None: "a-third-model")
     configs = sweep.plan(be, ws, cs, mh, 1, 2.0)
     with pytest.raises(MobmemError, match="different versions of the code"):
         sweep.load_sweep(be, configs, str(tmp_path))

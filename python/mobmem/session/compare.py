@@ -382,7 +382,7 @@ def reusable_run(
     from mobmem import session
     from mobmem.session.provenance import code_version
 
-    if s.pop("code_version", None) != code_version():  # (a record of the file, not of the run)
+    if s.pop("code_version", None) != code_version(s.get("device")):  # (a record of the file, not of the run)
         return None
     if s.get("system_name") != system or s.get("seed") != seed or s.get("scenario_file") != session._display(scenario):
         return None

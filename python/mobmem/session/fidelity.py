@@ -319,7 +319,7 @@ class RunRecord:
     def key(scenario: Path, system: str, seed: int, user: list[str]) -> dict:
         from mobmem import session
         from mobmem.session.compare import run_parameters
-        from mobmem.session.provenance import code_version
+        from mobmem.session.provenance import code_version, run_device
 
         # A shipped scenario by its place in the package (the same in every checkout).
         try:
@@ -327,7 +327,7 @@ class RunRecord:
         except ValueError:
             name = session._display(scenario)
         return {
-            "code": code_version(),
+            "code": code_version(run_device(Path(scenario), user)),
             "scenario": name,
             "system": system,
             "seed": seed,

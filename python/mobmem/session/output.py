@@ -126,7 +126,7 @@ def write_outputs(res: dict, out: Path) -> list[Path]:
         "gcs.csv": csv_text(res.get("gcs", []), GC_FIELDS),
         **{f"{k}.csv": csv_text(res.get(k, []), cols) for k, cols in SERIES.items()},
         # The code that made the run, so that a resumed comparison never reuses another code's run.
-        "summary.json": json.dumps({**summary(res), "code_version": code_version()}, indent=1) + "\n",
+        "summary.json": json.dumps({**summary(res), "code_version": code_version(res.get("device"))}, indent=1) + "\n",
     }
     written = []
     with deferred_interrupts():

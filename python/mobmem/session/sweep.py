@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 from mobmem.errors import MobmemError
-from mobmem.session.provenance import code_version, file_hash
+from mobmem.session.provenance import code_version, file_hash, run_device
 
 #: Columns of every row before the grid keys and the metrics.
 ID_COLUMNS = ["scenario", "device", "system", "seed", "key"]
@@ -61,7 +61,11 @@ def run_key(scenario: Path, settings: Sequence[tuple[str, str]], system: str, se
     """The content hash that names a run (see the module docstring)."""
     h = hashlib.sha256()
     file_hash(h, scenario)
-    h.update(json.dumps({"settings": [list(p) for p in settings], "system": system, "seed": int(seed), "code": code_version()}, sort_keys=True).encode())
+    h.update(
+        json.dumps(
+            {"settings": [list(p) for p in settings], "system": system, "seed": int(seed), "code": code_version(run_device(scenario, settings))}, sort_keys=True
+        ).encode()
+    )
     return h.hexdigest()[:20]
 
 

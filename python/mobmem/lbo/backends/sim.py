@@ -167,16 +167,16 @@ class SimRun(Implementation):
     def describe(self, params: Parameters) -> dict[str, Any]:
         # The code is part of a configuration's identity (its key): runs of another model are
         # not resumed into this study.
-        return {"implementation": "sim", "device": self.device, "code": code_version()}
+        return {"implementation": "sim", "device": self.device, "code": code_version(self.device)}
 
 
-@lru_cache(maxsize=1)
-def code_version() -> str:
-    """The simulator's code and data (as for sessions) and this module, which turns a run into
-    the study's metrics."""
+@lru_cache(maxsize=None)
+def code_version(device: str | None = None) -> str:
+    """The simulator's code and data (as for sessions, on ``device``) and this module, which turns
+    a run into the study's metrics."""
     from mobmem.session.provenance import code_version as simulator_version
 
-    h = hashlib.sha256(simulator_version().encode())
+    h = hashlib.sha256(simulator_version(device).encode())
     h.update(Path(__file__).read_bytes())
     return h.hexdigest()[:16]
 
@@ -278,7 +278,7 @@ class SimBackend(Backend):
         return "oom" if o.info.get("failure") == "oom" else "crash"
 
     def code_version(self) -> str | None:
-        return code_version()
+        return code_version(self.impl.device)
 
     def environment(self) -> dict[str, Any]:
         from mobmem import _core
