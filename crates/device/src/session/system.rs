@@ -61,14 +61,25 @@ impl SysProc {
         } else {
             None
         };
+        // Kernel threads (kswapd, lmkd) run alongside the population, as beside an app's launch:
+        // without the sync a process's whole start-up fault burst ran before kswapd could take
+        // a page, so every page past the low watermark was reclaimed directly.
         if let Some(v) = anon_vma {
             for pg in 0..anon_pages {
                 k.touch(&mut task, v, pg, true);
+                if task.killed {
+                    break;
+                }
+                k.sync(&mut task);
             }
         }
         if let Some(v) = file_vma {
             for pg in 0..file_pages {
+                if task.killed {
+                    break;
+                }
                 k.touch(&mut task, v, pg, false);
+                k.sync(&mut task);
             }
         }
         k.book_cpu(&mut task);
@@ -101,6 +112,7 @@ impl SysProc {
                 if self.task.killed {
                     return;
                 }
+                k.sync(&mut self.task);
             }
             self.task.cpu((self.spec.cpu_ms_per_s * 1e6 * SYS_PERIOD_NS as f64 / 1e9) as Nanos);
             k.book_cpu(&mut self.task);
@@ -176,5 +188,45 @@ impl Zygote {
         }
         k.book_cpu(&mut t);
         Ok(Self { proc_idx: pi, task: t, framework_pages, zygote_space_pages: zy_pages, fork_ns: (spec.fork_ms * 1e6) as Nanos })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mobmem_kernel::KernelConfig;
+
+    fn spec(name: &str, anon_mib: f64, file_mib: f64) -> SysProcSpec {
+        SysProcSpec {
+            name: name.into(),
+            adj: 0,
+            home: false,
+            cached: false,
+            anon_mib,
+            file_mib,
+            hot_share: 0.1,
+            touches_per_s: 0,
+            cpu_ms_per_s: 0.0,
+            bind_cpu_ms: 0.0,
+            resume_cpu_ms: 0.0,
+            source: "test".into(),
+        }
+    }
+
+    #[test]
+    fn kswapd_reclaims_while_a_process_populates_its_memory() {
+        // A process starting into a full memory: kswapd, woken at the low watermark, runs beside
+        // its faults and takes part of what it needs (before, the whole burst ran first and every
+        // page past the watermark was reclaimed directly).
+        let mut cfg = KernelConfig::default();
+        cfg.set("ram_mib", "64").unwrap();
+        let mut k = Kernel::new(cfg).unwrap();
+        SysProc::start(&mut k, &spec("cache", 0.0, 40.0), 1, 1, 0).unwrap();
+        let (kswapd0, direct0) = (k.vmstat.pgsteal_kswapd, k.vmstat.pgsteal_direct);
+        let p = SysProc::start(&mut k, &spec("burst", 30.0, 0.0), 2, 1, 0).unwrap();
+        assert!(p.alive(&k));
+        let (kswapd, direct) = (k.vmstat.pgsteal_kswapd - kswapd0, k.vmstat.pgsteal_direct - direct0);
+        assert!(kswapd > 0, "kswapd reclaimed nothing during the start ({direct} pages directly)");
+        assert!(kswapd > direct, "kswapd {kswapd} pages, direct reclaim {direct}");
     }
 }
