@@ -334,8 +334,8 @@ def test_a_runs_code_version_counts_its_own_devices_calibration_only(tmp_path, m
     scen = tmp_path / "s.toml"
     scen.write_text('name = "s"\ndevice = "p9"\n')
     assert provenance.run_device(scen) == "p9"
-    assert provenance.run_device(scen, ["session.device=pixel3"]) == "pixel3"
-    assert provenance.run_device(scen, [("session.device", "sd800"), ("seed", "2")]) == "sd800"
+    assert provenance.run_device(scen, [("session.device", "pixel3")]) == "pixel3"
+    assert provenance.run_device(scen, [("session.device", "pixel3"), ("session.device", "sd800"), ("seed", "2")]) == "sd800"
     scen.write_text("device = [\n")  # unreadable: counted against every device's files
     assert provenance.run_device(scen) is None
     assert provenance.run_device(tmp_path / "missing.toml") is None

@@ -454,21 +454,25 @@ fn under_pressure_the_activity_manager_sends_trim_levels_and_apps_release_their_
     // no level goes out, at others each app sent COMPLETE is killed before the end), so four sizes are run,
     // every property is checked on each, and COMPLETE with the GPU cache released must be seen
     // in at least one.
+    let events = |v: &Value, kind: &str| -> Vec<(f64, String, String)> {
+        v["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["kind"] == kind)
+            .map(|e| (e["t_s"].as_f64().unwrap(), e["app"].as_str().unwrap().to_string(), e["detail"].as_str().unwrap().to_string()))
+            .collect()
+    };
+    let gpu = |v: &Value, app: &str| -> Option<(u64, u64)> {
+        let m = v["per_app"][app]["memory_at_end"].as_array()?;
+        m.iter().find(|x| x["name"] == "[anon:graphics] gpu cache").map(|x| (x["pages"].as_u64().unwrap(), x["rss_pages"].as_u64().unwrap()))
+    };
     let mut checked = 0;
     for memtester in ["2300", "2400", "2450", "2650"] {
         let set = [("system.memtester_mib", memtester), ("system.max_cached_processes", "8"), ("calibration.ui_hidden_release_share", "0.25")];
         // On is the default.
         let on = run("trim-levels-on", &text, &set);
         let off = run("trim-levels-off", &text, &[&set[..], &[("system.trim_levels", "false")]].concat());
-        let events = |v: &Value, kind: &str| -> Vec<(f64, String, String)> {
-            v["events"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter(|e| e["kind"] == kind)
-                .map(|e| (e["t_s"].as_f64().unwrap(), e["app"].as_str().unwrap().to_string(), e["detail"].as_str().unwrap().to_string()))
-                .collect()
-        };
         assert!(events(&off, "trim").is_empty(), "off: no trim levels");
         let trims = events(&on, "trim");
         let kills = events(&on, "kill");
@@ -494,10 +498,6 @@ fn under_pressure_the_activity_manager_sends_trim_levels_and_apps_release_their_
             let running = level.starts_with("TRIM_MEMORY_RUNNING");
             assert!(!running || on_screen, "{app} got {level} at {t} s while not on screen");
         }
-        let gpu = |v: &Value, app: &str| -> Option<(u64, u64)> {
-            let m = v["per_app"][app]["memory_at_end"].as_array()?;
-            m.iter().find(|x| x["name"] == "[anon:graphics] gpu cache").map(|x| (x["pages"].as_u64().unwrap(), x["rss_pages"].as_u64().unwrap()))
-        };
         // The last app is previous at the end (home pressed after it): hidden, and not launched again.
         let completed: Vec<&String> = trims.iter().filter(|(_, _, d)| d.contains("TRIM_MEMORY_COMPLETE")).map(|(_, a, _)| a).collect();
         for app in apps {

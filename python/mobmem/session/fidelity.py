@@ -327,7 +327,7 @@ class RunRecord:
         except ValueError:
             name = session._display(scenario)
         return {
-            "code": code_version(run_device(Path(scenario), user)),
+            "code": code_version(run_device(Path(scenario), session.parse_settings(user))),
             "scenario": name,
             "system": system,
             "seed": seed,

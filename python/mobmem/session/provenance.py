@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 from functools import lru_cache
 from pathlib import Path
+from typing import Sequence
 
 from mobmem.paths import DATA
 
@@ -61,17 +62,13 @@ def run_data_files(device: str | None = None) -> list[Path]:
     return [p for p in sorted(Path(DATA).rglob("*")) if read(p)]
 
 
-def run_device(scenario: Path, pairs: list[tuple[str, str]] | list[str] = ()) -> str | None:
-    """The device a run of ``scenario`` with the settings ``pairs`` (``(key, value)`` or
-    ``"key=value"``) will use: the last ``session.device`` setting, else the scenario's ``device``;
-    None if that cannot be read (then :func:`code_version` counts every device's files)."""
+def run_device(scenario: Path, pairs: Sequence[tuple[str, str]] = ()) -> str | None:
+    """The device a run of ``scenario`` with the settings ``pairs`` will use: the last
+    ``session.device`` setting, else the scenario's ``device``; None if that cannot be read (then
+    :func:`code_version` counts every device's files)."""
     import tomllib
 
-    device = None
-    for p in pairs:
-        k, _, v = p.partition("=") if isinstance(p, str) else (p[0], "=", p[1])
-        if k.strip() == "session.device":
-            device = v.strip()
+    device = next((v for k, v in reversed(pairs) if k == "session.device"), None)
     if device is not None:
         return device
     try:

@@ -64,21 +64,13 @@ impl SysProc {
         // Kernel threads (kswapd, lmkd) run alongside the population, as beside an app's launch:
         // without the sync a process's whole start-up fault burst ran before kswapd could take
         // a page, so every page past the low watermark was reclaimed directly.
-        if let Some(v) = anon_vma {
-            for pg in 0..anon_pages {
-                k.touch(&mut task, v, pg, true);
+        'populate: for (vma, n, write) in [(anon_vma, anon_pages, true), (file_vma, file_pages, false)] {
+            let Some(v) = vma else { continue };
+            for pg in 0..n {
+                k.touch(&mut task, v, pg, write);
                 if task.killed {
-                    break;
+                    break 'populate;
                 }
-                k.sync(&mut task);
-            }
-        }
-        if let Some(v) = file_vma {
-            for pg in 0..file_pages {
-                if task.killed {
-                    break;
-                }
-                k.touch(&mut task, v, pg, false);
                 k.sync(&mut task);
             }
         }
