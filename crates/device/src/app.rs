@@ -105,6 +105,9 @@ pub struct SecondaryProcess {
     pub(crate) hot_share: f64,
     pub(crate) touches_per_s: u32,
     pub(crate) cpu_ms_per_s: f64,
+    /// Time over which its memory grows after it starts, ms: a renderer takes its memory as it
+    /// loads its page, not in one burst of faults (0: at once).
+    pub(crate) populate_ms: f64,
     pub(crate) source: String,
 }
 
@@ -206,6 +209,9 @@ impl AppProfile {
             }
             if sp.touches_per_s > 1_000_000 {
                 return Err(bad(&f("touches_per_s"), format!("at most 1000000, got {}", sp.touches_per_s)));
+            }
+            if !(sp.populate_ms >= 0.0 && sp.populate_ms <= 600_000.0) {
+                return Err(bad(&f("populate_ms"), format!("must be within [0, 600000] ms, got {}", sp.populate_ms)));
             }
             if sp.cpu_ms_per_s > 1000.0 {
                 return Err(bad(&f("cpu_ms_per_s"), format!("at most 1000 (one core), got {}", sp.cpu_ms_per_s)));
@@ -319,12 +325,18 @@ mod tests {
 
     #[test]
     fn a_bad_secondary_process_is_refused_with_its_field() {
-        let cases: [(&str, &str, &str); 5] = [
+        let cases: [(&str, &str, &str); 7] = [
             ("name = \":sandboxed_process0\"", "name = \"sandboxed\"", "process[1].name"),
             ("name = \":sandboxed_process0\"", "name = \":privileged_process0\"", "named twice"),
             ("anon_mib = 90.0", "anon_mib = -1.0", "process[1].anon_mib"),
             ("anon_mib = 90.0", "anon_mib = 99999999.0", "at most"),
-            ("hot_share = 0.1\ntouches_per_s = 50\ncpu_ms_per_s = 0.3\nsource = \"process: chromium/chromium chrome/android/expectations/trichrome_chrome_bundle.AndroidManifest.expected declares the isolated", "hot_share = 1.5\ntouches_per_s = 50\ncpu_ms_per_s = 0.3\nsource = \"process: chromium/chromium chrome/android/expectations/trichrome_chrome_bundle.AndroidManifest.expected declares the isolated", "process[1].hot_share"),
+            (
+                "hot_share = 0.1\ntouches_per_s = 50\ncpu_ms_per_s = 0.3\npopulate_ms = 2500.0",
+                "hot_share = 1.5\ntouches_per_s = 50\ncpu_ms_per_s = 0.3\npopulate_ms = 2500.0",
+                "process[1].hot_share",
+            ),
+            ("populate_ms = 2500.0", "populate_ms = -5.0", "process[1].populate_ms"),
+            ("populate_ms = 2500.0", "populate_ms = 1e9", "process[1].populate_ms"),
         ];
         for (from, to, says) in cases {
             let e = chrome_with(|t| {

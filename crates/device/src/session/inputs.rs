@@ -54,6 +54,10 @@ pub struct SysProcSpec {
     /// CPU work per activity resume (hot launch) done in this process.
     #[serde(default)]
     pub(crate) resume_cpu_ms: f64,
+    /// Time over which its memory grows after it starts, ms (0: populated at once, as a
+    /// process started at boot is before the session begins).
+    #[serde(default)]
+    pub(crate) populate_ms: f64,
     pub(crate) source: String,
 }
 
@@ -419,6 +423,7 @@ fn app_spec(name: &str, p: &AppProfile, seed: u64, hw: &crate::device::Hardware)
                     cpu_ms_per_s: sp.cpu_ms_per_s,
                     bind_cpu_ms: 0.0,
                     resume_cpu_ms: 0.0,
+                    populate_ms: sp.populate_ms,
                     source: sp.source.clone(),
                 },
                 bound: sp.bound,

@@ -11,7 +11,8 @@
 //! Preinstalled apps' processes (`cached = true`) are the same, but cached without activities:
 //! the ActivityManager sets their adj and may trim them, and they are not restarted. Apps'
 //! secondary processes (an app profile's `[[process]]`) run as such processes too, started by
-//! their app (see the session's `start_secondary`).
+//! their app (see the session's `start_secondary`); they write their memory evenly over their
+//! `populate_ms` (processes started at boot, before the session begins, at once).
 //!
 //! Left out: binder transactions as such, system_server's own Java heap and GC, SurfaceFlinger's
 //! composition of app buffers (apps' graphics memory is counted in the apps).
@@ -36,6 +37,11 @@ pub struct SysProc {
     anon_pages: u32,
     file_vma: Option<u32>,
     file_pages: u32,
+    /// Pages touched so far by its start (anonymous first, then file).
+    populated: u32,
+    started_at: Nanos,
+    /// Time over which its start populates its memory (0: at once).
+    populate_ns: Nanos,
     next_at: Nanos,
     rng: Stream,
     /// Starts (1 + restarts after kills).
@@ -50,7 +56,7 @@ impl SysProc {
     /// Start the process at `now`: map and populate its memory.
     pub fn start(k: &mut Kernel, spec: &SysProcSpec, pid: u32, seed: u64, now: Nanos) -> Result<Self, String> {
         let proc_idx = k.create_process(pid, &spec.name, spec.adj, now).map_err(|e| e.to_string())?;
-        let mut task = Task::new(k.thread_of(proc_idx), proc_idx, now);
+        let task = Task::new(k.thread_of(proc_idx), proc_idx, now);
         k.cpus.set_class(task.thread, mobmem_engine::cpufreq::Class::System);
         let anon_pages = pages(spec.anon_mib);
         let file_pages = pages(spec.file_mib);
@@ -61,22 +67,59 @@ impl SysProc {
         } else {
             None
         };
-        // Kernel threads (kswapd, lmkd) run alongside the population, as beside an app's launch:
-        // without the sync a process's whole start-up fault burst ran before kswapd could take
-        // a page, so every page past the low watermark was reclaimed directly.
-        'populate: for (vma, n, write) in [(anon_vma, anon_pages, true), (file_vma, file_pages, false)] {
-            let Some(v) = vma else { continue };
-            for pg in 0..n {
-                k.touch(&mut task, v, pg, write);
-                if task.killed {
-                    break 'populate;
-                }
-                k.sync(&mut task);
-            }
-        }
-        k.book_cpu(&mut task);
         let rng = stream(seed, pid as u64, "sysproc");
-        Ok(Self { spec: spec.clone(), proc_idx, task, anon_vma, anon_pages, file_vma, file_pages, next_at: now, rng, starts: 1 })
+        let populate_ns = (spec.populate_ms * 1e6).round() as Nanos;
+        let mut p = Self {
+            spec: spec.clone(),
+            proc_idx,
+            task,
+            anon_vma,
+            anon_pages,
+            file_vma,
+            file_pages,
+            populated: 0,
+            started_at: now,
+            populate_ns,
+            next_at: now + populate_ns,
+            rng,
+            starts: 1,
+        };
+        if populate_ns == 0 {
+            p.populate(k, Nanos::MAX);
+        }
+        Ok(p)
+    }
+
+    /// Touch its pages not yet populated whose turn comes before `until` (anonymous first,
+    /// then its code), evenly over `populate_ns` from the start. Returns whether all are.
+    /// Kernel threads (kswapd, lmkd) run alongside each page, as beside an app's launch:
+    /// without the sync a start's whole fault burst ran before kswapd could take a page, so
+    /// every page past the low watermark was reclaimed directly.
+    fn populate(&mut self, k: &mut Kernel, until: Nanos) -> bool {
+        let total = self.anon_pages as u64 + self.file_pages as u64;
+        while (self.populated as u64) < total {
+            let at = self.started_at + (self.populate_ns as u128 * self.populated as u128 / total as u128) as Nanos;
+            if at >= until {
+                break;
+            }
+            if self.task.now < at {
+                self.task.now = at;
+            }
+            let (v, pg, write) = match self.populated.checked_sub(self.anon_pages) {
+                None => (self.anon_vma, self.populated, true),
+                Some(pg) => (self.file_vma, pg, false),
+            };
+            if let Some(v) = v {
+                k.touch(&mut self.task, v, pg, write);
+            }
+            self.populated += 1;
+            if self.task.killed {
+                break;
+            }
+            k.sync(&mut self.task);
+        }
+        k.book_cpu(&mut self.task);
+        self.populated as u64 >= total
     }
 
     pub fn alive(&self, k: &Kernel) -> bool {
@@ -85,6 +128,9 @@ impl SysProc {
 
     /// Run the background activity up to `until`.
     pub fn run_until(&mut self, k: &mut Kernel, until: Nanos) {
+        if !self.alive(k) || !self.populate(k, until) {
+            return;
+        }
         while self.next_at < until {
             if !self.alive(k) {
                 return;
@@ -201,6 +247,7 @@ mod tests {
             cpu_ms_per_s: 0.0,
             bind_cpu_ms: 0.0,
             resume_cpu_ms: 0.0,
+            populate_ms: 0.0,
             source: "test".into(),
         }
     }
@@ -220,5 +267,47 @@ mod tests {
         let (kswapd, direct) = (k.vmstat.pgsteal_kswapd - kswapd0, k.vmstat.pgsteal_direct - direct0);
         assert!(kswapd > 0, "kswapd reclaimed nothing during the start ({direct} pages directly)");
         assert!(kswapd > direct, "kswapd {kswapd} pages, direct reclaim {direct}");
+    }
+
+    #[test]
+    fn a_paced_start_grows_over_its_populate_time() {
+        let mut k = Kernel::new(KernelConfig::default()).unwrap();
+        let mut sp = spec("renderer", 20.0, 4.0);
+        sp.populate_ms = 2000.0;
+        let mut p = SysProc::start(&mut k, &sp, 1, 1, 0).unwrap();
+        let pi = p.proc_idx;
+        let resident = |k: &Kernel| {
+            let u = k.proc_usage(pi);
+            u.anon + u.file
+        };
+        let total = (24 * 256) as u64;
+        assert_eq!(resident(&k), 0, "nothing is touched before its first page's turn");
+        p.run_until(&mut k, 1_000_000_000);
+        let half = resident(&k);
+        assert!(half.abs_diff(total / 2) <= total / 100, "{half} of {total} pages after half its populate time");
+        p.run_until(&mut k, 2_100_000_000);
+        assert_eq!(resident(&k), total);
+    }
+
+    #[test]
+    fn a_paced_start_into_a_full_memory_leaves_the_reclaim_to_kswapd() {
+        // The same process started into a full memory, in one burst and over two seconds: paced,
+        // kswapd keeps ahead of its faults and it reclaims (almost) nothing itself.
+        let direct = |populate_ms: f64| {
+            let mut cfg = KernelConfig::default();
+            cfg.set("ram_mib", "64").unwrap();
+            let mut k = Kernel::new(cfg).unwrap();
+            SysProc::start(&mut k, &spec("cache", 0.0, 40.0), 1, 1, 0).unwrap();
+            let d0 = k.vmstat.pgsteal_direct;
+            let mut sp = spec("renderer", 30.0, 0.0);
+            sp.populate_ms = populate_ms;
+            let mut p = SysProc::start(&mut k, &sp, 2, 1, 0).unwrap();
+            p.run_until(&mut k, 3_000_000_000);
+            assert!(p.alive(&k));
+            k.vmstat.pgsteal_direct - d0
+        };
+        let (burst, paced) = (direct(0.0), direct(2000.0));
+        assert!(burst > 0, "the burst reclaimed nothing directly");
+        assert!(paced * 10 <= burst, "paced {paced} pages reclaimed directly, burst {burst}");
     }
 }
