@@ -451,7 +451,7 @@ fn under_pressure_the_activity_manager_sends_trim_levels_and_apps_release_their_
     // The memtester leaves the six apps short enough of memory that a process dies other than
     // by the ActivityManager and some app still alive at the end has been sent COMPLETE. Which
     // size does that depends on the run's dynamics (at some sizes every process dies at once or
-    // no level goes out, at others each app sent COMPLETE is killed before the end), so four sizes are run,
+    // no level goes out, at others each app sent COMPLETE is killed before the end), so five sizes are run,
     // every property is checked on each, and COMPLETE with the GPU cache released must be seen
     // in at least one.
     let events = |v: &Value, kind: &str| -> Vec<(f64, String, String)> {
@@ -468,7 +468,7 @@ fn under_pressure_the_activity_manager_sends_trim_levels_and_apps_release_their_
         m.iter().find(|x| x["name"] == "[anon:graphics] gpu cache").map(|x| (x["pages"].as_u64().unwrap(), x["rss_pages"].as_u64().unwrap()))
     };
     let mut checked = 0;
-    for memtester in ["2300", "2400", "2450", "2650"] {
+    for memtester in ["2400", "2500", "2600", "2650", "2700"] {
         let set = [("system.memtester_mib", memtester), ("system.max_cached_processes", "8"), ("calibration.ui_hidden_release_share", "0.25")];
         // On is the default.
         let on = run("trim-levels-on", &text, &set);

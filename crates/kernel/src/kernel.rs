@@ -30,6 +30,19 @@ use std::collections::HashMap;
 /// per-page state for each, so more would exhaust the host before anything runs.
 pub const MAX_MODEL_PAGES: u64 = crate::config::MAX_MODEL_MIB * 256;
 
+/// Work that runs beside a long synchronous operation of one driver: the session runs an app's
+/// launch as one call, and installs the device's other processes as a co-runner so that they
+/// run, slice by slice, as the launch's clock passes each slice boundary, instead of all after
+/// it. Without it the launch took memory and kswapd's progress up to its end before any other
+/// process ran, and those then allocated in the past against a kernel from the future, with
+/// kswapd unable to help them.
+pub trait CoRunner {
+    /// Run everything up to `until` (a thread's clock); returns the next time it wants to run.
+    fn run_until(&mut self, k: &mut Kernel, until: Nanos) -> Nanos;
+    /// Give back what it holds when it is taken out.
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any>;
+}
+
 impl Kernel {
     pub fn new(cfg: KernelConfig) -> Result<Self, KernelError> {
         let mut cfg = cfg;
@@ -99,6 +112,8 @@ impl Kernel {
             queue: EventQueue::new(),
             now: 0,
             killer: None,
+            co_runner: None,
+            co_next: Nanos::MAX,
             eviction,
             kswapd_sizing,
             foreground: u32::MAX,
@@ -373,14 +388,42 @@ impl Kernel {
 
     /// The synchronisation step of every driver: a thread whose clock reached a pending kernel
     /// event books its CPU and lets every event due by its clock happen. Returns whether it did.
+    /// A co-runner whose turn came runs first, up to the thread's clock.
     #[inline]
     pub fn sync(&mut self, t: &mut Task) -> bool {
+        if t.now >= self.co_next {
+            self.run_co_runner(t);
+        }
         if t.now < self.next_event_at() {
             return false;
         }
         self.book_cpu(t);
         self.advance_to(t.now);
         true
+    }
+
+    /// Run the co-runner up to `t`'s clock. It is taken out while it runs, so the syncs of its
+    /// own threads do not run it again.
+    #[cold]
+    fn run_co_runner(&mut self, t: &mut Task) {
+        let Some(mut co) = self.co_runner.take() else { return };
+        self.book_cpu(t);
+        self.co_next = Nanos::MAX;
+        let next = co.run_until(self, t.now);
+        self.co_runner = Some(co);
+        self.co_next = next;
+    }
+
+    /// Run `co` beside what the caller does next, from `next` on (see `CoRunner`).
+    pub fn install_co_runner(&mut self, co: Box<dyn CoRunner>, next: Nanos) {
+        self.co_runner = Some(co);
+        self.co_next = next;
+    }
+
+    /// Remove the co-runner, with whatever it holds.
+    pub fn take_co_runner(&mut self) -> Option<Box<dyn CoRunner>> {
+        self.co_next = Nanos::MAX;
+        self.co_runner.take()
     }
 
     /// Run every kernel event due at or before `t`.

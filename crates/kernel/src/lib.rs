@@ -47,5 +47,5 @@ pub mod workingset;
 pub mod zram;
 
 pub use config::{KernelConfig, KernelSemantics, LruMode, ReclaimScope, SwapKind};
-pub use kernel::{Kernel, KernelError};
+pub use kernel::{CoRunner, Kernel, KernelError};
 pub use task::{Breakdown, Task};

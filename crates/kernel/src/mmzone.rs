@@ -126,6 +126,10 @@ pub struct Kernel {
     /// Time of the last processed event.
     pub now: Nanos,
     pub(crate) killer: Option<Box<dyn KillPolicy>>,
+    /// Work run beside a long synchronous operation of one driver (see `CoRunner`), and the
+    /// time it next wants to run (`Nanos::MAX` if none).
+    pub(crate) co_runner: Option<Box<dyn crate::kernel::CoRunner>>,
+    pub(crate) co_next: Nanos,
     /// A reclaim policy on vmscan's reference and rotation decisions (`kernel.eviction`).
     pub(crate) eviction: Option<Box<dyn EvictionPolicy>>,
     /// A policy sizing kswapd's work (`kernel.kswapd_sizing`).

@@ -19,6 +19,7 @@
 //! (an app's process and lifecycle steps, launch breakdowns, frames), [`metrics`] (the result).
 
 pub mod app;
+pub mod co_run;
 pub mod file_io;
 pub mod gc_service;
 pub mod inputs;
@@ -385,6 +386,38 @@ impl Session {
         self.next_app_sample = self.now - self.now % every + every;
     }
 
+    /// Move every process but the launching app's main one into a co-runner that the kernel
+    /// runs beside the launch of app `i` (see `co_run`).
+    fn begin_co_run(&mut self, i: usize) {
+        let apps = self
+            .apps
+            .iter_mut()
+            .enumerate()
+            .map(|(j, a)| co_run::CoApp { index: j, live: if j == i { None } else { a.live.take() }, secondary: std::mem::take(&mut a.secondary) })
+            .collect();
+        let co = co_run::CoRun::new(apps, std::mem::take(&mut self.sys), self.inp.options.slice_ns, self.budget(), self.now);
+        let next = co.next_boundary();
+        self.k.install_co_runner(Box::new(co), next);
+    }
+
+    /// Put the processes back after the launch of app `i`; report other apps' Java OOMs.
+    fn end_co_run(&mut self, i: usize) {
+        let Some(co) = self.k.take_co_runner() else { return };
+        let co = *co.into_any().downcast::<co_run::CoRun>().expect("the session installs only its own co-runner");
+        self.sys = co.sys;
+        for a in co.apps {
+            if a.index != i {
+                self.apps[a.index].live = a.live;
+            }
+            self.apps[a.index].secondary = a.secondary;
+        }
+        for (j, t) in co.ooms {
+            let name = self.apps[j].spec.name.clone();
+            self.event(t, "oom", &name, "java.lang.OutOfMemoryError: the app crashed".into());
+            self.apps[j].totals.java_ooms += 1;
+        }
+    }
+
     /// Run everything up to `until`.
     pub fn advance(&mut self, until: Nanos) -> Result<(), String> {
         let slice = self.inp.options.slice_ns;
@@ -532,8 +565,14 @@ impl Session {
             // The activity binds its processes again as it resumes: those killed meanwhile restart.
             self.start_secondary(i, main, t_start)?;
             self.update_am();
-            let Some(l) = self.apps[i].live.as_mut() else { return self.launch(name, warmup) };
-            match l.hot_launch(&mut self.k, &spec, t0, t_start, budget) {
+            if self.apps[i].live.is_none() {
+                return self.launch(name, warmup);
+            }
+            self.begin_co_run(i);
+            let l = self.apps[i].live.as_mut().unwrap();
+            let out = l.hot_launch(&mut self.k, &spec, t0, t_start, budget);
+            self.end_co_run(i);
+            match out {
                 Some((ttid, bd, objs, pages)) => record = Some(("hot", ttid, bd, objs, pages)),
                 None => record = None,
             }
@@ -569,7 +608,9 @@ impl Session {
             let main = l.proc_idx;
             self.start_secondary(i, main, t_start)?;
             self.update_am();
+            self.begin_co_run(i);
             let out = l.cold_launch(&mut self.k, &spec, t0, budget);
+            self.end_co_run(i);
             self.apps[i].live = Some(l);
             self.apps[i].launched_before = true;
             record = out.map(|(ttid, bd)| ("cold", ttid, bd, LaunchObjects::default(), Vec::new()));
