@@ -16,7 +16,7 @@ use crate::lmkd;
 use crate::lru::LruLists;
 use crate::madvise::HintRegistry;
 use crate::mm::{Mapping, MappingKind, ProcStats, Process, Vma};
-pub use crate::mmzone::{Event, Kernel, KernelError, ProcUsage, EXTRA_THREAD_BASE, FIRST_USER_THREAD, KSWAPD_THREAD, LMKD_THREAD};
+pub use crate::mmzone::{CoRunner, Event, Kernel, KernelError, ProcUsage, EXTRA_THREAD_BASE, FIRST_USER_THREAD, KSWAPD_THREAD, LMKD_THREAD};
 use crate::mmzone::{EvictionPolicy, KillPolicy, KillRecord, KswapdSizing, KswapdState, ScanBalance, Series, Watermarks};
 use crate::page::{lru, Frames};
 use crate::psi_types::Psi;
@@ -29,19 +29,6 @@ use std::collections::HashMap;
 /// The most pages of RAM, of swap, or of one mapping the model accepts (64 GiB): it keeps
 /// per-page state for each, so more would exhaust the host before anything runs.
 pub const MAX_MODEL_PAGES: u64 = crate::config::MAX_MODEL_MIB * 256;
-
-/// Work that runs beside a long synchronous operation of one driver: the session runs an app's
-/// launch as one call, and installs the device's other processes as a co-runner so that they
-/// run, slice by slice, as the launch's clock passes each slice boundary, instead of all after
-/// it. Without it the launch took memory and kswapd's progress up to its end before any other
-/// process ran, and those then allocated in the past against a kernel from the future, with
-/// kswapd unable to help them.
-pub trait CoRunner {
-    /// Run everything up to `until` (a thread's clock); returns the next time it wants to run.
-    fn run_until(&mut self, k: &mut Kernel, until: Nanos) -> Nanos;
-    /// Give back what it holds when it is taken out.
-    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any>;
-}
 
 impl Kernel {
     pub fn new(cfg: KernelConfig) -> Result<Self, KernelError> {

@@ -96,6 +96,19 @@ impl ProcUsage {
     }
 }
 
+/// Work that runs beside a long synchronous operation of one driver: the session runs an app's
+/// launch as one call, and installs the device's other processes as a co-runner so that they
+/// run, slice by slice, as the launch's clock passes each slice boundary, instead of all after
+/// it. Without it the launch took memory and kswapd's progress up to its end before any other
+/// process ran, and those then allocated in the past against a kernel from the future, with
+/// kswapd unable to help them.
+pub trait CoRunner {
+    /// Run everything up to `until` (a thread's clock); returns the next time it wants to run.
+    fn run_until(&mut self, k: &mut Kernel, until: Nanos) -> Nanos;
+    /// Give back what it holds when it is taken out.
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any>;
+}
+
 pub struct Kernel {
     pub cfg: KernelConfig,
     pub frames: Frames,
@@ -128,7 +141,7 @@ pub struct Kernel {
     pub(crate) killer: Option<Box<dyn KillPolicy>>,
     /// Work run beside a long synchronous operation of one driver (see `CoRunner`), and the
     /// time it next wants to run (`Nanos::MAX` if none).
-    pub(crate) co_runner: Option<Box<dyn crate::kernel::CoRunner>>,
+    pub(crate) co_runner: Option<Box<dyn CoRunner>>,
     pub(crate) co_next: Nanos,
     /// A reclaim policy on vmscan's reference and rotation decisions (`kernel.eviction`).
     pub(crate) eviction: Option<Box<dyn EvictionPolicy>>,
