@@ -156,8 +156,11 @@ fn frequency_scaling_stretches_work_and_energy_is_accounted_in_full() {
         assert!(apps > 0.0 && apps <= (by["mutator"] + by["gc"] + by["kernel"]) * (1.0 + 1e-9), "apps {apps} J, {by:?}");
     }
     let stretch = |v: &Value| -> f64 { launches(v).iter().map(|l| l["breakdown"]["cpu_slow_ms"].as_f64().unwrap()).sum() };
-    assert_eq!(stretch(&top), 0.0, "at the top frequency nothing is stretched");
+    // At the top frequency only work placed on a slower core, while the fast ones are busy with
+    // the processes running beside the launch, is stretched: a small part of the lowest
+    // frequencies' stretch.
     assert!(stretch(&low) > 0.0);
+    assert!(stretch(&top) * 10.0 < stretch(&low), "stretched at the top frequency {} ms, at the lowest {} ms", stretch(&top), stretch(&low));
     let cpu =
         |v: &Value| -> f64 { launches(v).iter().map(|l| l["breakdown"]["cpu_ms"].as_f64().unwrap() + l["breakdown"]["cpu_slow_ms"].as_f64().unwrap()).sum() };
     assert!(cpu(&low) > 1.5 * cpu(&top), "the lowest frequencies must slow launch work: {} vs {} ms", cpu(&low), cpu(&top));

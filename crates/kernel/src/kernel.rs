@@ -374,14 +374,11 @@ impl Kernel {
     }
 
     /// The synchronisation step of every driver: a thread whose clock reached a pending kernel
-    /// event books its CPU and lets every event due by its clock happen. Returns whether it did.
-    /// A co-runner whose turn came runs first, up to the thread's clock.
+    /// event (or a co-runner's turn) books its CPU and lets every event due by its clock happen.
+    /// Returns whether it did.
     #[inline]
     pub fn sync(&mut self, t: &mut Task) -> bool {
-        if t.now >= self.co_next {
-            self.run_co_runner(t);
-        }
-        if t.now < self.next_event_at() {
+        if t.now < self.next_event_at() && t.now < self.co_next {
             return false;
         }
         self.book_cpu(t);
@@ -389,14 +386,13 @@ impl Kernel {
         true
     }
 
-    /// Run the co-runner up to `t`'s clock. It is taken out while it runs, so the syncs of its
-    /// own threads do not run it again.
+    /// Run the co-runner up to `until`. It is taken out while it runs, so its own threads'
+    /// syncs do not run it again.
     #[cold]
-    fn run_co_runner(&mut self, t: &mut Task) {
+    fn run_co_runner(&mut self, until: Nanos) {
         let Some(mut co) = self.co_runner.take() else { return };
-        self.book_cpu(t);
         self.co_next = Nanos::MAX;
-        let next = co.run_until(self, t.now);
+        let next = co.run_until(self, until);
         self.co_runner = Some(co);
         self.co_next = next;
     }
@@ -413,8 +409,13 @@ impl Kernel {
         self.co_runner.take()
     }
 
-    /// Run every kernel event due at or before `t`.
+    /// Run every kernel event due at or before `t`; first a co-runner whose turn came, up to
+    /// `t` (whichever way the operation's thread reaches the kernel: a sync at a page, or
+    /// advancing through CPU work, idle time or a wait).
     pub fn advance_to(&mut self, t: Nanos) {
+        if t >= self.co_next {
+            self.run_co_runner(t);
+        }
         while let Some((at, ev)) = self.queue.pop_until(t) {
             self.now = self.now.max(at);
             match ev {

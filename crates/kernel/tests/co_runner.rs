@@ -65,3 +65,25 @@ fn a_co_runner_runs_at_each_boundary_the_operation_passes() {
     k.sync(&mut t);
     assert!(k.take_co_runner().is_none());
 }
+
+#[test]
+fn cpu_work_that_advances_the_kernel_runs_the_co_runner_too() {
+    // A launch's CPU work advances the kernel without touching a page (book_cpu, advance_to):
+    // the other process must run beside it as well, not all at the operation's next page.
+    let mut k = Kernel::new(KernelConfig::default()).unwrap();
+    let p1 = k.create_process(1, "launching", 0, 0).unwrap();
+    let p2 = k.create_process(2, "other", 900, 0).unwrap();
+    let v2 = k.map_anon(p2, "heap", 4096).unwrap();
+    let other = Other { task: Task::new(k.thread_of(p2), p2, 0), vma: v2, next_page: 0, calls: Vec::new() };
+    k.install_co_runner(Box::new(other), SLICE);
+    let mut t = Task::new(k.thread_of(p1), p1, 0);
+    for _ in 0..100 {
+        t.cpu(1_000_000);
+        k.book_cpu(&mut t);
+        k.advance_to(t.now);
+        let u = k.proc_usage(p2).anon;
+        assert!(t.now.saturating_sub(u as Nanos * 1_000_000) <= SLICE, "at {} ns the other process has {u} pages", t.now);
+    }
+    let other = k.take_co_runner().unwrap().into_any().downcast::<Other>().unwrap();
+    assert_eq!(other.calls.len(), 5, "{:?}", other.calls);
+}

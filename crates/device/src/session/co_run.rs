@@ -3,9 +3,10 @@
 //! A launch runs as one call (`Live::cold_launch`, `Live::hot_launch`). Before it, the session
 //! moves every other process it drives into a `CoRun`: the other apps' processes, every app's
 //! secondary processes (the launching app's renderer among them) and the system processes. The
-//! kernel runs it from the launching thread's synchronisation points, slice by slice as the
-//! launch's clock passes each slice boundary, in the order `Session::advance` uses; so the
-//! launch's allocations and theirs interleave in time, and kswapd's progress serves both.
+//! kernel runs it whenever the launch's threads advance it (a sync at a page, CPU work, a wait),
+//! slice by slice as the launch's clock passes each slice boundary, in the order
+//! `Session::advance` uses; so the launch's allocations and theirs interleave in time, and
+//! kswapd's progress serves both.
 //!
 //! Left out during the launch (the session does them when it catches up after it, as before):
 //! the ActivityManager's updates, reaping bookkeeping, sampling, the session services and the
