@@ -99,6 +99,7 @@ def test_run_json_contract_and_determinism():
         "system",
         "cpu",
         "cpu_wait",
+        "cpu_slow",
         "minor_fault",
         "major_fault_zram",
         "major_fault_flash_swap",
