@@ -35,15 +35,22 @@ impl CoRunner for Other {
     }
 }
 
-#[test]
-fn a_co_runner_runs_at_each_boundary_the_operation_passes() {
+/// A kernel with the launching process and `Other` installed as its co-runner: (kernel, the
+/// launching process, the other process).
+fn with_other_process() -> (Kernel, u32, u32) {
     let mut k = Kernel::new(KernelConfig::default()).unwrap();
     let p1 = k.create_process(1, "launching", 0, 0).unwrap();
     let p2 = k.create_process(2, "other", 900, 0).unwrap();
-    let v1 = k.map_anon(p1, "heap", 4096).unwrap();
     let v2 = k.map_anon(p2, "heap", 4096).unwrap();
     let other = Other { task: Task::new(k.thread_of(p2), p2, 0), vma: v2, next_page: 0, calls: Vec::new() };
     k.install_co_runner(Box::new(other), SLICE);
+    (k, p1, p2)
+}
+
+#[test]
+fn a_co_runner_runs_at_each_boundary_the_operation_passes() {
+    let (mut k, p1, p2) = with_other_process();
+    let v1 = k.map_anon(p1, "heap", 4096).unwrap();
     // The operation: 200 ms, one page every 100 µs, syncing after each as drivers do.
     let mut t = Task::new(k.thread_of(p1), p1, 0);
     for pg in 0..2000 {
@@ -70,12 +77,7 @@ fn a_co_runner_runs_at_each_boundary_the_operation_passes() {
 fn cpu_work_that_advances_the_kernel_runs_the_co_runner_too() {
     // A launch's CPU work advances the kernel without touching a page (book_cpu, advance_to):
     // the other process must run beside it as well, not all at the operation's next page.
-    let mut k = Kernel::new(KernelConfig::default()).unwrap();
-    let p1 = k.create_process(1, "launching", 0, 0).unwrap();
-    let p2 = k.create_process(2, "other", 900, 0).unwrap();
-    let v2 = k.map_anon(p2, "heap", 4096).unwrap();
-    let other = Other { task: Task::new(k.thread_of(p2), p2, 0), vma: v2, next_page: 0, calls: Vec::new() };
-    k.install_co_runner(Box::new(other), SLICE);
+    let (mut k, p1, p2) = with_other_process();
     let mut t = Task::new(k.thread_of(p1), p1, 0);
     for _ in 0..100 {
         t.cpu(1_000_000);

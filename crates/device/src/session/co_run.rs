@@ -4,9 +4,9 @@
 //! moves every other process it drives into a `CoRun`: the other apps' processes, every app's
 //! secondary processes (the launching app's renderer among them) and the system processes. The
 //! kernel runs it whenever the launch's threads advance it (a sync at a page, CPU work, a wait),
-//! slice by slice as the launch's clock passes each slice boundary, in the order
-//! `Session::advance` uses; so the launch's allocations and theirs interleave in time, and
-//! kswapd's progress serves both.
+//! slice by slice as the launch's clock passes each slice boundary, with the slice body
+//! `Session::advance` uses (`run_slice`); so the launch's allocations and theirs interleave in
+//! time, and kswapd's progress serves both.
 //!
 //! Left out during the launch (the session does them when it catches up after it, as before):
 //! the ActivityManager's updates, reaping bookkeeping, sampling, the session services and the
@@ -17,9 +17,45 @@ use super::system::SysProc;
 use mobmem_engine::Nanos;
 use mobmem_kernel::{CoRunner, Kernel};
 
-/// One app's processes moved out of the session for the launch.
+/// An app's processes as one slice runs them: its main process (if the slice drives it) and
+/// its secondary processes.
+pub(crate) trait SliceApp {
+    fn processes(&mut self) -> (Option<&mut Live>, &mut [SysProc]);
+}
+
+/// One slice, up to `end`: each app's main process in `order` (a Java OOM kills the process and
+/// is passed to `on_oom` with the app's index), then the system processes, then every app's
+/// secondary processes, then the kernel (kswapd, lmkd, writeback) to `end`.
+pub(crate) fn run_slice<A: SliceApp>(
+    k: &mut Kernel,
+    end: Nanos,
+    budget: Nanos,
+    apps: &mut [A],
+    order: impl Iterator<Item = usize>,
+    sys: &mut [SysProc],
+    mut on_oom: impl FnMut(usize),
+) {
+    for i in order {
+        let Some(l) = apps[i].processes().0 else { continue };
+        if !l.run_until(k, end, budget) {
+            k.kill_process(l.proc_idx, "java oom", 0, "runtime", end, 0);
+            on_oom(i);
+        }
+    }
+    for s in sys.iter_mut() {
+        s.run_until(k, end);
+    }
+    for a in apps.iter_mut() {
+        for s in a.processes().1 {
+            s.run_until(k, end);
+        }
+    }
+    k.advance_to(end);
+}
+
+/// One app's processes moved out of the session for the launch (`CoRun::apps` holds every app,
+/// in the session's order).
 pub(crate) struct CoApp {
-    pub(crate) index: usize,
     /// Its main process (`None` for the launching app, which the launch drives).
     pub(crate) live: Option<Live>,
     pub(crate) secondary: Vec<SysProc>,
@@ -34,6 +70,12 @@ pub(crate) struct CoRun {
     pos: Nanos,
     /// Java OOMs of other apps: (app index, time); the process is already killed.
     pub(crate) ooms: Vec<(usize, Nanos)>,
+}
+
+impl SliceApp for CoApp {
+    fn processes(&mut self) -> (Option<&mut Live>, &mut [SysProc]) {
+        (self.live.as_mut(), &mut self.secondary)
+    }
 }
 
 impl CoRun {
@@ -51,17 +93,8 @@ impl CoRunner for CoRun {
     fn run_until(&mut self, k: &mut Kernel, until: Nanos) -> Nanos {
         let mut end = self.next_boundary();
         while end <= until {
-            for a in &mut self.apps {
-                let Some(l) = a.live.as_mut() else { continue };
-                if !l.run_until(k, end, self.budget) {
-                    self.ooms.push((a.index, end));
-                    k.kill_process(l.proc_idx, "java oom", 0, "runtime", end, 0);
-                }
-            }
-            for s in self.sys.iter_mut().chain(self.apps.iter_mut().flat_map(|a| a.secondary.iter_mut())) {
-                s.run_until(k, end);
-            }
-            k.advance_to(end);
+            let (n, ooms) = (self.apps.len(), &mut self.ooms);
+            run_slice(k, end, self.budget, &mut self.apps, 0..n, &mut self.sys, |i| ooms.push((i, end)));
             self.pos = end;
             end = self.next_boundary();
         }

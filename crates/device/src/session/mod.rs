@@ -53,6 +53,12 @@ pub struct AppSlot {
     pub(crate) secondary: Vec<SysProc>,
 }
 
+impl co_run::SliceApp for AppSlot {
+    fn processes(&mut self) -> (Option<&mut Live>, &mut [SysProc]) {
+        (self.live.as_mut(), &mut self.secondary)
+    }
+}
+
 /// Watches a running session: called after every slice (`session.now` is the simulated time).
 /// An `Err` stops the session, which returns that error (a caller's interruption, say).
 pub type Observer = Box<dyn FnMut(&Session) -> Result<(), String> + Send>;
@@ -393,7 +399,7 @@ impl Session {
             .apps
             .iter_mut()
             .enumerate()
-            .map(|(j, a)| co_run::CoApp { index: j, live: if j == i { None } else { a.live.take() }, secondary: std::mem::take(&mut a.secondary) })
+            .map(|(j, a)| co_run::CoApp { live: if j == i { None } else { a.live.take() }, secondary: std::mem::take(&mut a.secondary) })
             .collect();
         let co = co_run::CoRun::new(apps, std::mem::take(&mut self.sys), self.inp.options.slice_ns, self.budget(), self.now);
         let next = co.next_boundary();
@@ -405,11 +411,11 @@ impl Session {
         let Some(co) = self.k.take_co_runner() else { return };
         let co = *co.into_any().downcast::<co_run::CoRun>().expect("the session installs only its own co-runner");
         self.sys = co.sys;
-        for a in co.apps {
-            if a.index != i {
-                self.apps[a.index].live = a.live;
+        for (j, a) in co.apps.into_iter().enumerate() {
+            if j != i {
+                self.apps[j].live = a.live;
             }
-            self.apps[a.index].secondary = a.secondary;
+            self.apps[j].secondary = a.secondary;
         }
         for (j, t) in co.ooms {
             let name = self.apps[j].spec.name.clone();
@@ -424,21 +430,14 @@ impl Session {
         let budget = self.budget();
         while self.now < until {
             let end = (self.now - self.now % slice + slice).min(until);
-            let order: Vec<usize> = self.fg.into_iter().chain((0..self.apps.len()).filter(|&i| Some(i) != self.fg)).collect();
-            for i in order {
-                let Some(l) = self.apps[i].live.as_mut() else { continue };
-                if !l.run_until(&mut self.k, end, budget) {
-                    let name = self.apps[i].spec.name.clone();
-                    self.event(end, "oom", &name, "java.lang.OutOfMemoryError: the app crashed".into());
-                    self.apps[i].totals.java_ooms += 1;
-                    let pi = self.apps[i].live.as_ref().map(|l| l.proc_idx).unwrap_or(0);
-                    self.k.kill_process(pi, "java oom", 0, "runtime", end, 0);
-                }
+            let order = self.fg.into_iter().chain((0..self.apps.len()).filter(|&i| Some(i) != self.fg));
+            let mut ooms = Vec::new();
+            co_run::run_slice(&mut self.k, end, budget, &mut self.apps, order, &mut self.sys, |i| ooms.push(i));
+            for i in ooms {
+                let name = self.apps[i].spec.name.clone();
+                self.event(end, "oom", &name, "java.lang.OutOfMemoryError: the app crashed".into());
+                self.apps[i].totals.java_ooms += 1;
             }
-            for s in self.sys.iter_mut().chain(self.apps.iter_mut().flat_map(|a| a.secondary.iter_mut())) {
-                s.run_until(&mut self.k, end);
-            }
-            self.k.advance_to(end);
             self.now = end;
             self.run_services(end);
             debug_assert!(self.k.frames_conserved(), "page frames not conserved at {end} ns");
