@@ -262,6 +262,20 @@ impl Runtime {
         }
     }
 
+    /// `ns` of CPU work on the mutator, in steps of at most a millisecond so that the kernel's
+    /// events (kswapd, lmkd, other processes) and this runtime's collector run in between.
+    pub fn compute(&mut self, k: &mut Kernel, ns: Nanos) {
+        let mut left = ns;
+        while left > 0 && !self.mutator.killed {
+            let c = left.min(1_000_000);
+            self.mutator.cpu(c);
+            left -= c;
+            k.book_cpu(&mut self.mutator);
+            k.advance_to(self.mutator.now);
+            self.poll(k);
+        }
+    }
+
     fn collector_for_state(&mut self) -> CollectorKind {
         let d = match self.state {
             AppState::Foreground => self.cfg.fg_collector,

@@ -322,19 +322,6 @@ impl Live {
         self.visible = false;
     }
 
-    fn compute(&mut self, k: &mut Kernel, ns: Nanos) {
-        // In 1 ms slices so that kernel events (kswapd, lmkd) interleave with the launch.
-        let mut left = ns;
-        while left > 0 && !self.rt.mutator.killed {
-            let c = left.min(1_000_000);
-            self.rt.mutator.cpu(c);
-            left -= c;
-            k.book_cpu(&mut self.rt.mutator);
-            k.advance_to(self.rt.mutator.now);
-            self.rt.poll(k);
-        }
-    }
-
     /// One frame at vsync: the app's unit of work plus framework code; `budget` is the vsync
     /// period. Returns false on Java OOM.
     pub fn frame(&mut self, k: &mut Kernel, budget: Nanos) -> bool {
@@ -426,12 +413,12 @@ impl Live {
                 k.sync(&mut self.rt.mutator);
             }
         }
-        // bindApplication: the heap's start-up structure, native heap, code and resources.
-        self.w.build(&mut self.rt, k);
+        // bindApplication and the first activity: the heap's start-up structure, native heap,
+        // code and resources, written as the start-up's CPU work runs.
+        self.w.build_paced(&mut self.rt, k, spec.cold_cpu_ns);
         if self.w.oom || !self.alive(k) {
             return None;
         }
-        self.compute(k, spec.cold_cpu_ns);
         self.attach_surface(k);
         self.w.next_unit_at = self.rt.mutator.now;
         if !self.alive(k) || !self.frame(k, budget) || !self.alive(k) {
@@ -459,7 +446,7 @@ impl Live {
         let system_ns = s.t.saturating_sub(t0);
         self.w.set_state(&mut self.rt, AppState::Foreground);
         self.rt.resume_foreground(k);
-        self.compute(k, spec.hot_cpu_ns);
+        self.rt.compute(k, spec.hot_cpu_ns);
         let la = self.w.hot_launch(&mut self.rt, k);
         self.attach_surface(k);
         self.w.next_unit_at = self.rt.mutator.now;

@@ -4,6 +4,7 @@
 //! pages a launch reads.
 
 use super::profile::AppProfile;
+use super::startup::StartupPace;
 use crate::frames::{FrameTimes, GcFreePacing};
 use crate::object::{AppState, ObjId, SpaceId, NULL};
 use crate::runtime::Runtime;
@@ -147,6 +148,8 @@ pub struct Workload {
     /// The same units of work paced without GC stalls: what collections cost in wall time.
     pub(crate) pacing: GcFreePacing,
     pub(crate) built: bool,
+    /// The start-up CPU work paced over the build (none outside a paced build).
+    startup: StartupPace,
     pub oom: bool,
 }
 
@@ -194,6 +197,7 @@ impl Workload {
             frames: FrameTimes::default(),
             pacing: GcFreePacing::default(),
             built: false,
+            startup: StartupPace::default(),
             oom: false,
             p,
         }
@@ -268,6 +272,32 @@ impl Workload {
 
     /// Build the long-lived structure (app start-up) and map native and file memory.
     pub fn build(&mut self, rt: &mut Runtime, k: &mut Kernel) {
+        self.build_paced(rt, k, 0);
+    }
+
+    /// [`Self::build`] with `cpu_ns` of start-up CPU work run as the build writes its memory
+    /// (see [`super::startup`]); all of it has run when this returns, unless the build failed.
+    pub fn build_paced(&mut self, rt: &mut Runtime, k: &mut Kernel, cpu_ns: Nanos) {
+        let launch_file = (self.p.file_bytes as f64 * self.p.launch_file_share) as u64;
+        self.startup = StartupPace::new(cpu_ns, self.p.live_heap + self.p.native_anon + launch_file);
+        self.build_structure(rt, k);
+        let mut pace = std::mem::take(&mut self.startup);
+        if !self.built {
+            return;
+        }
+        pace.finish(rt, k);
+        self.next_unit_at = self.next_unit_at.max(rt.mutator.now);
+    }
+
+    /// A point of the build where every object allocated so far is reachable: run the start-up
+    /// CPU work due by the bytes written (the Java objects allocated, the pages counted by
+    /// [`StartupPace::add_pages`]).
+    fn pace(&mut self, rt: &mut Runtime, k: &mut Kernel) {
+        let java = self.stats.bytes_allocated;
+        self.startup.wrote(rt, k, java);
+    }
+
+    fn build_structure(&mut self, rt: &mut Runtime, k: &mut Kernel) {
         let p = self.p.clone();
         let scratch = p.roots; // a temporary root used while building
         self.temp_root_base = p.roots + 1;
@@ -287,6 +317,7 @@ impl Workload {
             near_bytes += rt.heap.objs.size(o) as u64;
             d1.push(o);
             self.near.push(o);
+            self.pace(rt, k);
         }
         // Depth 2 objects until the near-root budget is used; each keeps fields for holders.
         let mut d2 = Vec::new();
@@ -305,6 +336,7 @@ impl Workload {
             d2.push(o);
             self.near.push(o);
             slot += 1;
+            self.pace(rt, k);
         }
         if d2.is_empty() {
             d2 = d1.clone();
@@ -343,6 +375,7 @@ impl Workload {
             attach(rt, k, h, &d2, last_holder);
             last_holder = h;
             self.holders.push(h);
+            self.pace(rt, k);
         }
         for _ in 0..ncaches {
             let Some(c) = self.alloc(rt, k, 8 + 4 * 65, 65, false) else { return };
@@ -361,6 +394,7 @@ impl Workload {
                     clock: 0,
                 });
             }
+            self.pace(rt, k);
         }
         // Fill the holders with long-lived units.
         let hold = scratch;
@@ -382,6 +416,7 @@ impl Workload {
                     clock: rt.heap.alloc_clock,
                 });
                 rt.poll(k);
+                self.pace(rt, k);
             }
         }
         rt.set_root(k, scratch as usize, NULL);
@@ -407,6 +442,8 @@ impl Workload {
                     if rt.mutator.killed {
                         return;
                     }
+                    self.startup.add_pages(1);
+                    self.pace(rt, k);
                 }
             }
         }
@@ -747,14 +784,18 @@ impl Workload {
 
     /// Read the first `n` launch runs of the file VMA `v`, in order (a cold launch all of them,
     /// a hot launch a leading share), until the process is killed.
-    fn read_launch_runs(&self, rt: &mut Runtime, k: &mut Kernel, v: u32, n: usize) {
-        for &(first, count) in &self.launch_runs[..n] {
+    fn read_launch_runs(&mut self, rt: &mut Runtime, k: &mut Kernel, v: u32, n: usize) {
+        for i in 0..n {
+            let (first, count) = self.launch_runs[i];
             k.touch_range(&mut rt.mutator, v, first, count, false);
             if rt.mutator.killed {
                 return;
             }
             // Hundreds of reads: let kswapd, lmkd and the samplers run in between.
             k.sync(&mut rt.mutator);
+            // In a cold launch, the start-up code that needs them runs as they come in.
+            self.startup.add_pages(count);
+            self.pace(rt, k);
         }
     }
 

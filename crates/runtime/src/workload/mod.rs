@@ -32,7 +32,8 @@
 //! The files: [`size_mix`] (object sizes: the measured Android mix, the survivors' mix),
 //! [`profile`] (an app's [`AppProfile`]; the display's vsync), [`settings`] (the app settings
 //! table, [`SETTINGS`]), [`synthetic`] (`synthetic:` app specs), [`engine`] (the mutator:
-//! [`Workload`], its units, slots and timing wheels, the runs of file pages a launch reads) and
+//! [`Workload`], its units, slots and timing wheels, the runs of file pages a launch reads),
+//! [`startup`] (a cold launch's CPU work paced over the memory its start-up writes) and
 //! [`shape`] (a heap's shape measured: bytes near the roots, the reachable objects).
 
 pub mod engine;
@@ -40,6 +41,7 @@ pub mod profile;
 pub mod settings;
 pub mod shape;
 pub mod size_mix;
+pub(crate) mod startup;
 pub mod synthetic;
 
 pub use engine::{LaunchAccess, Unit, Workload, WorkloadStats};
