@@ -39,6 +39,14 @@
 //! (`PROCESS_STATE_CACHED_ACTIVITY_CLIENT`); one running a started service is at `SERVICE_ADJ`
 //! while the app is in use and empty after; both are empty once the app's main process is gone.
 //!
+//! **Scheduling groups and cpusets** (with the device's cpusets, unless the session turns them
+//! off): after each update every process is moved to the cpuset of its scheduling group
+//! (`OomAdjuster.applyOomAdjLocked` → `setProcessGroup`): the app on screen (and home when it is
+//! on screen) to `top-app`; visible and perceptible processes and the persistent system
+//! processes (`SCHED_GROUP_DEFAULT`) to `foreground`; services, the previous app, cached and
+//! empty processes, and home behind an app (`SCHED_GROUP_BACKGROUND`) to `background`. Its
+//! threads, the runtime's GC thread among them, then run only on those cores.
+//!
 //! Left out: other bound-process importance (only an app's own secondary processes have a
 //! client), connection groups (a group of an app's processes counted once), the freezer,
 //! `onLowMemory` when no background process is left.
@@ -152,6 +160,16 @@ pub struct AmKill {
     pub(crate) reason: String,
 }
 
+/// The cpuset of a process in `state`: its scheduling group's (`computeOomAdj`'s `schedGroup`).
+fn sched_group_cpuset(state: ProcState, home_on_top: bool, c: &crate::device::CpusetMasks) -> u64 {
+    match state {
+        ProcState::Foreground => c.top_app,
+        ProcState::Home if home_on_top => c.top_app,
+        ProcState::System | ProcState::Visible | ProcState::Perceptible => c.foreground,
+        ProcState::Home | ProcState::Service | ProcState::Previous | ProcState::Cached | ProcState::Empty => c.background,
+    }
+}
+
 /// `ProcessList.computeEmptyProcessLimit`: half of the process limit is for empty processes.
 pub fn empty_process_limit(max_cached_processes: u32) -> u32 {
     max_cached_processes / 2
@@ -186,6 +204,8 @@ pub struct ActivityManager {
     allow_lower_mem_level: bool,
     /// Trim levels to deliver, filled by `update`.
     pub(crate) trims: Vec<TrimMemory>,
+    /// The device's cpusets as core masks; `None`: processes are not moved (every core).
+    pub(crate) cpusets: Option<crate::device::CpusetMasks>,
 }
 
 impl ActivityManager {
@@ -204,6 +224,7 @@ impl ActivityManager {
             last_num_processes: 0,
             allow_lower_mem_level: false,
             trims: Vec::new(),
+            cpusets: None,
         }
     }
 
@@ -415,6 +436,12 @@ impl ActivityManager {
             // Valid by construction (all adj constants are within [-1000, 1000]).
             let _ = k.set_adj(p.proc_idx, a, now);
             k.procs[p.proc_idx as usize].app = p.state != ProcState::System;
+        }
+        if let Some(c) = self.cpusets {
+            let home_on_top = !self.procs.iter().any(|p| p.state == ProcState::Foreground);
+            for p in &self.procs {
+                k.set_cpuset(p.proc_idx, sched_group_cpuset(p.state, home_on_top, &c));
+            }
         }
         // The foreground app (the launcher at home), as Acclaim's activity manager tells its
         // kernel.

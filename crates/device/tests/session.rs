@@ -544,3 +544,39 @@ fn buddy_allocator_sessions_keep_the_invariants() {
     assert!(f["min_free_pages"].as_u64().unwrap() > 0 && f["max_pagetable_pages"].as_u64().unwrap() > 0, "{f}");
     assert!(off.get("fragmentation").is_none());
 }
+
+#[test]
+fn the_activity_manager_moves_processes_to_their_cpusets() {
+    use mobmem_device::session::{inputs, Session};
+    // Three apps launched in turn, the last one left on screen.
+    let text = two_passes(&APPS[..3]).replace("times = 2", "times = 1").replace(r#", { action = "home" }]"#, "]");
+    let path = scenario_file("cpusets", &text);
+    for on in [true, false] {
+        let set = vec![("system.cpusets".to_string(), on.to_string())];
+        let mut s = Session::boot(inputs::load(&path, &data(), &set, None).unwrap()).unwrap();
+        let actions = s.inp.scenario.actions.clone();
+        s.execute(&actions, None).unwrap();
+        let c = mobmem_device::device::load_named(&data(), "pixel3").unwrap().device.cpuset_masks().unwrap().expect("the Pixel 3 profile has cpusets");
+        // The Pixel 3's init: top-app 0-7, foreground 0-3 and 6-7, background 0-1 (kernel CPU
+        // numbers; the model lists the big cluster, cpu4-7, first).
+        assert_eq!((c.top_app, c.foreground, c.background), (0xff, 0xfc, 0x30));
+        let allowed = |s: &Session, t| s.k.cpus.allowed(t);
+        for (i, a) in s.apps.iter().enumerate() {
+            let l = a.live.as_ref().expect("no pressure: every app is alive");
+            let want = match (on, i) {
+                (false, _) => 0,
+                (true, 2) => c.top_app,
+                (true, _) => c.background,
+            };
+            // Its main thread and the runtime's GC thread.
+            let threads: Vec<_> = s.k.threads_of(l.proc_idx).collect();
+            assert_eq!(threads.len(), 2, "app {i}: {threads:?}");
+            for t in threads {
+                assert_eq!(allowed(&s, t), want, "app {i}, cpusets {on}: thread {t}");
+            }
+        }
+        // The persistent system processes (system_server, SystemUI…) are in foreground.
+        let n_fg = s.k.procs.iter().enumerate().filter(|(p, q)| q.alive && allowed(&s, s.k.thread_of(*p as u32)) == c.foreground).count();
+        assert!(if on { n_fg >= 4 } else { n_fg == 0 }, "cpusets {on}: {n_fg} processes in foreground");
+    }
+}

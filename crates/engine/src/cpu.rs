@@ -13,6 +13,11 @@
 //! charged to the thread. Without it every core runs at its fixed speed and no energy is counted.
 //! A slower core (a little core) delays the thread the same way; a core faster than the
 //! reference runs the thread's work in its busy time but gives the thread no credit.
+//!
+//! A thread may be restricted to some cores ([`CpuSet::set_allowed`], Android's cpusets: the
+//! background groups on little cores) or pinned to one ([`CpuSet::pin`]). Left out: migration
+//! within a slice, load balancing beyond "the earliest free allowed core", and the scheduler's
+//! placement hints (schedtune/uclamp boosts).
 
 use crate::cpufreq::{Class, Dvfs};
 use crate::time::Nanos;
@@ -43,8 +48,10 @@ pub struct ThreadStats {
     /// Energy of its slices, picojoules (0 without a power model).
     pub energy_pj: u64,
     pub(crate) class: Class,
-    /// Pinned to this core (`None`: any core).
+    /// Pinned to this core (`None`: any core of `allowed`).
     pub(crate) affinity: Option<usize>,
+    /// The cores its cpuset allows, one bit per core (0: every core).
+    pub(crate) allowed: u64,
     /// Frequency cap of this thread's slices, MHz (`None`: the governor's choice).
     pub(crate) cap_mhz: Option<u32>,
 }
@@ -99,6 +106,18 @@ impl CpuSet {
         Ok(())
     }
 
+    /// Restrict a thread to the cores of `mask` (bit `c` = core `c`; 0 or a mask with no core of
+    /// this set: every core), as a cpuset does. A pinned thread stays pinned.
+    pub fn set_allowed(&mut self, thread: ThreadId, mask: u64) {
+        let all = if self.cores() >= 64 { u64::MAX } else { (1u64 << self.cores()) - 1 };
+        self.thread_mut(thread).allowed = if mask & all == 0 { 0 } else { mask & all };
+    }
+
+    /// The cores a thread may run on, one bit per core (0: every core).
+    pub fn allowed(&self, thread: ThreadId) -> u64 {
+        self.threads.get(&thread).map_or(0, |t| t.allowed)
+    }
+
     /// Declare what kind of work a thread does (default [`Class::App`]).
     pub fn set_class(&mut self, thread: ThreadId, class: Class) {
         self.thread_mut(thread).class = class;
@@ -116,15 +135,18 @@ impl CpuSet {
     /// Book `work` ns for `thread`, of which `kernel` ns is kernel work on its behalf (faults,
     /// direct reclaim: its own energy category).
     pub fn run_split(&mut self, thread: ThreadId, ready: Nanos, work: Nanos, kernel: Nanos) -> Slot {
-        let (class, affinity, cap) = self.threads.get(&thread).map(|t| (t.class, t.affinity, t.cap_mhz)).unwrap_or_default();
-        // Its pinned core, or the earliest available core; among cores already free at `ready`,
-        // the fastest.
+        let (class, affinity, allowed, cap) = self.threads.get(&thread).map(|t| (t.class, t.affinity, t.allowed, t.cap_mhz)).unwrap_or_default();
+        // Its pinned core, or the earliest available core its cpuset allows; among cores already
+        // free at `ready`, the fastest.
         let (best, start) = match affinity {
             Some(c) => (c, self.busy_until[c].max(ready)),
             None => {
-                let mut best = 0;
-                let mut best_key = (self.busy_until[0].max(ready), ordered(-self.speed[0]));
-                for c in 1..self.busy_until.len() {
+                let mut best = usize::MAX;
+                let mut best_key = (Nanos::MAX, i64::MAX);
+                for c in 0..self.busy_until.len() {
+                    if allowed != 0 && allowed & (1 << c) == 0 {
+                        continue;
+                    }
                     let key = (self.busy_until[c].max(ready), ordered(-self.speed[c]));
                     if key < best_key {
                         best = c;
@@ -209,6 +231,25 @@ mod tests {
         let b = c.run(1, 0, 100);
         assert_ne!(a.core, b.core);
         assert_eq!(b.wait, 0);
+    }
+
+    #[test]
+    fn a_cpuset_keeps_a_thread_on_its_cores() {
+        // Cores 0-1 fast, 2-3 slow; thread 9 may use the slow ones only, and waits for them
+        // even while the fast ones are free.
+        let mut c = CpuSet::with_speeds(vec![1.0, 1.0, 0.5, 0.5]);
+        c.set_allowed(9, 0b1100);
+        let a = c.run(9, 0, 100);
+        let b = c.run(9, 0, 100);
+        let d = c.run(9, 0, 100);
+        assert!([a.core, b.core, d.core].iter().all(|&k| k >= 2), "{a:?} {b:?} {d:?}");
+        assert_eq!(d.wait, 200, "the third slice waits for a slow core");
+        // Another thread still gets a fast core at once; a mask with no core of the set means
+        // every core.
+        assert!(c.run(1, 0, 100).core < 2);
+        c.set_allowed(9, 1 << 40);
+        assert_eq!(c.allowed(9), 0);
+        assert_eq!(c.run(9, 0, 100).core, 1);
     }
 
     #[test]

@@ -187,6 +187,8 @@ impl Kernel {
             nr_zero: 0,
             parent: None,
             kstacks: Vec::new(),
+            threads: Vec::new(),
+            cpuset: 0,
         });
         self.pid_index.insert(pid, idx);
         Ok(idx)
@@ -208,13 +210,42 @@ impl Kernel {
         EXTRA_THREAD_BASE + self.next_extra_thread
     }
 
-    /// Change a process's oom_score_adj; entering a new adj slot makes it the most recent there.
-    /// The activity manager's notice: `proc_idx` is the foreground app (None: no app is), and
-    /// which processes are apps.
+    /// A new thread of process `proc_idx` (a GC thread, a render thread…): it follows the
+    /// process's cpuset.
+    pub fn new_thread_in(&mut self, proc_idx: u32) -> ThreadId {
+        let t = self.new_thread();
+        let p = &mut self.procs[proc_idx as usize];
+        p.threads.push(t);
+        self.cpus.set_allowed(t, p.cpuset);
+        t
+    }
+
+    /// Every thread of a process: its main thread, then the others (`new_thread_in`).
+    pub fn threads_of(&self, proc_idx: u32) -> impl Iterator<Item = ThreadId> + '_ {
+        std::iter::once(self.thread_of(proc_idx)).chain(self.procs[proc_idx as usize].threads.iter().copied())
+    }
+
+    /// Move a process (every thread of it) to the cpuset of `mask` (bit `c` = core `c` of
+    /// `cpus`; 0: every core), as Android's `SetTaskProfiles` does when the activity manager
+    /// changes the process's scheduling group.
+    pub fn set_cpuset(&mut self, proc_idx: u32, mask: u64) {
+        let p = &mut self.procs[proc_idx as usize];
+        if p.cpuset == mask {
+            return;
+        }
+        p.cpuset = mask;
+        self.cpus.set_allowed(FIRST_USER_THREAD + proc_idx, mask);
+        for &t in &p.threads {
+            self.cpus.set_allowed(t, mask);
+        }
+    }
+
+    /// The activity manager's notice: `proc_idx` is the foreground app (None: no app is).
     pub fn set_foreground(&mut self, proc_idx: Option<u32>) {
         self.foreground = proc_idx.unwrap_or(u32::MAX);
     }
 
+    /// Change a process's oom_score_adj; entering a new adj slot makes it the most recent there.
     pub fn set_adj(&mut self, proc_idx: u32, adj: i32, now: Nanos) -> Result<(), KernelError> {
         if !(-1000..=1000).contains(&adj) {
             return Err(KernelError::Invalid(format!("oom_score_adj {adj} outside [-1000, 1000]")));

@@ -239,4 +239,8 @@ pub struct Process {
     pub parent: Option<u32>,
     /// Its threads' kernel stacks (order-`THREAD_SIZE_ORDER` blocks; buddy allocator only).
     pub kstacks: Vec<crate::page::Pfn>,
+    /// Its threads besides the main one (`Kernel::new_thread_in`).
+    pub(crate) threads: Vec<mobmem_engine::ThreadId>,
+    /// The cores its cpuset allows, one bit per core of `Kernel::cpus` (0: every core).
+    pub cpuset: u64,
 }

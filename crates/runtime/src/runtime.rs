@@ -159,7 +159,7 @@ impl Runtime {
             }
         }
         let mutator = Task::new(k.thread_of(proc_idx), proc_idx, now);
-        let gc_task = Task::new(k.new_thread(), proc_idx, now);
+        let gc_task = Task::new(k.new_thread_in(proc_idx), proc_idx, now);
         k.cpus.set_class(gc_task.thread, mobmem_engine::cpufreq::Class::Gc);
         if cfg.gc_concurrency == crate::config::GcConcurrency::Pin {
             let last = k.cpus.cores() - 1;

@@ -120,6 +120,8 @@ pub struct SessionOptions {
     pub(crate) trim_levels: bool,
     /// Apps start the secondary processes their profiles list.
     pub(crate) secondary_processes: bool,
+    /// The ActivityManager moves processes to the device's cpusets by scheduling group.
+    pub(crate) cpusets: bool,
     pub(crate) policies: Vec<String>,
     pub(crate) collector: String,
     pub(crate) lmkd: String,
@@ -156,6 +158,7 @@ impl Default for SessionOptions {
             cached_app_work: true,
             trim_levels: true,
             secondary_processes: true,
+            cpusets: true,
             policies: Vec::new(),
             collector: mobmem_runtime::RuntimeConfig::default().fg_collector.short().into(),
             lmkd: String::new(),
@@ -277,6 +280,12 @@ static SESSION_ENTRIES: &[Setting<SessionOptions>] = &[
         "",
         "apps start the secondary processes their profiles list (renderers, players, push services) with their cold launch; a bound one counts against the ActivityManager's limit on cached processes while its app is cached, so fewer apps stay cached; off: every app is one process",
         "AOSP OomAdjuster (Android 10): a process bound by a client with activities is PROCESS_STATE_CACHED_ACTIVITY_CLIENT when cached and is counted with the cached activities (cachedProcessLimit); the processes per app: each app profile's [[process]] sources"
+    ),
+    setting!(
+        bool "system.cpusets" => cpusets,
+        "",
+        "the ActivityManager moves every app and system process to the cpuset of its scheduling group as the device's init defines them: the app on screen to top-app, persistent and visible processes to foreground, cached, previous and service processes to background (on most phones a few little cores); off, or on a device profile without cpusets: every thread may run on every core",
+        "AOSP OomAdjuster.applyOomAdjLocked → ProcessList.setProcessGroup (Android 10); the device profile's [device.cpusets]"
     ),
     setting!(
         int "system.max_cached_processes" => max_cached_processes, [0, 1024],

@@ -213,6 +213,7 @@ pub fn result(s: &Session, wall_s: f64) -> Value {
         "system": {
             "collector": o.collector, "lmkd": k.cfg.lmkd, "policies": o.policies,
             "cached_app_compaction": o.cached_app_compaction, "freezer": o.freezer, "cached_app_work": o.cached_app_work,
+            "cpusets": if o.cpusets { s.am.cpusets } else { None },
             "swap": format!("{:?}", k.cfg.swap).to_lowercase(), "kernel_settings": s.inp.kernel, "runtime_settings": s.inp.runtime,
             "calibration": s.inp.knobs, "calibration_settings": s.inp.calibration,
             "slice_ms": o.slice_ns as f64 / 1e6, "time_scale": o.time_scale,

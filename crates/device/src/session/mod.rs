@@ -156,6 +156,9 @@ impl Session {
                 if inp.device.device.low_mem_detector { MemFactorSource::Psi(LowMemDetector::new(&mut k)) } else { MemFactorSource::ProcessCounts };
             am.trim_oldest_first = inp.device.device.trim_oldest_first;
         }
+        if inp.options.cpusets {
+            am.cpusets = inp.device.device.cpuset_masks()?;
+        }
         for s in &sys {
             let st = match (s.spec.home, s.spec.cached) {
                 (true, _) => ProcState::Home,
