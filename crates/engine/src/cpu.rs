@@ -106,8 +106,9 @@ impl CpuSet {
         Ok(())
     }
 
-    /// Restrict a thread to the cores of `mask` (bit `c` = core `c`; 0 or a mask with no core of
-    /// this set: every core), as a cpuset does. A pinned thread stays pinned.
+    /// Restrict a thread to the cores of `mask` (bit `c` = core `c`, so cores from 64 up cannot
+    /// be named; 0 or a mask with no core of this set: every core), as a cpuset does. A pinned
+    /// thread stays pinned while its core is in the mask.
     pub fn set_allowed(&mut self, thread: ThreadId, mask: u64) {
         let all = if self.cores() >= 64 { u64::MAX } else { (1u64 << self.cores()) - 1 };
         self.thread_mut(thread).allowed = if mask & all == 0 { 0 } else { mask & all };
@@ -137,14 +138,16 @@ impl CpuSet {
     pub fn run_split(&mut self, thread: ThreadId, ready: Nanos, work: Nanos, kernel: Nanos) -> Slot {
         let (class, affinity, allowed, cap) = self.threads.get(&thread).map(|t| (t.class, t.affinity, t.allowed, t.cap_mhz)).unwrap_or_default();
         // Its pinned core, or the earliest available core its cpuset allows; among cores already
-        // free at `ready`, the fastest.
-        let (best, start) = match affinity {
+        // free at `ready`, the fastest. A pinned core outside the cpuset does not hold: as on
+        // Linux, where moving a task to a cpuset resets its affinity to the cpuset's CPUs.
+        let pinned = affinity.filter(|&c| allowed == 0 || (c < 64 && allowed & (1 << c) != 0));
+        let (best, start) = match pinned {
             Some(c) => (c, self.busy_until[c].max(ready)),
             None => {
                 let mut best = usize::MAX;
                 let mut best_key = (Nanos::MAX, i64::MAX);
                 for c in 0..self.busy_until.len() {
-                    if allowed != 0 && allowed & (1 << c) == 0 {
+                    if allowed != 0 && (c >= 64 || allowed & (1 << c) == 0) {
                         continue;
                     }
                     let key = (self.busy_until[c].max(ready), ordered(-self.speed[c]));
@@ -250,6 +253,12 @@ mod tests {
         c.set_allowed(9, 1 << 40);
         assert_eq!(c.allowed(9), 0);
         assert_eq!(c.run(9, 0, 100).core, 1);
+        // A thread pinned to core 3 keeps it inside a cpuset with core 3, not outside one.
+        c.pin(5, 3, None).unwrap();
+        c.set_allowed(5, 0b1100);
+        assert_eq!(c.run(5, 0, 10).core, 3);
+        c.set_allowed(5, 0b0011);
+        assert!(c.run(5, 0, 10).core < 2);
     }
 
     #[test]

@@ -81,6 +81,9 @@ impl Kernel {
         }
         let child = self.create_process(pid, name, adj, now)?;
         self.procs[child as usize].parent = Some(parent_idx);
+        // The child starts in its parent's cpuset.
+        let cpuset = self.procs[parent_idx as usize].cpuset;
+        self.set_cpuset(child, cpuset);
         let vmas = self.procs[parent_idx as usize].vmas.clone();
         for v in vmas {
             let vm = &self.vmas[v as usize];

@@ -472,6 +472,17 @@ impl Kernel {
     /// Use these cores (a device's clusters, frequency scaling and power model) from now on.
     pub fn install_cpus(&mut self, cpus: CpuSet) {
         self.cpus = kernel_threads(cpus);
+        // Processes already moved to a cpuset keep it (threads' pins and classes do not: install
+        // the cores before declaring those).
+        for p in 0..self.procs.len() as u32 {
+            let m = self.procs[p as usize].cpuset;
+            if m != 0 {
+                let threads: Vec<ThreadId> = self.threads_of(p).collect();
+                for t in threads {
+                    self.cpus.set_allowed(t, m);
+                }
+            }
+        }
         if self.cpus.dvfs.is_some() && self.cfg.cpufreq.governor != "performance" {
             let p = self.cfg.cpufreq.sampling_ms * 1_000_000;
             self.queue.push(self.now - self.now % p + p, Event::CpufreqTick);

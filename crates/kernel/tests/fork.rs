@@ -357,3 +357,21 @@ fn fork_errors() {
     assert!(k.fork_process(99, 4, "c", 0, 0).is_err());
     k.check_invariants().unwrap();
 }
+
+#[test]
+fn a_child_starts_in_its_parents_cpuset_and_moves_with_all_its_threads() {
+    let mut k = kernel(&[("cores", "4")]);
+    let (z, _, _) = zygote(&mut k);
+    k.set_cpuset(z, 0b0011);
+    let (c, _, _) = fork(&mut k, z, 2);
+    let gc = k.new_thread_in(c);
+    assert_eq!(k.procs[c as usize].cpuset, 0b0011);
+    assert_eq!(k.cpus.allowed(k.thread_of(c)), 0b0011);
+    assert_eq!(k.cpus.allowed(gc), 0b0011, "a thread made in the process follows its cpuset");
+    // Moved: every thread follows; new cores installed: the cpuset stays.
+    k.set_cpuset(c, 0b1100);
+    assert_eq!(k.threads_of(c).map(|t| k.cpus.allowed(t)).collect::<Vec<_>>(), vec![0b1100, 0b1100]);
+    k.install_cpus(mobmem_engine::CpuSet::new(4));
+    assert_eq!(k.cpus.allowed(gc), 0b1100);
+    assert_eq!(k.cpus.allowed(k.thread_of(z)), 0b0011);
+}

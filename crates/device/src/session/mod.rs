@@ -158,6 +158,11 @@ impl Session {
         }
         if inp.options.cpusets {
             am.cpusets = inp.device.device.cpuset_masks()?;
+            // init starts the zygote in foreground (init.zygote64.rc: writepid
+            // /dev/cpuset/foreground/tasks); an app forked from it starts there.
+            if let Some(c) = am.cpusets {
+                k.set_cpuset(zygote.proc_idx, c.foreground);
+            }
         }
         for s in &sys {
             let st = match (s.spec.home, s.spec.cached) {

@@ -278,8 +278,8 @@ impl Workload {
     /// [`Self::build`] with `cpu_ns` of start-up CPU work run as the build writes its memory
     /// (see [`super::startup`]); all of it has run when this returns, unless the build failed.
     pub fn build_paced(&mut self, rt: &mut Runtime, k: &mut Kernel, cpu_ns: Nanos) {
-        let launch_file = (self.p.file_bytes as f64 * self.p.launch_file_share) as u64;
-        self.startup = StartupPace::new(cpu_ns, self.p.live_heap + self.p.native_anon + launch_file);
+        self.plan_launch_runs();
+        self.startup = StartupPace::new(cpu_ns, self.expected_build_bytes());
         self.build_structure(rt, k);
         let mut pace = std::mem::take(&mut self.startup);
         if !self.built {
@@ -289,12 +289,39 @@ impl Workload {
         self.next_unit_at = self.next_unit_at.max(rt.mutator.now);
     }
 
+    /// The runs of file pages a launch reads (a cold launch the first `launch_run_count`, use
+    /// the first `ws_run_count`): one sequence for both sets, since the leading runs of a longer
+    /// draw are those of a shorter one, so the launch reads the most used part of the working set.
+    fn plan_launch_runs(&mut self) {
+        let p = &self.p;
+        self.file_pages = p.file_bytes.div_ceil(4096) as u32;
+        let share = p.launch_file_share.max(p.file_ws_share);
+        self.launch_runs = launch_runs(self.file_pages, share, p.launch_read_run_pages, p.seed);
+        self.launch_run_count = runs_covering(&self.launch_runs, self.file_pages, p.launch_file_share);
+        self.ws_run_count = runs_covering(&self.launch_runs, self.file_pages, p.file_ws_share);
+    }
+
+    /// What the build will write, as the pacing counts it: the structure's Java bytes (the
+    /// near-root budget and nine tenths of the rest: the last tenth is left to the medium-lived
+    /// units allocated later), the native heap's pages and the file pages a cold launch reads.
+    /// The Java part is an estimate (unit sizes are drawn); a build that writes more runs its
+    /// last part after the CPU work is done.
+    fn expected_build_bytes(&self) -> u64 {
+        let p = &self.p;
+        let near = (p.live_heap as f64 * p.near_root_share) as u64;
+        let java = near + (p.live_heap.saturating_sub(near) as f64 * 0.9) as u64;
+        let file_pages: u64 = self.launch_runs[..self.launch_run_count].iter().map(|&(_, n)| n as u64).sum();
+        java + p.native_anon.div_ceil(4096) * 4096 + file_pages * 4096
+    }
+
     /// A point of the build where every object allocated so far is reachable: run the start-up
     /// CPU work due by the bytes written (the Java objects allocated, the pages counted by
-    /// [`StartupPace::add_pages`]).
-    fn pace(&mut self, rt: &mut Runtime, k: &mut Kernel) {
+    /// [`StartupPace::add_pages`]). False once the process has been killed (the build stops).
+    #[must_use]
+    fn pace(&mut self, rt: &mut Runtime, k: &mut Kernel) -> bool {
         let java = self.stats.bytes_allocated;
         self.startup.wrote(rt, k, java);
+        !rt.mutator.killed
     }
 
     fn build_structure(&mut self, rt: &mut Runtime, k: &mut Kernel) {
@@ -317,7 +344,9 @@ impl Workload {
             near_bytes += rt.heap.objs.size(o) as u64;
             d1.push(o);
             self.near.push(o);
-            self.pace(rt, k);
+            if !self.pace(rt, k) {
+                return;
+            }
         }
         // Depth 2 objects until the near-root budget is used; each keeps fields for holders.
         let mut d2 = Vec::new();
@@ -336,7 +365,9 @@ impl Workload {
             d2.push(o);
             self.near.push(o);
             slot += 1;
-            self.pace(rt, k);
+            if !self.pace(rt, k) {
+                return;
+            }
         }
         if d2.is_empty() {
             d2 = d1.clone();
@@ -375,7 +406,9 @@ impl Workload {
             attach(rt, k, h, &d2, last_holder);
             last_holder = h;
             self.holders.push(h);
-            self.pace(rt, k);
+            if !self.pace(rt, k) {
+                return;
+            }
         }
         for _ in 0..ncaches {
             let Some(c) = self.alloc(rt, k, 8 + 4 * 65, 65, false) else { return };
@@ -394,7 +427,9 @@ impl Workload {
                     clock: 0,
                 });
             }
-            self.pace(rt, k);
+            if !self.pace(rt, k) {
+                return;
+            }
         }
         // Fill the holders with long-lived units.
         let hold = scratch;
@@ -416,7 +451,9 @@ impl Workload {
                     clock: rt.heap.alloc_clock,
                 });
                 rt.poll(k);
-                self.pace(rt, k);
+                if !self.pace(rt, k) {
+                    return;
+                }
             }
         }
         rt.set_root(k, scratch as usize, NULL);
@@ -443,21 +480,16 @@ impl Workload {
                         return;
                     }
                     self.startup.add_pages(1);
-                    self.pace(rt, k);
+                    if !self.pace(rt, k) {
+                        return;
+                    }
                 }
             }
         }
         if p.file_bytes > 0 {
-            self.file_pages = p.file_bytes.div_ceil(4096) as u32;
             let file = format!("{}.apk", p.name.replace([':', ',', '='], "_"));
             if let Ok(v) = k.map_file(pi, "base.apk", &file, self.file_pages, true) {
                 self.file_vma = Some(v);
-                // One sequence of runs for both sets: the leading runs of a longer draw are those
-                // of a shorter one, so the launch reads the most used part of the working set.
-                let share = p.launch_file_share.max(p.file_ws_share);
-                self.launch_runs = launch_runs(self.file_pages, share, p.launch_read_run_pages, p.seed);
-                self.launch_run_count = runs_covering(&self.launch_runs, self.file_pages, p.launch_file_share);
-                self.ws_run_count = runs_covering(&self.launch_runs, self.file_pages, p.file_ws_share);
                 self.read_launch_runs(rt, k, v, self.launch_run_count);
             }
         }
@@ -795,7 +827,9 @@ impl Workload {
             k.sync(&mut rt.mutator);
             // In a cold launch, the start-up code that needs them runs as they come in.
             self.startup.add_pages(count);
-            self.pace(rt, k);
+            if !self.pace(rt, k) {
+                return;
+            }
         }
     }
 

@@ -11,9 +11,12 @@
 //! so far (Java objects allocated, native pages written, file pages read): after each step of
 //! the build the mutator computes until its CPU time has caught up with the share written, in
 //! steps of at most a millisecond, with the kernel (kswapd, lmkd, the other processes) and the
-//! runtime's collector running in between. What the model leaves out: the real start-up's
-//! phases (class loading, then inflation, then the first frame) each have their own mix of CPU
-//! and memory; here the ratio is the same throughout.
+//! runtime's collector running in between. The total it paces against is the build's expected
+//! size (`Workload::expected_build_bytes`; the Java part is an estimate, since unit sizes are
+//! drawn): what the build writes short of it leaves the last of the CPU work to run after the
+//! build, what it writes beyond it is written after the CPU work is done. What the model leaves
+//! out: the real start-up's phases (class loading, then inflation, then the first frame) each
+//! have their own mix of CPU and memory; here the ratio is the same throughout.
 
 use crate::runtime::Runtime;
 use mobmem_engine::Nanos;
